@@ -1,0 +1,192 @@
+"""The plain-API mirror: ``DistributedModel().solve(model, fleet, ...)``.
+
+Same keyword arguments, defaults, checks (order, exception types, messages) and
+warnings as ``mlsysim.solvers.DistributedModel.solve`` 0.3.0 (contract §5); the
+numbers come from evaluating the symbolic model (:mod:`mlsysim_sym.compile`).
+Results are plain floats in SI units: seconds, bytes, joules, flop/s, B/s,
+samples per second.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Union
+
+from . import catalog
+from .compile import compile_quantities
+from .inputs import parameter_values, resolve_precision
+from .model import build_model
+from .types import Fleet, Workload
+
+WorkloadLike = Union[str, Workload, object]
+FleetLike = Union[str, Fleet, object]
+
+
+@dataclass(frozen=True)
+class NodeProfile:
+    """One replica's roofline step, under mlsysim ``PerformanceProfile`` field names (SI units)."""
+
+    latency: float                  # s
+    latency_compute: float          # s
+    latency_memory: float           # s
+    latency_overhead: float         # s
+    throughput: float               # samples/s of one replica
+    bottleneck: str                 # "Compute" or "Memory"
+    arithmetic_intensity: float     # flop/B
+    energy: float                   # J
+    memory_footprint: float         # B per accelerator
+    peak_flops_actual: float        # flop/s per accelerator (peak x efficiency)
+    peak_bw_actual: float           # B/s
+    mfu: float
+    hfu: float
+    feasible: bool
+    offload_spill_bytes: Optional[float] = None    # B, only when infeasible
+    offload_effective_bw: Optional[float] = None   # B/s, only when infeasible
+    overhead_dominated: bool = False
+
+
+@dataclass(frozen=True)
+class DistributedResult:
+    """One training step, under mlsysim ``DistributedResult`` field names (SI units), plus fleet ``mfu``.
+
+    ``quantities`` holds every named quantity of the model at this configuration.
+    """
+
+    node_profile: NodeProfile
+    dp_communication_latency: float     # s, after congestion and /GA, before overlap
+    tp_communication_latency: float     # s
+    ep_communication_latency: float     # s
+    communication_latency: float        # s, before overlap
+    pipeline_bubble_latency: float      # s
+    bubble_fraction: float
+    step_latency_total: float           # s
+    scaling_efficiency: float
+    effective_throughput: float         # samples/s of the fleet
+    parallelism: Dict[str, int]
+    mfu: float                          # fleet MFU = node MFU x scaling efficiency
+    quantities: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+
+
+def _validate_at_least(val, minimum, name):
+    if getattr(val, "magnitude", val) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {val}")
+
+
+def _validate_range(val, lo, hi, name):
+    mag = getattr(val, "magnitude", val)
+    if mag < lo or mag > hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {val}")
+
+
+def as_workload(model: WorkloadLike) -> Workload:
+    """A catalog name, a :class:`Workload`, or an mlsysim workload object."""
+    if isinstance(model, Workload):
+        return model
+    if isinstance(model, str):
+        return catalog.workload(model)
+    converted = catalog.from_mlsysim(model)
+    if not isinstance(converted, Workload):
+        raise TypeError(f"model must be a workload, got {type(model).__name__}")
+    return converted
+
+
+def as_fleet(fleet: FleetLike) -> Fleet:
+    """A catalog name, a :class:`Fleet`, or an mlsysim ``Fleet``."""
+    if isinstance(fleet, Fleet):
+        return fleet
+    if isinstance(fleet, str):
+        return catalog.fleet(fleet)
+    converted = catalog.from_mlsysim(fleet)
+    if not isinstance(converted, Fleet):
+        raise TypeError(f"fleet must be a fleet, got {type(fleet).__name__}")
+    return converted
+
+
+class DistributedModel:
+    """mlsysim's ``DistributedModel``, evaluated from the symbolic model."""
+
+    def solve(self, model: WorkloadLike, fleet: FleetLike, batch_size: int = 1, precision: str = "fp16",
+              efficiency: float = 0.5, tp_size: int = 1, pp_size: int = 1, ep_size: int = 1,
+              v_stages: int = 1, microbatch_count: int = 1, topology_override: Optional[str] = None,
+              zero_stage: int = 0, is_lora: bool = False, activation_recomputation: bool = False,
+              overlap_comm: bool = False, overlap_efficiency: float = 0.85, congestion_factor: float = 1.0,
+              straggler_factor: float = 1.0, moe_routing_imbalance_factor: float = 1.0,
+              gradient_accumulation_steps: int = 1, seq_len: int = 2048) -> DistributedResult:
+        """Price one training step; see mlsysim's ``DistributedModel.solve`` for the arguments.
+
+        ``topology_override`` is accepted and, as in mlsysim 0.3.0, never read.
+        """
+        w, f = as_workload(model), as_fleet(fleet)
+        # V1-V8 (contract §5.1), in mlsysim's order
+        _validate_at_least(tp_size, 1, "tp_size")
+        _validate_at_least(pp_size, 1, "pp_size")
+        _validate_at_least(ep_size, 1, "ep_size")
+        _validate_at_least(batch_size, 1, "batch_size")
+        _validate_at_least(gradient_accumulation_steps, 1, "gradient_accumulation_steps")
+        _validate_range(efficiency, 1e-9, 1.0, "efficiency")
+        _validate_range(overlap_efficiency, 0.0, 1.0, "overlap_efficiency")
+        _validate_at_least(moe_routing_imbalance_factor, 1.0, "moe_routing_imbalance_factor")
+        # V9-V10: the split must be exact
+        n = f.total_accelerators
+        g = tp_size * pp_size * ep_size
+        if g > n:
+            raise ValueError(f"Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) > Total({n})")
+        if n % g != 0:
+            raise ValueError(f"Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) "
+                             f"must divide total accelerators ({n}) exactly.")
+        dp = n // g
+        if batch_size < dp:
+            warnings.warn(f"batch_size ({batch_size}) < dp_size ({dp}): some ranks will be idle. "
+                          f"Using local_batch=1.", stacklevel=2)
+        # V11: precision (the Engine path warns when it falls back to peak_flops)
+        key, bpp = resolve_precision(precision)
+        acc = f.node.accelerator
+        if not w.is_transformer and g == 1 and acc.flops_for(key) is None \
+                and key not in ("fp16", "bf16") and acc.precision_flops:
+            warnings.warn(f"Precision '{key}' not in {acc.name} precision_flops "
+                          f"(available: {[k for k, _ in acc.precision_flops]}); "
+                          f"using default peak_flops (FP16). Results may be inaccurate.", stacklevel=2)
+        # V12: the transformer memory model's own checks
+        if w.is_transformer:
+            _validate_at_least(seq_len, 1, "seq_len")
+            if zero_stage not in {0, 1, 2, 3}:
+                raise ValueError("zero_stage must be 0, 1, 2, or 3")
+        variant, values = parameter_values(
+            w, f, key, bpp, batch_size=batch_size, efficiency=efficiency, tp_size=tp_size, pp_size=pp_size,
+            ep_size=ep_size, v_stages=v_stages, microbatch_count=microbatch_count, zero_stage=zero_stage,
+            is_lora=is_lora, activation_recomputation=activation_recomputation, overlap_comm=overlap_comm,
+            overlap_efficiency=overlap_efficiency, congestion_factor=congestion_factor,
+            straggler_factor=straggler_factor, moe_routing_imbalance_factor=moe_routing_imbalance_factor,
+            gradient_accumulation_steps=gradient_accumulation_steps, seq_len=seq_len)
+        # V13: calc_pipeline_bubble's checks (mlsysim calls it even with pp = 1)
+        _validate_at_least(microbatch_count, 1, "n_microbatches")
+        _validate_at_least(v_stages, 1, "v_stages")
+        names = tuple(build_model(variant))
+        q = compile_quantities(variant, names, "math").evaluate(values)
+        return _result(q, tp_size, pp_size, ep_size)
+
+
+def _result(q: Dict[str, object], tp, pp, ep) -> DistributedResult:
+    feasible = bool(q["feasible"])
+    node = NodeProfile(
+        latency=float(q["T_node"]), latency_compute=float(q["T_compute"]), latency_memory=float(q["T_memory"]),
+        latency_overhead=float(q["T_overhead"]), throughput=float(q["throughput_node"]),
+        bottleneck="Memory" if q["memory_bound"] else "Compute",
+        arithmetic_intensity=float(q["intensity"]), energy=float(q["energy"]),
+        memory_footprint=float(q["M_acc"]), peak_flops_actual=float(q["R_eff"]),
+        peak_bw_actual=float(q["BW_eff"]), mfu=float(q["mfu_node"]), hfu=float(q["hfu_node"]),
+        feasible=feasible,
+        offload_spill_bytes=None if feasible else float(q["offload_spill"]),
+        offload_effective_bw=None if feasible else float(q["BW_eff"]),
+        overhead_dominated=bool(q["overhead_dominated"]),
+    )
+    return DistributedResult(
+        node_profile=node,
+        dp_communication_latency=float(q["T_dp"]), tp_communication_latency=float(q["T_tp"]),
+        ep_communication_latency=float(q["T_ep"]), communication_latency=float(q["T_comm"]),
+        pipeline_bubble_latency=float(q["T_bubble"]), bubble_fraction=float(q["bubble_fraction"]),
+        step_latency_total=float(q["T_step"]), scaling_efficiency=float(q["scaling_efficiency"]),
+        effective_throughput=float(q["effective_throughput"]),
+        parallelism={"dp": int(q["dp"]), "tp": tp, "pp": pp, "ep": ep},
+        mfu=float(q["mfu"]), quantities=q,
+    )

@@ -1,0 +1,1 @@
+"""Cost terms, one module per family: collectives, pipeline, memory, compute, step."""

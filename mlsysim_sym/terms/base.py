@@ -1,0 +1,190 @@
+"""Two building blocks shared by every cost family.
+
+* :class:`NamedTerm`: a headline formula (ring all-reduce, bubble, ...) that
+  prints under its own name, evaluates through :meth:`~NamedTerm.doit`, and is
+  differentiable through ``fdiff`` — one ``formula`` serves all three.
+* :class:`FloorDiv` / :class:`CeilDiv`: exact integer division. mlsysim computes
+  ``N // G``, ``B // dp``, ``ceil(L / pp)`` on integers; written as
+  ``floor(a/b)`` a CSE pass turns them into ``floor(a * (1/b))`` and a rounded
+  ``1.9999999999999998`` halves the local batch (sympy-notes §3). These stay
+  atomic and print as ``numpy.floor_divide`` / Python ``//``.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+
+class NamedTerm(sp.Function):
+    """A named formula that stays unevaluated until ``doit()``.
+
+    Subclasses set ``nargs``, ``tex`` (LaTeX of the name) and ``formula``.
+    """
+
+    tex = r"T"
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    @staticmethod
+    def formula(*args):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def doit(self, deep=True, **hints):
+        args = [a.doit(deep=deep, **hints) for a in self.args] if deep else list(self.args)
+        return self.formula(*args)
+
+    def fdiff(self, argindex=1):
+        dummies = [sp.Dummy(f"a{i}") for i in range(len(self.args))]
+        d = sp.diff(self.formula(*dummies), dummies[argindex - 1])
+        return d.xreplace(dict(zip(dummies, self.args)))
+
+    def _latex(self, printer, exp=None):
+        body = r"%s\left(%s\right)" % (self.tex, ", ".join(printer._print(a) for a in self.args))
+        return body if exp is None else r"%s^{%s}" % (body, exp)
+
+    def _numpycode(self, printer):
+        return printer._print(self.formula(*self.args))
+
+    _pythoncode = _lambdacode = _mpmathcode = _numpycode
+
+
+class _IntDiv(sp.Function):
+    nargs = 2
+    is_integer = True
+
+    def fdiff(self, argindex=1):
+        # Piecewise constant: zero wherever the derivative exists.
+        return sp.S.Zero
+
+    def _eval_is_nonnegative(self):
+        a, b = self.args
+        if a.is_nonnegative and b.is_positive:
+            return True
+        return None
+
+    def _args_code(self, printer):
+        return tuple(printer._print(a) for a in self.args)
+
+
+class FloorDiv(_IntDiv):
+    r"""``floor(a / b)`` computed exactly: ``numpy.floor_divide`` or Python ``//``.
+
+    Examples
+    --------
+    >>> FloorDiv(7, 2)
+    3
+    """
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sp.floor(a / b)
+        if b == 1 and a.is_integer:
+            return a
+        return None
+
+    def _eval_rewrite_as_floor(self, a, b, **kwargs):
+        return sp.floor(a / b)
+
+    def _numpycode(self, printer):
+        a, b = self._args_code(printer)
+        return f"{printer._module_format('numpy.floor_divide')}({a}, {b})"
+
+    def _pythoncode(self, printer):
+        a, b = self._args_code(printer)
+        return f"(({a}) // ({b}))"
+
+    _lambdacode = _pythoncode
+
+    def _latex(self, printer, exp=None):
+        a, b = (printer._print(x) for x in self.args)
+        body = r"\left\lfloor \frac{%s}{%s} \right\rfloor" % (a, b)
+        return body if exp is None else r"%s^{%s}" % (body, exp)
+
+
+class CeilDiv(_IntDiv):
+    r"""``ceil(a / b)`` computed exactly: ``-((-a) // b)``.
+
+    Examples
+    --------
+    >>> CeilDiv(7, 2)
+    4
+    """
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Number and b.is_Number:
+            return sp.ceiling(a / b)
+        if b == 1 and a.is_integer:
+            return a
+        return None
+
+    def _eval_rewrite_as_ceiling(self, a, b, **kwargs):
+        return sp.ceiling(a / b)
+
+    def _numpycode(self, printer):
+        a, b = self._args_code(printer)
+        return f"(-{printer._module_format('numpy.floor_divide')}(-({a}), {b}))"
+
+    def _pythoncode(self, printer):
+        a, b = self._args_code(printer)
+        return f"(-((-({a})) // ({b})))"
+
+    _lambdacode = _pythoncode
+
+    def _latex(self, printer, exp=None):
+        a, b = (printer._print(x) for x in self.args)
+        body = r"\left\lceil \frac{%s}{%s} \right\rceil" % (a, b)
+        return body if exp is None else r"%s^{%s}" % (body, exp)
+
+
+class Iverson(sp.Function):
+    r"""The Iverson bracket ``[c]``: 1 when the condition ``c`` holds, else 0.
+
+    sympy refuses a ``Piecewise`` inside the condition of another ``Piecewise``
+    (it folds them into logic and crashes on ``Max``, sympy#17354). A switch on
+    a flag or on the pipeline degree that feeds such a condition (memory per
+    accelerator feeds "memory fits") is therefore written with ``[c]``, exactly:
+    ``x / N_DP^{[z >= 1]}`` is ``x / N_DP`` or ``x``, and
+    ``[c] a + (1 - [c]) b`` is ``a`` or ``b`` (one product is an exact 0).
+
+    Examples
+    --------
+    >>> from sympy import Symbol
+    >>> Iverson(Symbol("p", positive=True, integer=True) > 0)
+    1
+    """
+
+    nargs = 1
+    is_integer = True
+    is_nonnegative = True
+
+    @classmethod
+    def eval(cls, c):
+        if c is sp.true:
+            return sp.S.One
+        if c is sp.false:
+            return sp.S.Zero
+        return None
+
+    def fdiff(self, argindex=1):
+        return sp.S.Zero
+
+    def _numpycode(self, printer):
+        return f"{printer._module_format('numpy.where')}({printer._print(self.args[0])}, 1.0, 0.0)"
+
+    def _pythoncode(self, printer):
+        return f"(1 if {printer._print(self.args[0])} else 0)"
+
+    _lambdacode = _pythoncode
+
+    def _latex(self, printer, exp=None):
+        body = r"\left[%s\right]" % printer._print(self.args[0])
+        return body if exp is None else r"%s^{%s}" % (body, exp)
+
+
+def select(cond, a, b):
+    """``a`` where ``cond`` holds, else ``b``, as ``[c] a + (1 - [c]) b`` (exact: one term is 0)."""
+    i = Iverson(cond)
+    return i * a + (1 - i) * b

@@ -1,0 +1,63 @@
+"""Where each parallelism dimension communicates, and what the step exposes.
+
+* DP: the gradient all-reduce. One node: an NVLink ring. One DP rank per node:
+  a fabric ring. Otherwise hierarchical (NVLink inside, fabric across).
+* TP: ``n_AR = 4`` activation all-reduces per layer of one stage (Shoeybi et
+  al. 2019, p. 4), on NVLink when the TP group fits in a node, else the fabric.
+* EP: the token all-to-all, always on the fabric (Fedus et al. 2022).
+* Step: congestion multiplies all three, gradient accumulation amortizes DP,
+  overlap hides a share of DP only, a straggler above 1 stretches the step
+  (Dean & Barroso 2013).
+
+mlsysim 0.3.0 ``engine/solvers/distributed.py:DistributedModel.solve``.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from ..symbols import sym
+from .base import CeilDiv, FloorDiv
+from .collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
+
+
+def dp_ranks_per_node(apn, G):
+    """DP ranks of one group on a node: ``max(1, G_node // G)``."""
+    return sp.Max(1, FloorDiv(apn, G))
+
+
+def dp_nodes_spanned(dp, rpn):
+    """Nodes one DP group spans: ``ceil(N_DP / rpn)``."""
+    return CeilDiv(dp, rpn)
+
+
+def dp_allreduce(grad, dp, rpn, nodes, BW_inter):
+    """Gradient all-reduce of one DP group, by placement (0 when ``N_DP = 1``)."""
+    return sp.Piecewise(
+        (RingAllReduce(grad, dp, sym.BW_intra, sym.alpha_nv), sp.Eq(nodes, 1)),
+        (RingAllReduce(grad, dp, BW_inter, sym.alpha_fab), sp.Eq(rpn, 1)),
+        (HierarchicalAllReduce(grad, nodes, rpn, sym.BW_intra, sym.alpha_h, BW_inter, sym.alpha_fab), True),
+    )
+
+
+def tp_allreduces(msg, tp, layers, apn, BW_inter):
+    """``n_AR * layers`` ring all-reduces of ``msg`` bytes over the TP group (0 when ``N_TP = 1``)."""
+    ring = sp.Piecewise(
+        (RingAllReduce(msg, tp, sym.BW_intra, sym.alpha_nv), tp <= apn),
+        (RingAllReduce(msg, tp, BW_inter, sym.alpha_fab), True),
+    )
+    return sym.n_ar * layers * ring
+
+
+def ep_alltoall(msg, ep, BW_inter):
+    """Token all-to-all over the EP group on the fabric (0 when ``N_EP = 1``)."""
+    return AllToAll(msg, ep, BW_inter, sym.alpha_fab)
+
+
+def exposed_dp(t_dp, ov):
+    """DP time left on the critical path: ``(1 - eta_ov)`` of it under overlap."""
+    return sp.Piecewise((t_dp * (1 - sym.eta_ov), sp.Eq(ov, 1)), (t_dp, True))
+
+
+def straggled(t, f_s):
+    """The slowest worker gates a synchronous step: ``t * f_s`` when ``f_s > 1``."""
+    return sp.Piecewise((t * f_s, f_s > 1), (t, True))

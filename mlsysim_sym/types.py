@@ -1,0 +1,115 @@
+"""Workloads and fleets: small frozen records in SI units.
+
+These mirror the fields of mlsysim's pydantic objects that ``DistributedModel``
+reads (contract §1.2-§1.4), and nothing else. Every magnitude is a plain float
+in SI base units (B, s, flop, flop/s, B/s, W), so a record can be written to and
+read from the bundled JSON catalog without a unit library.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+#: Workload classes of mlsysim that change the computation (contract §2.2).
+WORKLOAD_KINDS = (
+    "transformer",         # TransformerWorkload
+    "sparse_transformer",  # SparseTransformerWorkload (MoE)
+    "cnn",                 # CNNWorkload
+    "ssm",                 # SSMWorkload
+    "embodied",            # EmbodiedWorkload
+    "diffusion",           # DiffusionWorkload
+    "workload",            # plain Workload
+)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A model to train. Counts are plain numbers, sizes in bytes, FLOPs in flop.
+
+    ``inference_flops`` is per token for the transformer kinds and per sample
+    (per denoising step for diffusion) otherwise, as in mlsysim's registry.
+    """
+
+    name: str
+    kind: str
+    parameters: Optional[float] = None
+    model_size: Optional[float] = None
+    inference_flops: Optional[float] = None
+    active_parameters: Optional[float] = None
+    layers: Optional[int] = None
+    hidden_dim: Optional[int] = None
+    active_experts_per_token: Optional[int] = None
+    denoising_steps: Optional[int] = None
+
+    def __post_init__(self):
+        if self.kind not in WORKLOAD_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(WORKLOAD_KINDS)}, got {self.kind!r}")
+
+    @property
+    def is_transformer(self) -> bool:
+        return self.kind in ("transformer", "sparse_transformer")
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One accelerator (mlsysim ``HardwareNode``): rates in flop/s, B/s; sizes in B; times in s.
+
+    ``precision_flops`` is a tuple of ``(key, flop/s)`` pairs (hashable); use
+    :meth:`flops_for` to look a key up. ``pcie_bandwidth`` is the host link's
+    bandwidth *per direction* (None: mlsysim's 64 GB/s fallback applies).
+    ``nvlink_latency`` None means the 500 ns fallback applies.
+    """
+
+    name: str
+    peak_flops: float
+    memory_capacity: float
+    memory_bandwidth: float
+    precision_flops: Tuple[Tuple[str, float], ...] = ()
+    dispatch_tax: float = 1e-5
+    tdp: Optional[float] = None
+    pcie_bandwidth: Optional[float] = None
+    nvlink_latency: Optional[float] = None
+    sram_capacity: Optional[float] = None
+    sram_bandwidth: Optional[float] = None
+    flash_bandwidth: Optional[float] = None
+
+    def flops_for(self, key: str) -> Optional[float]:
+        """Peak flop/s under the exact precision key, or None when absent."""
+        for k, v in self.precision_flops:
+            if k == key:
+                return v
+        return None
+
+
+@dataclass(frozen=True)
+class Node:
+    """A server: ``accelerators_per_node`` copies of one accelerator on an intra-node link (B/s per direction)."""
+
+    name: str
+    accelerator: Accelerator
+    accelerators_per_node: int
+    intra_node_bw: float
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """The scale-out network: per-NIC bandwidth in B/s, latency in s (None: 5 µs fallback)."""
+
+    name: str
+    bandwidth: float
+    oversubscription_ratio: float = 1.0
+    latency: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """``count`` identical nodes on one fabric."""
+
+    name: str
+    node: Node
+    count: int
+    fabric: Fabric
+
+    @property
+    def total_accelerators(self) -> int:
+        return self.count * self.node.accelerators_per_node
