@@ -189,11 +189,13 @@ _const("r_lora", rf"r_{{{T}{{LoRA}}}}", "1", "LoRA rank used for the trainable f
        "distributed._LORA_RANK", 16)
 _const("n_ar", rf"n_{{{T}{{AR}}}}", "1", "TP all-reduces per layer per training step (2 fwd + 2 bwd)",
        "TP_ALLREDUCES_PER_LAYER_TRAINING", 4)
-_const("K_sel", rf"K_{{{T}{{sel}}}}", "B",
-       "activation bytes per token per hidden unit per layer at 2-byte precision, selective recompute",
+_const("K_sel", rf"K_{{{T}{{sel}}}}", "1",
+       "Korthikanti coefficient, selective recompute: activation bytes per token, hidden unit and layer "
+       "at a 2-byte precision (the model scales it by s_elem / 2 B)",
        "physics.memory (Korthikanti et al. 2023)", 34)
-_const("K_full", rf"K_{{{T}{{full}}}}", "B",
-       "activation bytes per token per hidden unit per layer at 2-byte precision, full recompute",
+_const("K_full", rf"K_{{{T}{{full}}}}", "1",
+       "Korthikanti coefficient, full recompute: activation bytes per token, hidden unit and layer "
+       "at a 2-byte precision (the model scales it by s_elem / 2 B)",
        "physics.memory (Korthikanti et al. 2023)", 2)
 _const("f_buf", rf"f_{{{T}{{buf}}}}", "1", "gradient-bucket buffer as a fraction of gradient memory",
        "TrainingMemoryModel communication_buffer_fraction", 0.05)
