@@ -150,13 +150,13 @@ _declare("alpha_nv", rf"\alpha_{{{T}{{intra}}}}", "s", "intra-node (NVLink) mess
          "accelerator.nvlink.latency (else 500 ns)")
 _declare("BW_fab", rf"\beta_{{{T}{{fab}}}}", "B/s", "fabric (NIC) bandwidth per accelerator",
          "fleet.fabric.bandwidth")
-_declare("osr", rf"\rho_{{{T}{{os}}}}", "1", "fabric oversubscription ratio",
+_declare("osr", "R", "1", "fabric oversubscription ratio",
          "fleet.fabric.oversubscription_ratio", book=r"\OversubscriptionRatio")
 _declare("alpha_fab", rf"\alpha_{{{T}{{fab}}}}", "s", "fabric message latency",
          "fleet.fabric.latency (else 5 us)")
 _declare("CAP", rf"M_{{{T}{{device}}}}", "B", "HBM capacity of one accelerator",
          "accelerator.memory.capacity", book=r"\DeviceMemoryCapacity")
-_declare("BW_hbm", rf"\text{{BW}}_{{{T}{{HBM}}}}", "B/s", "HBM bandwidth of one accelerator",
+_declare("BW_hbm", rf"\text{{BW}}_{{{T}{{accelerator}}}}", "B/s", "HBM bandwidth of one accelerator",
          "accelerator.memory.bandwidth", book=r"\AcceleratorMemoryBandwidth")
 _declare("BW_pcie", rf"\text{{BW}}_{{{T}{{PCIe}}}}", "B/s", "host link bandwidth per direction (offload)",
          "accelerator.interconnect.bandwidth_per_direction (else 64 GB/s)")
