@@ -7,6 +7,7 @@ select. Every formula of the step lives in the model's expressions.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Dict, Tuple
 
 import sympy as sp
@@ -74,12 +75,45 @@ def _class_name(w: Workload) -> str:
             "diffusion": "DiffusionWorkload", "workload": "Workload"}[w.kind]
 
 
-def parameter_values(w: Workload, f: Fleet, key: str, bpp, *, batch_size, efficiency, tp_size, pp_size,
-                     ep_size, v_stages, microbatch_count, zero_stage, is_lora, activation_recomputation,
-                     overlap_comm, overlap_efficiency, congestion_factor, straggler_factor,
-                     moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len
-                     ) -> Tuple[Variant, Dict[sp.Symbol, object]]:
-    """The variant and the value of every parameter symbol for one ``solve()`` call."""
+#: ``solve()`` keyword -> parameter symbol, for the arguments that enter the expressions as numbers.
+#: (``precision`` enters through ``bpp`` and ``R``; ``topology_override`` is never read.)
+RUN_SYMBOLS = {
+    "batch_size": sym.B, "efficiency": sym.eta, "tp_size": sym.tp, "pp_size": sym.pp, "ep_size": sym.ep,
+    "v_stages": sym.v, "microbatch_count": sym.m, "zero_stage": sym.z, "is_lora": sym.lora,
+    "activation_recomputation": sym.rc, "overlap_comm": sym.ov, "overlap_efficiency": sym.eta_ov,
+    "congestion_factor": sym.c, "straggler_factor": sym.f_s,
+    "moe_routing_imbalance_factor": sym.iota, "gradient_accumulation_steps": sym.GA, "seq_len": sym.s,
+}
+#: The flags mlsysim tests for truthiness; they enter the model as 0/1.
+FLAGS = ("is_lora", "activation_recomputation", "overlap_comm")
+
+#: Workload and hardware field names accepted wherever a parameter may be overridden (sweeps,
+#: sensitivities), with the symbol each one sets. Symbol names (``"BW_fab"``) are accepted too.
+FIELD_SYMBOLS = {
+    "parameters": sym.P, "inference_flops": sym.F, "layers": sym.L, "hidden_dim": sym.H,
+    "active_experts_per_token": sym.k_e,
+    "count": sym.n_nodes, "accelerators_per_node": sym.apn, "intra_node_bw": sym.BW_intra,
+    "nvlink_latency": sym.alpha_nv, "fabric_bandwidth": sym.BW_fab, "oversubscription_ratio": sym.osr,
+    "fabric_latency": sym.alpha_fab, "memory_capacity": sym.CAP, "memory_bandwidth": sym.BW_hbm,
+    "pcie_bandwidth": sym.BW_pcie, "dispatch_tax": sym.tau_d, "tdp": sym.TDP, "peak_flops": sym.R,
+    "sram_capacity": sym.CAP_sram, "sram_bandwidth": sym.BW_sram, "flash_bandwidth": sym.BW_flash,
+}
+
+
+def run_values(**kwargs) -> Dict[sp.Symbol, object]:
+    """``solve()`` keyword values -> ``{Symbol: value}`` (flags as 0/1)."""
+    out = {}
+    for name, value in kwargs.items():
+        if name in FLAGS:
+            value = 1 if value else 0
+        out[RUN_SYMBOLS[name]] = value
+    return out
+
+
+@lru_cache(maxsize=512)
+def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Symbol, object]]:
+    """The variant, and the values of every parameter fixed by workload, fleet and precision."""
+    bpp = PRECISION_BYTES[key]
     acc = f.node.accelerator
     ops, W = lowered(w, bpp)
     W_grad = size_in_bytes(w, bpp)
@@ -96,12 +130,7 @@ def parameter_values(w: Workload, f: Fleet, key: str, bpp, *, batch_size, effici
     S = sym
     values: Dict[sp.Symbol, object] = dict(CONSTANTS)
     values.update({
-        S.B: batch_size, S.tp: tp_size, S.pp: pp_size, S.ep: ep_size, S.v: v_stages, S.m: microbatch_count,
-        S.GA: gradient_accumulation_steps, S.s: seq_len, S.z: zero_stage,
-        S.lora: 1 if is_lora else 0, S.rc: 1 if activation_recomputation else 0, S.ov: 1 if overlap_comm else 0,
-        S.eta: efficiency, S.eta_ov: overlap_efficiency, S.c: congestion_factor, S.f_s: straggler_factor,
-        S.iota: moe_routing_imbalance_factor, S.bpp: bpp,
-        S.R: acc.peak_flops if peak is None else peak,
+        S.bpp: bpp, S.R: acc.peak_flops if peak is None else peak,
         S.P: P, S.F: ops, S.W_lw: W, S.W_g: W_grad,
         S.L: w.layers or 1, S.H: w.hidden_dim or FALLBACK_HIDDEN_DIM, S.k_e: w.active_experts_per_token or 1,
         S.n_nodes: f.count, S.apn: f.node.accelerators_per_node,
@@ -114,4 +143,15 @@ def parameter_values(w: Workload, f: Fleet, key: str, bpp, *, batch_size, effici
         S.tau_d: acc.dispatch_tax, S.TDP: 0.0 if acc.tdp is None else acc.tdp,
         S.CAP_sram: acc.sram_capacity, S.BW_sram: acc.sram_bandwidth, S.BW_flash: acc.flash_bandwidth,
     })
+    return variant, values
+
+
+def parameter_values(w: Workload, f: Fleet, key: str, **kwargs) -> Tuple[Variant, Dict[sp.Symbol, object]]:
+    """The variant and the value of every parameter symbol for one ``solve()`` call.
+
+    ``kwargs`` are ``solve()`` keywords (any subset of :data:`RUN_SYMBOLS`).
+    """
+    variant, values = static_values(w, f, key)
+    values = dict(values)
+    values.update(run_values(**kwargs))
     return variant, values

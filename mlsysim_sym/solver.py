@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, Optional, Union
 
 from . import catalog
 from .compile import compile_quantities
-from .inputs import parameter_values, resolve_precision
-from .model import build_model
+from .inputs import RUN_SYMBOLS, resolve_precision, static_values
 from .types import Fleet, Workload
 
 WorkloadLike = Union[str, Workload, object]
@@ -151,42 +151,62 @@ class DistributedModel:
             _validate_at_least(seq_len, 1, "seq_len")
             if zero_stage not in {0, 1, 2, 3}:
                 raise ValueError("zero_stage must be 0, 1, 2, or 3")
-        variant, values = parameter_values(
-            w, f, key, bpp, batch_size=batch_size, efficiency=efficiency, tp_size=tp_size, pp_size=pp_size,
-            ep_size=ep_size, v_stages=v_stages, microbatch_count=microbatch_count, zero_stage=zero_stage,
-            is_lora=is_lora, activation_recomputation=activation_recomputation, overlap_comm=overlap_comm,
-            overlap_efficiency=overlap_efficiency, congestion_factor=congestion_factor,
-            straggler_factor=straggler_factor, moe_routing_imbalance_factor=moe_routing_imbalance_factor,
-            gradient_accumulation_steps=gradient_accumulation_steps, seq_len=seq_len)
         # V13: calc_pipeline_bubble's checks (mlsysim calls it even with pp = 1)
         _validate_at_least(microbatch_count, 1, "n_microbatches")
         _validate_at_least(v_stages, 1, "v_stages")
-        names = tuple(build_model(variant))
-        q = compile_quantities(variant, names, "math").evaluate(values)
-        return _result(q, tp_size, pp_size, ep_size)
+        template, positions, fn = _bound(w, f, key)
+        vector = template.copy()
+        for i, value in zip(positions, (
+                batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
+                1 if is_lora else 0, 1 if activation_recomputation else 0, 1 if overlap_comm else 0,
+                overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
+                gradient_accumulation_steps, seq_len)):
+            if i is not None:
+                vector[i] = value
+        return _result(fn(*vector), tp_size, pp_size, ep_size)
 
 
-def _result(q: Dict[str, object], tp, pp, ep) -> DistributedResult:
-    feasible = bool(q["feasible"])
+#: Result field -> model quantity. Node-profile fields are prefixed ``node_profile.``.
+OUTPUTS = {
+    "dp_communication_latency": "T_dp", "tp_communication_latency": "T_tp",
+    "ep_communication_latency": "T_ep", "communication_latency": "T_comm",
+    "pipeline_bubble_latency": "T_bubble", "bubble_fraction": "bubble_fraction",
+    "step_latency_total": "T_step", "scaling_efficiency": "scaling_efficiency",
+    "effective_throughput": "effective_throughput", "mfu": "mfu", "dp": "dp",
+    "node_profile.latency": "T_node", "node_profile.latency_compute": "T_compute",
+    "node_profile.latency_memory": "T_memory", "node_profile.latency_overhead": "T_overhead",
+    "node_profile.throughput": "throughput_node", "node_profile.arithmetic_intensity": "intensity",
+    "node_profile.energy": "energy", "node_profile.memory_footprint": "M_acc",
+    "node_profile.peak_flops_actual": "R_eff", "node_profile.peak_bw_actual": "BW_eff",
+    "node_profile.mfu": "mfu_node", "node_profile.hfu": "hfu_node", "node_profile.feasible": "feasible",
+    "node_profile.memory_bound": "memory_bound", "node_profile.overhead_dominated": "overhead_dominated",
+    "node_profile.offload_spill_bytes": "offload_spill",
+}
+OUTPUT_NAMES = tuple(OUTPUTS)
+_ORDER = tuple(RUN_SYMBOLS)  # the order of the values filled in by solve()
+
+
+@lru_cache(maxsize=512)
+def _bound(w: Workload, f: Fleet, key: str):
+    """Compiled outputs for (workload, fleet, precision), with the static part of the argument vector filled."""
+    variant, static = static_values(w, f, key)
+    c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
+    index = {a: i for i, a in enumerate(c.args)}
+    template = [static.get(a) for a in c.args]
+    positions = tuple(index.get(RUN_SYMBOLS[k]) for k in _ORDER)
+    return template, positions, c.fn
+
+
+def _result(values, tp, pp, ep) -> DistributedResult:
+    (t_dp, t_tp, t_ep, t_comm, t_bub, bf, step, se, thr, mfu, dp, lat, lat_c, lat_m, lat_o, node_thr,
+     intensity, energy, mem, peak_f, peak_bw, node_mfu, node_hfu, feasible, mem_bound, ovh_dom, spill) = values
+    feasible = bool(feasible)
     node = NodeProfile(
-        latency=float(q["T_node"]), latency_compute=float(q["T_compute"]), latency_memory=float(q["T_memory"]),
-        latency_overhead=float(q["T_overhead"]), throughput=float(q["throughput_node"]),
-        bottleneck="Memory" if q["memory_bound"] else "Compute",
-        arithmetic_intensity=float(q["intensity"]), energy=float(q["energy"]),
-        memory_footprint=float(q["M_acc"]), peak_flops_actual=float(q["R_eff"]),
-        peak_bw_actual=float(q["BW_eff"]), mfu=float(q["mfu_node"]), hfu=float(q["hfu_node"]),
-        feasible=feasible,
-        offload_spill_bytes=None if feasible else float(q["offload_spill"]),
-        offload_effective_bw=None if feasible else float(q["BW_eff"]),
-        overhead_dominated=bool(q["overhead_dominated"]),
-    )
+        float(lat), float(lat_c), float(lat_m), float(lat_o), float(node_thr),
+        "Memory" if mem_bound else "Compute", float(intensity), float(energy), float(mem), float(peak_f),
+        float(peak_bw), float(node_mfu), float(node_hfu), feasible,
+        None if feasible else float(spill), None if feasible else float(peak_bw), bool(ovh_dom))
     return DistributedResult(
-        node_profile=node,
-        dp_communication_latency=float(q["T_dp"]), tp_communication_latency=float(q["T_tp"]),
-        ep_communication_latency=float(q["T_ep"]), communication_latency=float(q["T_comm"]),
-        pipeline_bubble_latency=float(q["T_bubble"]), bubble_fraction=float(q["bubble_fraction"]),
-        step_latency_total=float(q["T_step"]), scaling_efficiency=float(q["scaling_efficiency"]),
-        effective_throughput=float(q["effective_throughput"]),
-        parallelism={"dp": int(q["dp"]), "tp": tp, "pp": pp, "ep": ep},
-        mfu=float(q["mfu"]), quantities=q,
-    )
+        node, float(t_dp), float(t_tp), float(t_ep), float(t_comm), float(t_bub), float(bf), float(step),
+        float(se), float(thr), {"dp": int(dp), "tp": tp, "pp": pp, "ep": ep}, float(mfu),
+        dict(zip(OUTPUT_NAMES, values)))

@@ -1,4 +1,4 @@
-"""Every symbol of the model, declared once, with its metadata beside it.
+r"""Every symbol of the model, declared once, with its metadata beside it.
 
 A :class:`Param` records what a sympy ``Symbol`` means: its unit, a one-line
 meaning, its LaTeX (the textbook's notation where the book has a symbol, from
@@ -13,8 +13,8 @@ declared ``integer=True``.
 Examples
 --------
 >>> from mlsysim_sym.symbols import PARAMS, sym
->>> sym.tp, PARAMS["tp"].latex
-(tp, 'N_{\\text{TP}}')
+>>> sym.tp, PARAMS["tp"].book
+(tp, '\\TensorParallelDegree')
 >>> PARAMS["BW_fab"].unit
 'B/s'
 """

@@ -27,7 +27,7 @@ class RingAllReduce(NamedTerm):
     >>> from sympy import symbols
     >>> M, n, b, a = symbols("M n beta alpha", positive=True)
     >>> RingAllReduce(M, n, b, a).doit()
-    2*alpha*(n - 1) + 2*M*(n - 1)/(beta*n)
+    M*(2*n - 2)/(beta*n) + alpha*(2*n - 2)
     """
 
     nargs = 4
