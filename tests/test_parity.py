@@ -278,7 +278,7 @@ def test_golden_values_section8(row):
 # b. Language grid: 16 models x 18 clusters x random shapes and kwargs
 # ======================================================================================
 
-LANG_DRAWS_PER_CELL = 42
+LANG_DRAWS_PER_CELL = 50
 NON_POW2_CLUSTERS = ("Mega_100K", "Reference_25K_H100", "Kempner_H100_384", "Training_10K", "Meta_RSC_A100_16K")
 
 
@@ -685,6 +685,12 @@ def _error_cases():
         ("intra_bw_0_hier", L, zero_intra, dict(batch_size=256), ("raise", VE, "intra_node_bw must be positive")),
         ("neg_seq_nontransformer_tp", "ResNet50", a100, dict(batch_size=64, seq_len=-5, tp_size=2),
          ("raise", VE, "message_bytes must be non-negative")),
+        # degenerate fleets
+        ("fleet_count_0", L, h100.model_copy(update={"count": 0}), dict(batch_size=256),
+         ("raise", VE, "Infeasible 4D Parallelism: TP(1) * PP(1) * EP(1) > Total(0)")),
+        ("oversubscription_0", L, h100.model_copy(update={"fabric": h100.fabric.model_copy(
+            update={"oversubscription_ratio": 0.0})}), dict(batch_size=256, tp_size=8),
+         ("raise", "ZeroDivisionError", "float division by zero")),
     ]
 
 
@@ -709,6 +715,7 @@ _ERROR_IDS = [
     "warn_batch_lt_dp", "no_warn_batch_eq_dp", "warn_engine_int4_h100", "warn_both_order", "no_warn_engine_bf16",
     "no_warn_replica_int4", "no_warn_transformer_int4", "no_params_no_size", "no_params_no_size_replica",
     "fabric_bw_0", "fabric_latency_negative", "intra_bw_0_hier", "neg_seq_nontransformer_tp",
+    "fleet_count_0", "oversubscription_0",
 ]
 
 
@@ -729,5 +736,72 @@ def test_error_and_warning_parity(case_id):
         assert theirs["exception"] is None, theirs["exception"]
         assert [m for _, m in theirs["warnings"]] == expect[1]
         assert all(c == "UserWarning" for c, _ in theirs["warnings"])
+    diffs = oracle.diff_outcomes(both, RTOL)
+    assert not diffs, oracle.describe(model, fleet, kw) + "\n" + "\n".join(diffs)
+
+
+# ======================================================================================
+# d'. Degenerate custom workloads / fleets, one configuration each
+# ======================================================================================
+
+def _edge_cases():
+    ms = _ms()
+    Q = _Q
+    L, V = ms.Models.Language, ms.Models.Vision
+    h100 = ms.Systems.Clusters.Research_256
+    acc = h100.node.accelerator
+    pf = {"fp16": Q(500, "TFLOPs/s"), "bf16": Q(400, "TFLOPs/s"), "int4": Q(3000, "TOPS")}
+    pf_fleet = _with_acc(h100, compute=_cp(acc.compute, precision_flops=pf))
+    odd_units = _cp(h100, fabric=_cp(h100.fabric, bandwidth=Q(12.5, "GB/s"), latency=Q(0.05, "ms")),
+                    node=_cp(h100.node, intra_node_bw=Q(3600, "Gbps"),
+                             accelerator=_cp(acc, tdp=Q(0.7, "kW"), nvlink=_cp(acc.nvlink, latency=Q(0.3, "us")),
+                                             memory=_cp(acc.memory, bandwidth=Q(3350, "GB/s"), capacity=Q(80, "GB")))))
+    sd = ms.Models.GenerativeVision.StableDiffusion_v1_5
+    return {
+        # constructible through mlsysim's own validators
+        "transformer_layers_0": (_cp(L.Llama3_8B, layers=0), h100, dict(batch_size=256, tp_size=2, pp_size=2)),
+        "transformer_layers_0_lora": (_cp(L.Llama3_8B, layers=0), h100, dict(batch_size=256, is_lora=True)),
+        "transformer_hidden_0_lora": (_cp(L.Llama3_8B, hidden_dim=0), h100,
+                                      dict(batch_size=256, tp_size=2, pp_size=2, is_lora=True)),
+        "transformer_flops_0": (_cp(L.Llama3_8B, inference_flops=Q(0, "flop")), h100, dict(batch_size=256)),
+        "transformer_hidden_None_lora": (_cp(L.OPT_13B, hidden_dim=None), h100,
+                                         dict(batch_size=256, tp_size=4, is_lora=True)),
+        "tiny_transformer_lora_fraction_1": (_cp(L.GPT2_Small, parameters=Q(1e5, "param")), h100,
+                                             dict(batch_size=256, is_lora=True)),
+        "moe_k_None": (_cp(L.Mixtral_8x7B, active_experts_per_token=None), h100, dict(batch_size=256, ep_size=4)),
+        "diffusion_steps_0_engine": (_cp(sd, denoising_steps=0), h100, dict(batch_size=256)),
+        "diffusion_steps_0_replica": (_cp(sd, denoising_steps=0), h100, dict(batch_size=256, tp_size=2)),
+        "workload_params_0": (_cp(V.LeNet1, parameters=Q(0, "param")), h100, dict(batch_size=256)),
+        "size_only_int4_engine": (_cp(ms.Models.Recommendation.DLRM, model_size=Q(3, "GB")), h100,
+                                  dict(batch_size=256, precision="int4")),
+        "pf_has_fp16_key_engine": (V.ResNet50, pf_fleet, dict(batch_size=256, precision="bf16")),
+        "pf_has_fp16_key_replica": (L.Llama3_8B, pf_fleet, dict(batch_size=256, precision="FP16")),
+        "pf_int4_TOPS": (L.Llama3_8B, pf_fleet, dict(batch_size=256, precision="int4", tp_size=2)),
+        "odd_units": (L.Llama3_8B, odd_units, dict(batch_size=256, tp_size=2)),
+        "odd_units_tp_fabric": (L.Llama3_8B, odd_units, dict(batch_size=256, tp_size=16, pp_size=2)),
+        # schema-invalid objects (model_copy skips mlsysim's validators)
+        "cnn_flops_None": (_cp(V.ResNet50, inference_flops=None), h100, dict(batch_size=256)),
+        "transformer_params_None": (_cp(L.Llama3_8B, parameters=None), h100, dict(batch_size=256)),
+    }
+
+
+_EDGE_IDS = [
+    "transformer_layers_0", "transformer_layers_0_lora", "transformer_hidden_0_lora", "transformer_flops_0",
+    "transformer_hidden_None_lora", "tiny_transformer_lora_fraction_1", "moe_k_None", "diffusion_steps_0_engine",
+    "diffusion_steps_0_replica", "workload_params_0", "size_only_int4_engine", "pf_has_fp16_key_engine",
+    "pf_has_fp16_key_replica", "pf_int4_TOPS", "odd_units", "odd_units_tp_fabric",
+    pytest.param("cnn_flops_None", marks=pytest.mark.xfail(
+        strict=True, reason="schema-invalid CNNWorkload (inference_flops None): mlsysim raises TypeError from "
+                            "lower(), ours NotImplementedError")),
+    pytest.param("transformer_params_None", marks=pytest.mark.xfail(
+        strict=True, reason="schema-invalid TransformerWorkload (parameters None): same type, different "
+                            "NotImplementedError message")),
+]
+
+
+@pytest.mark.parametrize("case_id", _EDGE_IDS)
+def test_custom_edge_inputs(case_id):
+    model, fleet, kw = _edge_cases()[case_id]
+    both = oracle.call_both(model, fleet, **kw)
     diffs = oracle.diff_outcomes(both, RTOL)
     assert not diffs, oracle.describe(model, fleet, kw) + "\n" + "\n".join(diffs)

@@ -82,3 +82,17 @@ def test_iverson_and_select():
     f = sp.lambdify(p, select(p > 1, 10, 20), "numpy")
     assert f(np.array([1.0, 2.0])).tolist() == [20.0, 10.0]
     assert sp.latex(Iverson(p > 1)) == r"\left[p > 1\right]"
+
+
+def test_numpy_floor_of_one_division_is_exact_below_2_53():
+    # the numpy printing floor(a / b) relies on a single correctly rounded division being exact for
+    # integers below 2**53; check it against Python's integer // on hard cases (a = k*b - 1, a = k*b)
+    rng = np.random.default_rng(7)
+    b = rng.integers(1, 2**26, 20000)
+    k = rng.integers(1, 2**26, 20000)
+    a = np.minimum(k * b, 2**53 - 1) - rng.integers(0, 2, 20000)
+    x, y = sp.symbols("x y", positive=True, integer=True)
+    f = sp.lambdify((x, y), [FloorDiv(x, y), CeilDiv(x, y)], "numpy")
+    fl, ce = f(a.astype(float), b.astype(float))
+    assert fl.tolist() == [int(p) // int(q) for p, q in zip(a, b)]
+    assert ce.tolist() == [-(-int(p) // int(q)) for p, q in zip(a, b)]
