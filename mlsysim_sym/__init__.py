@@ -7,12 +7,15 @@
 3.368627
 """
 from .model import StepTimeModel, Variant, build_model
+from .search import ParallelismOptimizer, search
 from .solver import DistributedModel, DistributedResult, NodeProfile
+from .sweep import sweep
 from .symbols import PARAMS, sym
 from .types import Accelerator, Fabric, Fleet, Node, Workload
 
 __all__ = [
     "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
-    "PARAMS", "StepTimeModel", "Variant", "Workload", "build_model", "sym",
+    "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "search", "sweep",
+    "sym",
 ]
 __version__ = "0.1.0"

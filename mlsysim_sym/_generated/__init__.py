@@ -1,0 +1,1 @@
+"""Pre-generated scalar code of solve(); see tools/generate_code.py."""

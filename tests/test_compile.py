@@ -1,0 +1,71 @@
+"""Compiled evaluation: the shipped generated code is fresh, and every backend gives the same numbers."""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlsysim_sym import catalog
+from mlsysim_sym.compile import _lambdify, compile_quantities, fingerprint
+from mlsysim_sym.inputs import parameter_values
+from mlsysim_sym.model import Variant
+from mlsysim_sym.solver import OUTPUTS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("generate_code", ROOT / "tools" / "generate_code.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_shipped_generated_code_equals_a_fresh_generation():
+    tool = _tool()
+    for name, text in tool.expected().items():
+        assert (ROOT / "mlsysim_sym" / "_generated" / name).read_text() == text, \
+            f"{name} is stale: run python tools/generate_code.py"
+
+
+def test_solve_uses_the_shipped_code_and_it_matches_lambdify():
+    names = tuple(OUTPUTS.values())
+    shipped = compile_quantities(Variant(), names, "math")
+    assert shipped.fn.__module__ == "mlsysim_sym._generated.math_transformer"
+    fresh = _lambdify(Variant(), names, "math")
+    variant, values = parameter_values(catalog.workload("GPT3"), catalog.fleet("Training_1K_A100"), "fp8",
+                                       batch_size=512, tp_size=16, pp_size=8, v_stages=2, microbatch_count=4,
+                                       is_lora=True, activation_recomputation=True, efficiency=0.5, ep_size=1,
+                                       zero_stage=0, overlap_comm=False, overlap_efficiency=0.85,
+                                       congestion_factor=1.0, straggler_factor=1.0,
+                                       moe_routing_imbalance_factor=1.0, gradient_accumulation_steps=1,
+                                       seq_len=2048)
+    assert shipped.evaluate(values) == fresh.evaluate(values)
+    assert len(fingerprint()) == 64
+
+
+@pytest.mark.parametrize("model,fleet", [("Mixtral_8x7B", "Kempner_H100_384"), ("ResNet50", "Lab_64_A100"),
+                                         ("Llama3_8B", "Mega_100K")])
+def test_numpy_backend_equals_math_backend(model, fleet):
+    names = tuple(OUTPUTS.values())
+    rng = np.random.default_rng(3)
+    w, f = catalog.workload(model), catalog.fleet(fleet)
+    variant, values = parameter_values(w, f, "bf16", batch_size=1000, tp_size=2, pp_size=4, ep_size=2,
+                                       v_stages=2, microbatch_count=8, zero_stage=1, is_lora=False,
+                                       activation_recomputation=False, efficiency=0.4, overlap_comm=True,
+                                       overlap_efficiency=0.7, congestion_factor=1.3, straggler_factor=1.1,
+                                       moe_routing_imbalance_factor=1.3, gradient_accumulation_steps=3,
+                                       seq_len=4096)
+    scalar = compile_quantities(variant, names, "math").evaluate(values)
+    batch = rng.integers(1, 5000, 50)
+    arrays = dict(values)
+    arrays[next(a for a in values if a.name == "B")] = batch.astype(float)
+    vec = compile_quantities(variant, names, "numpy").evaluate(
+        {k: (np.asarray(v, dtype=float) if v is not None else None) for k, v in arrays.items()})
+    for i, b in enumerate(batch):
+        values[next(a for a in values if a.name == "B")] = int(b)
+        one = compile_quantities(variant, names, "math").evaluate(values)
+        for n in names:
+            got = np.broadcast_to(vec[n], batch.shape)[i]
+            assert got == pytest.approx(float(one[n]), rel=1e-13, abs=0), n
+    assert scalar["T_step"] > 0

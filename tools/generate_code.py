@@ -1,0 +1,44 @@
+"""Write the pre-generated scalar code of solve() into mlsysim_sym/_generated/.
+
+Run after changing an expression: ``python tools/generate_code.py``. A test fails when the
+shipped files differ from a fresh generation.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from mlsysim_sym.compile import generated_module_name, generated_source
+from mlsysim_sym.model import Variant
+from mlsysim_sym.solver import OUTPUTS
+
+#: The variants of the bundled catalog (transformers, other workloads, DLRM's explicit weights).
+VARIANTS = (Variant("transformer"), Variant("generic"), Variant("generic", explicit_weights=True))
+OUT = Path(__file__).resolve().parents[1] / "mlsysim_sym" / "_generated"
+
+
+def expected() -> dict:
+    files = {"__init__.py": '"""Pre-generated scalar code of solve(); see tools/generate_code.py."""\n'}
+    for v in VARIANTS:
+        files[generated_module_name(v) + ".py"] = generated_source(v, tuple(OUTPUTS.values()))
+    return files
+
+
+def main(argv=None) -> int:
+    check = "--check" in (argv if argv is not None else sys.argv[1:])
+    stale = []
+    for name, text in expected().items():
+        path = OUT / name
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(name)
+        else:
+            path.write_text(text)
+    if stale:
+        print("stale generated code:", ", ".join(stale), "(run python tools/generate_code.py)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
