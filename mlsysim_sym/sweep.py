@@ -31,6 +31,9 @@ from .types import Fleet, Workload
 
 CHUNK = 16384
 
+#: symbol -> the argument name a user passes for it
+ARGUMENT_NAMES = {**{v: k for k, v in FIELD_SYMBOLS.items()}, **{v: k for k, v in RUN_SYMBOLS.items()}}
+
 #: ``solve()`` defaults (mlsysim 0.3.0).
 DEFAULTS = dict(batch_size=1, precision="fp16", efficiency=0.5, tp_size=1, pp_size=1, ep_size=1, v_stages=1,
                 microbatch_count=1, zero_stage=0, is_lora=False, activation_recomputation=False,
@@ -216,7 +219,7 @@ def _validate(x: Mapping[sp.Symbol, np.ndarray], w: Workload, f: Fleet, mask: _M
     """``solve()``'s checks (contract §5.1) as masks, plus non-finite and non-physical inputs."""
     for a, arr in x.items():
         if not np.all(np.isfinite(arr)):
-            mask.check(~np.isfinite(arr), f"{PARAMS[a.name].name} must be finite")
+            mask.check(~np.isfinite(arr), f"{ARGUMENT_NAMES.get(a, a.name)} must be finite")
     for a, name in ((sym.tp, "tp_size"), (sym.pp, "pp_size"), (sym.ep, "ep_size"), (sym.B, "batch_size"),
                     (sym.GA, "gradient_accumulation_steps")):
         mask.check(x[a] < 1, f"{name} must be >= 1")
@@ -232,7 +235,7 @@ def _validate(x: Mapping[sp.Symbol, np.ndarray], w: Workload, f: Fleet, mask: _M
                "Infeasible 4D Parallelism: TP * PP * EP must divide total accelerators exactly")
     for a in (sym.tp, sym.pp, sym.ep, sym.B, sym.GA, sym.m, sym.v, sym.n_nodes, sym.apn):
         if a in x:
-            mask.check(np.floor(x[a]) != x[a], f"{PARAMS[a.name].meaning} must be a whole number")
+            mask.check(np.floor(x[a]) != x[a], f"{ARGUMENT_NAMES.get(a, a.name)} must be a whole number")
     if w.is_transformer:
         mask.check(x[sym.s] < 1, "seq_len must be >= 1")
         mask.check(~np.isin(x[sym.z], (0, 1, 2, 3)), "zero_stage must be 0, 1, 2, or 3")
@@ -240,7 +243,7 @@ def _validate(x: Mapping[sp.Symbol, np.ndarray], w: Workload, f: Fleet, mask: _M
     mask.check(x[sym.v] < 1, "v_stages must be >= 1")
     for a in (sym.BW_intra, sym.BW_fab, sym.BW_hbm, sym.BW_pcie, sym.R, sym.CAP, sym.osr):
         if a in x:
-            mask.check(x[a] <= 0, f"{PARAMS[a.name].meaning} must be positive")
+            mask.check(x[a] <= 0, f"{ARGUMENT_NAMES.get(a, a.name)} must be positive")
     for a in (sym.alpha_nv, sym.alpha_fab, sym.tau_d, sym.TDP):
         if a in x:
-            mask.check(x[a] < 0, f"{PARAMS[a.name].meaning} must be non-negative")
+            mask.check(x[a] < 0, f"{ARGUMENT_NAMES.get(a, a.name)} must be non-negative")

@@ -1,0 +1,556 @@
+"""Regimes: which side of every ``Max`` / ``Min`` / ``Piecewise`` / Iverson bracket is active.
+
+At one operating point the step-time model is a *smooth* function: resolve every
+decision to its active side and it is a plain rational expression, which can be
+differentiated and printed per regime.
+
+* :func:`resolve` takes any model expression and the parameter values of a point
+  and returns ``(smooth_expr, conditions)``: every ``Max``/``Min`` replaced by its
+  active argument, every ``Piecewise`` by its active branch, every Iverson bracket
+  by 0 or 1, every :class:`~mlsysim_sym.terms.base.FloorDiv` / ``CeilDiv`` frozen
+  at its value (``relax=True``: replaced by the real quotient ``a/b``). The
+  conditions are the relations that hold at the point and keep that regime
+  (``T_compute >= T_memory``, ``f_s <= 1``, ...), built from the resolved sides.
+* :func:`resolution` returns the same plus the choices made and the **ties**: a
+  decision whose two sides are within a relative :data:`KINK_RTOL` (a kink, where
+  the derivative is one-sided).
+* :class:`ModelDecisions` does this on the *definitions* of a model variant
+  (``T_node = Max(T_compute, T_memory) + T_overhead``, ...), where every decision
+  has a name and a label ("compute-bound"), and evaluates all of them at once,
+  from compiled code, for one point or for arrays of points.
+
+Examples
+--------
+>>> import sympy as sp
+>>> from mlsysim_sym.regime import resolve
+>>> x, y = sp.symbols("x y", positive=True)
+>>> resolve(sp.Max(x, 2 * y) + sp.Piecewise((x, y > 1), (y, True)), {x: 3.0, y: 0.5})
+(2*x, (x >= 2*y, y <= 1))
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import sympy as sp
+from sympy.core.relational import Relational
+
+from .model import StepTimeModel, Variant, build_model
+from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
+
+#: Two sides of a decision closer than this (relative) are a tie: a kink of the model.
+KINK_RTOL = 1e-9
+
+#: The expression nodes that switch between regimes.
+DECISIONS = (sp.Max, sp.Min, sp.Piecewise, Iverson)
+
+_COMPARE = {
+    sp.Eq: operator.eq, sp.Ne: operator.ne, sp.StrictGreaterThan: operator.gt,
+    sp.GreaterThan: operator.ge, sp.StrictLessThan: operator.lt, sp.LessThan: operator.le,
+}
+#: Relations whose truth moves with a continuous change (an equality does not have two sides).
+_ORDERED = (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan)
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A decision whose sides are equal within :data:`KINK_RTOL` at the point.
+
+    ``atom`` is the relation that is (nearly) an equality, for a ``Piecewise`` or
+    Iverson bracket; ``None`` for a ``Max``/``Min``, whose tied arguments are
+    ``indices``.
+    """
+
+    decision: sp.Basic
+    atom: Optional[sp.Basic] = None
+    indices: Tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The outcome of :func:`resolution`: the smooth expression and what selected it."""
+
+    expr: sp.Basic
+    conditions: Tuple[sp.Basic, ...]
+    choices: Tuple[Tuple[sp.Basic, int], ...]
+    ties: Tuple[Tie, ...]
+
+
+def near(a, b, rtol: float = KINK_RTOL):
+    """``|a - b| <= rtol * max(|a|, |b|)`` (scalars or arrays)."""
+    return np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b))
+
+
+def atoms_of(cond: sp.Basic) -> Tuple[sp.Basic, ...]:
+    """The relations of a condition, in order of appearance (``True`` has none)."""
+    if isinstance(cond, Relational):
+        return (cond,)
+    out: List[sp.Basic] = []
+    for a in cond.args:
+        out.extend(x for x in atoms_of(a) if x not in out)
+    return tuple(out)
+
+
+def truth(cond: sp.Basic, atom_truth: Mapping[sp.Basic, object]):
+    """A condition's truth from the truth of its relations (bools or bool arrays)."""
+    if cond is sp.true or cond is sp.false:
+        return bool(cond)
+    if isinstance(cond, Relational):
+        return atom_truth[cond]
+    parts = [truth(a, atom_truth) for a in cond.args]
+    if isinstance(cond, sp.Not):
+        return np.logical_not(parts[0])
+    fn = np.logical_and if isinstance(cond, sp.And) else np.logical_or if isinstance(cond, sp.Or) else None
+    if fn is None:
+        raise TypeError(f"cannot evaluate the condition {cond} ({type(cond).__name__})")
+    out = parts[0]
+    for p in parts[1:]:
+        out = fn(out, p)
+    return out
+
+
+def first_true(truths: Sequence[object], default: int):
+    """Index of the first true entry (scalars or arrays); ``default`` where none is."""
+    out = default
+    for i in reversed(range(len(truths))):
+        out = np.where(truths[i], i, out)
+    return out
+
+
+def extreme(values: Sequence[object], is_max: bool):
+    """Index of the first largest (``Max``) or smallest (``Min``) value (scalars or arrays)."""
+    stacked = np.stack(np.broadcast_arrays(*values))
+    return np.argmax(stacked, axis=0) if is_max else np.argmin(stacked, axis=0)
+
+
+class _Numbers:
+    """Memoised numeric value of a subexpression from parameter values (plain Python numbers)."""
+
+    def __init__(self, values: Mapping[sp.Symbol, object]):
+        self.values = values
+        self.memo: Dict[sp.Basic, object] = {}
+
+    def __call__(self, e):
+        try:
+            return self.memo[e]
+        except KeyError:
+            v = self.memo[e] = self._eval(e)
+            return v
+
+    def _eval(self, e):
+        if e.is_Symbol:
+            try:
+                return self.values[e]
+            except KeyError:
+                raise KeyError(f"no value given for parameter {e}") from None
+        if e.is_Integer:
+            return int(e)
+        if e.is_Number:
+            return float(e)
+        if e.is_Add:
+            return sum(self(a) for a in e.args)
+        if e.is_Mul:
+            out = 1
+            for a in e.args:
+                out = out * self(a)
+            return out
+        if e.is_Pow:
+            return self(e.base) ** self(e.exp)
+        if isinstance(e, (sp.Max, sp.Min)):
+            return (max if isinstance(e, sp.Max) else min)(self(a) for a in e.args)
+        if isinstance(e, sp.Piecewise):
+            for branch, cond in e.args:
+                if self.truth(cond):
+                    return self(branch)
+            return float("nan")
+        if isinstance(e, FloorDiv):
+            return self(e.args[0]) // self(e.args[1])
+        if isinstance(e, CeilDiv):
+            return -((-self(e.args[0])) // self(e.args[1]))
+        if isinstance(e, Iverson):
+            return 1 if self.truth(e.args[0]) else 0
+        if isinstance(e, NamedTerm):
+            return e.formula(*(self(a) for a in e.args))
+        if isinstance(e, sp.logic.boolalg.Boolean):
+            return self.truth(e)
+        raise TypeError(f"cannot evaluate {type(e).__name__} in {e}")
+
+    def truth(self, cond) -> bool:
+        return bool(truth(cond, {a: _COMPARE[type(a)](self(a.lhs), self(a.rhs)) for a in atoms_of(cond)}))
+
+
+class _Resolver:
+    """One bottom-up pass that replaces decisions by their active side (see :func:`resolution`)."""
+
+    def __init__(self, values, choices, relax, freeze, only, collect, rtol):
+        self.num = _Numbers(values) if values is not None else None
+        self.given = dict(choices or {})
+        self.relax, self.freeze, self.only, self.collect, self.rtol = relax, freeze, only, collect, rtol
+        self.chosen: Dict[sp.Basic, int] = {}
+        self.conditions: List[sp.Basic] = []
+        self.ties: List[Tie] = []
+        self.memo: Dict[sp.Basic, sp.Basic] = {}
+
+    def __call__(self, e):
+        try:
+            return self.memo[e]
+        except KeyError:
+            r = self.memo[e] = self._rebuild(e)
+            return r
+
+    def _rebuild(self, e):
+        if isinstance(e, DECISIONS) and (self.only is None or self.only(e)):
+            return self._decide(e)
+        if isinstance(e, (FloorDiv, CeilDiv)):
+            if self.relax:
+                return self(e.args[0]) / self(e.args[1])
+            if self.freeze:
+                k = sp.Integer(self._numbers(e)(e))
+                a, b = self(e.args[0]), self(e.args[1])
+                if self.collect and not (a.is_Number and b.is_Number):
+                    self._condition(sp.Eq(e.func(a, b), k, evaluate=False))
+                return k
+        if isinstance(e, sp.logic.boolalg.Boolean) or not e.args:
+            return e
+        return e.func(*(self(a) for a in e.args))
+
+    def _numbers(self, e):
+        if self.num is None:
+            raise ValueError(f"no parameter values given to resolve {e}")
+        return self.num
+
+    def _choose(self, d) -> int:
+        if d in self.given:
+            return int(self.given[d])
+        num = self._numbers(d)
+        if isinstance(d, (sp.Max, sp.Min)):
+            vals = [num(a) for a in d.args]
+            k = int(extreme(vals, isinstance(d, sp.Max)))
+            tied = tuple(i for i, v in enumerate(vals) if near(v, vals[k], self.rtol))
+            if len(tied) > 1:
+                self.ties.append(Tie(d, None, tied))
+            return k
+        conds = [d.args[0]] if isinstance(d, Iverson) else [c for _, c in d.args]
+        for i, c in enumerate(conds):
+            for a in atoms_of(c):
+                if isinstance(a, _ORDERED) and near(num(a.lhs), num(a.rhs), self.rtol):
+                    self.ties.append(Tie(d, a))
+            if num.truth(c):
+                return (1 if isinstance(d, Iverson) else i)
+        return 0 if isinstance(d, Iverson) else len(conds) - 1
+
+    def _decide(self, d):
+        k = self.chosen[d] = self._choose(d)
+        if isinstance(d, (sp.Max, sp.Min)):
+            if self.collect:
+                rel = sp.GreaterThan if isinstance(d, sp.Max) else sp.LessThan
+                for j, a in enumerate(d.args):
+                    if j != k:
+                        self._condition(rel(self(d.args[k]), self(a)))
+            return self(d.args[k])
+        if isinstance(d, Iverson):
+            if self.collect:
+                c = self._cond(d.args[0])
+                self._condition(c if k else sp.Not(c))
+            return sp.Integer(k)
+        if self.collect:
+            for j, (_, c) in enumerate(d.args[:k + 1]):
+                c = self._cond(c)
+                self._condition(c if j == k else sp.Not(c))
+        return self(d.args[k].expr)
+
+    def _cond(self, c):
+        if isinstance(c, Relational):
+            return c.func(self(c.lhs), self(c.rhs))
+        if c.args:
+            return c.func(*(self._cond(a) for a in c.args))
+        return c
+
+    def _condition(self, c):
+        if c is not sp.true and c not in self.conditions:
+            self.conditions.append(c)
+
+
+def resolution(expr: sp.Basic, values: Optional[Mapping[sp.Symbol, object]] = None, relax: bool = False, *,
+               freeze: bool = True, choices: Optional[Mapping[sp.Basic, int]] = None,
+               only: Optional[Callable[[sp.Basic], bool]] = None, conditions: bool = True,
+               rtol: float = KINK_RTOL) -> Resolution:
+    """Resolve ``expr`` at a point (see :func:`resolve`), reporting choices and ties too.
+
+    Parameters
+    ----------
+    expr
+        Any expression of the model (``model[name]``, a definition, a derivative ...).
+    values
+        ``Symbol -> number`` for every free symbol the decisions need.
+    relax
+        Replace ``FloorDiv(a, b)`` / ``CeilDiv(a, b)`` by ``a/b`` (else freeze them).
+    freeze
+        With ``relax=False``: True puts the integer value in place, False keeps the
+        ``FloorDiv`` node (its derivative is 0 either way; the node keeps the
+        expression valid for every integer value).
+    choices
+        ``decision node -> choice`` given instead of evaluated: the index of the active
+        argument (``Max``/``Min``) or branch (``Piecewise``), or 0/1 (Iverson).
+    only
+        Resolve only the decisions for which ``only(node)`` is true; keep the others.
+    conditions
+        Collect the conditions (False saves the work).
+    """
+    r = _Resolver(values, choices, relax, freeze, only, conditions, rtol)
+    out = r(expr)
+    return Resolution(out, tuple(r.conditions), tuple(r.chosen.items()), tuple(r.ties))
+
+
+def resolve(expr: sp.Basic, values: Mapping[sp.Symbol, object], relax: bool = False):
+    """``(smooth_expr, conditions)``: ``expr`` in the regime of the point ``values``.
+
+    Every ``Max``/``Min`` becomes its active argument, every ``Piecewise`` its
+    active branch, every Iverson bracket 0 or 1, every ``FloorDiv``/``CeilDiv``
+    its integer value (``relax=True``: the real quotient ``a/b``). ``conditions``
+    are the relations that hold at the point and select this regime, in terms of
+    the resolved sides. Named cost terms (``RingAllReduce`` ...) are kept; expand
+    them with ``.doit()``.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> from mlsysim_sym.terms.base import FloorDiv
+    >>> n, g = sp.symbols("n g", positive=True, integer=True)
+    >>> resolve(sp.Max(1, FloorDiv(n, g)), {n: 12, g: 5})
+    (2, (Eq(FloorDiv(n, g), 2),))
+    >>> resolve(sp.Max(1, FloorDiv(n, g)), {n: 12, g: 5}, relax=True)
+    (n/g, (n/g >= 1,))
+    """
+    r = resolution(expr, values, relax)
+    return r.expr, r.conditions
+
+
+def closed_form(expr: sp.Basic) -> sp.Basic:
+    """``expr`` with every named cost term expanded to its formula."""
+    return expr.replace(lambda e: isinstance(e, NamedTerm), lambda e: e.doit())
+
+
+# --------------------------------------------------------------------------------------
+# The decisions of a model variant, named after the quantity that holds them
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of a quantity's definition.
+
+    ``data`` are the expressions whose values decide it: the arguments of a
+    ``Max``/``Min``, or the two sides of every relation of its conditions.
+    ``moves_with`` are the parameters those depend on; ``branch_params`` the
+    parameters of each side (all expanded down to parameters).
+    """
+
+    quantity: str
+    node: sp.Basic
+    atoms: Tuple[sp.Basic, ...]
+    data: Tuple[sp.Basic, ...]
+    moves_with: FrozenSet[sp.Symbol]
+    branch_params: Tuple[FrozenSet[sp.Symbol], ...]
+
+    @property
+    def kind(self) -> str:
+        return type(self.node).__name__
+
+    def choose(self, data: Sequence[object]):
+        """The active side from this decision's data (scalars or arrays)."""
+        if isinstance(self.node, (sp.Max, sp.Min)):
+            return extreme(data, isinstance(self.node, sp.Max))
+        at = self.atom_truth(data)
+        if isinstance(self.node, Iverson):
+            return np.where(truth(self.node.args[0], at), 1, 0)
+        conds = [c for _, c in self.node.args]
+        return first_true([truth(c, at) for c in conds[:-1]] + [True], len(conds) - 1)
+
+    def atom_truth(self, data: Sequence[object]) -> Dict[sp.Basic, object]:
+        return {a: _COMPARE[type(a)](data[2 * i], data[2 * i + 1]) for i, a in enumerate(self.atoms)}
+
+    def ties(self, data: Sequence[object], choice: int, rtol: float = KINK_RTOL) -> Tuple[Tie, ...]:
+        """The ties of this decision at a scalar point."""
+        if isinstance(self.node, (sp.Max, sp.Min)):
+            tied = tuple(i for i, v in enumerate(data) if near(v, data[choice], rtol))
+            return (Tie(self.node, None, tied),) if len(tied) > 1 else ()
+        return tuple(Tie(self.node, a) for i, a in enumerate(self.atoms)
+                     if isinstance(a, _ORDERED) and near(data[2 * i], data[2 * i + 1], rtol))
+
+    def choose_with(self, data: Sequence[object], atom: sp.Basic, value: bool) -> int:
+        """The active side when the relation ``atom`` is forced to ``value`` (one side of a tie)."""
+        at = self.atom_truth(data)
+        at[atom] = value
+        if isinstance(self.node, Iverson):
+            return int(bool(truth(self.node.args[0], at)))
+        conds = [c for _, c in self.node.args]
+        return int(first_true([truth(c, at) for c in conds[:-1]] + [True], len(conds) - 1))
+
+
+class ModelDecisions:
+    """Every decision of the definitions of one model variant, evaluated from compiled code.
+
+    Get one with :func:`model_decisions` (cached per variant). Decisions are
+    listed in model order; ``data(values)`` returns their data for one point
+    (``backend="math"``) or for arrays of points (``"numpy"``).
+    """
+
+    def __init__(self, variant: Variant):
+        self.variant = variant
+        self.model: StepTimeModel = build_model(variant)
+        m = self.model
+        self.symbol_of = {n: m.quantity(n).symbol for n in m}
+        self.name_of = {s: n for n, s in self.symbol_of.items()}
+        self.expansion = {s: m[n] for n, s in self.symbol_of.items()}
+        decisions: List[Decision] = []
+        for n in m:
+            seen = []
+            for node in sp.preorder_traversal(m.definition(n)):
+                if isinstance(node, DECISIONS) and node not in seen:
+                    seen.append(node)
+                    decisions.append(self._decision(n, node))
+        self.decisions: Tuple[Decision, ...] = tuple(decisions)
+        self.of_quantity: Dict[str, Tuple[int, ...]] = {
+            n: tuple(i for i, d in enumerate(self.decisions) if d.quantity == n) for n in m}
+        offsets, k = [], 0
+        for d in self.decisions:
+            offsets.append(k)
+            k += len(d.data)
+        self._slices = tuple(slice(o, o + len(d.data)) for o, d in zip(offsets, self.decisions))
+
+    def _params(self, e) -> FrozenSet[sp.Symbol]:
+        out = set()
+        for s in e.free_symbols:
+            out |= self.expansion[s].free_symbols if s in self.expansion else {s}
+        return frozenset(out)
+
+    def _decision(self, quantity, node) -> Decision:
+        if isinstance(node, (sp.Max, sp.Min)):
+            atoms, data, branches = (), tuple(node.args), tuple(node.args)
+        else:
+            conds = [node.args[0]] if isinstance(node, Iverson) else [c for _, c in node.args]
+            atoms = tuple(a for a in atoms_of(sp.And(*conds, evaluate=False)) if a is not sp.true)
+            data = tuple(x for a in atoms for x in (a.lhs, a.rhs))
+            branches = (sp.S.Zero, sp.S.One) if isinstance(node, Iverson) else tuple(b for b, _ in node.args)
+        moves = frozenset().union(*(self._params(x) for x in data)) if data else frozenset()
+        return Decision(quantity, node, atoms, data, moves, tuple(self._params(b) for b in branches))
+
+    def closure(self, name: str) -> Tuple[str, ...]:
+        """The quantities ``name`` depends on (itself included), in model order."""
+        need, todo = set(), [name]
+        while todo:
+            n = todo.pop()
+            if n in need:
+                continue
+            need.add(n)
+            todo.extend(self.name_of[s] for s in self.model.definition(n).free_symbols if s in self.name_of)
+        return tuple(n for n in self.model if n in need)
+
+    def decisions_of(self, name: str) -> Tuple[int, ...]:
+        """Indices of the decisions in the closure of ``name``."""
+        return tuple(i for n in self.closure(name) for i in self.of_quantity[n])
+
+    @lru_cache(maxsize=None)
+    def _compiled(self, backend: str):
+        from .compile import _cse, _printer, numeric_form
+
+        exprs = [numeric_form(closed_form(x.xreplace(self.expansion))) for d in self.decisions for x in d.data]
+        args = tuple(p for p in self.model.parameters if any(p in e.free_symbols for e in exprs))
+        fn = sp.lambdify(args, exprs, modules=backend, cse=_cse, docstring_limit=0, printer=_printer(backend))
+        return args, fn
+
+    def data(self, values: Mapping[sp.Symbol, object], backend: str = "math") -> Tuple[Sequence[object], ...]:
+        """Per decision, the values of its ``data`` at ``values`` (numbers, or arrays with ``"numpy"``)."""
+        args, fn = self._compiled(backend)
+        try:
+            flat = fn(*(values[a] for a in args))
+        except KeyError as exc:
+            raise KeyError(f"no value given for parameter {exc.args[0]}") from None
+        return tuple(flat[s] for s in self._slices)
+
+    def choices(self, data, indices: Optional[Sequence[int]] = None) -> Dict[int, object]:
+        """``decision index -> active side`` for the decisions ``indices`` (default: all)."""
+        idx = range(len(self.decisions)) if indices is None else indices
+        return {i: self.decisions[i].choose(data[i]) for i in idx}
+
+    def smooth(self, name: str, choices: Mapping[int, int], resolve: Callable[[int], bool],
+               relax: bool = False) -> Tuple[sp.Basic, Dict[sp.Symbol, sp.Basic]]:
+        """``model[name]`` in a regime: each decision ``i`` with ``resolve(i)`` replaced by side ``choices[i]``.
+
+        Returns the expression (named terms expanded) and the substitution
+        ``quantity symbol -> resolved expansion`` of the closure, for building
+        other expressions (tie functions) in the same regime.
+        """
+        subs: Dict[sp.Symbol, sp.Basic] = {}
+        for n in self.closure(name):
+            own = {self.decisions[i].node: int(choices[i]) for i in self.of_quantity[n] if resolve(i)}
+            r = resolution(self.model.definition(n), None, relax, freeze=False, choices=own,
+                           only=lambda node, own=own: node in own, conditions=False)
+            subs[self.symbol_of[n]] = r.expr.xreplace(subs)
+        return closed_form(subs[self.symbol_of[name]]), subs
+
+    def in_regime(self, expr: sp.Basic, quantity: str, choices: Mapping[int, int], resolve: Callable[[int], bool],
+                  subs: Mapping[sp.Symbol, sp.Basic], relax: bool = False) -> sp.Basic:
+        """A subexpression of ``quantity``'s definition, resolved like :meth:`smooth` and expanded."""
+        own = {self.decisions[i].node: int(choices[i]) for i in self.of_quantity[quantity] if resolve(i)}
+        r = resolution(expr, None, relax, freeze=False, choices=own, only=lambda node: node in own,
+                       conditions=False)
+        return closed_form(r.expr.xreplace(dict(subs)))
+
+
+@lru_cache(maxsize=None)
+def model_decisions(variant: Variant = Variant()) -> ModelDecisions:
+    """The :class:`ModelDecisions` of one variant (built once)."""
+    return ModelDecisions(variant)
+
+
+# --------------------------------------------------------------------------------------
+# Labels
+# --------------------------------------------------------------------------------------
+
+def _dp_label(k, v):
+    if v.get("dp") == 1:
+        return "no DP (dp = 1)"
+    return ("DP ring on NVLink (one node)", "DP ring on the fabric", "DP hierarchical (NVLink + fabric)")[k]
+
+
+def _bw_label(k, d):
+    branch = d.node.args[k].expr
+    if k == 0:
+        return "spills to host memory (offload)"
+    names = {"BW_sram": "SRAM tier", "BW_flash": "flash tier", "BW_hbm": "fits in HBM"}
+    return names.get(str(branch), f"memory tier {k}")
+
+
+#: quantity -> label of the active side of its decisions (in definition order), from
+#: (choice, decision, quantity values). ``None``: not worth naming.
+_LABELS: Dict[str, Tuple[Callable, ...]] = {
+    "T_node": (lambda k, d, v: ("compute-bound", "memory-bound")[k],),
+    "BW_eff": (lambda k, d, v: _bw_label(k, d),
+               lambda k, d, v: ("offload at HBM bandwidth", "offload at PCIe bandwidth")[k]
+               if v.get("feasible") is False or not v.get("feasible", True) else None),
+    "T_dp_allreduce": (lambda k, d, v: _dp_label(k, v),),
+    "T_tp_allreduce": (lambda k, d, v: "no TP (tp = 1)" if v.get("tp") == 1
+                       else ("TP on NVLink", "TP on the fabric")[k],),
+    "T_dp_exposed": (lambda k, d, v: None if v.get("dp") == 1
+                     else ("DP overlapped with backward", "DP not overlapped")[k],),
+    "T_step": (lambda k, d, v: ("straggler (x f_s)", "no straggler (f_s <= 1)")[k],),
+    "lb": (lambda k, d, v: "batch < dp: one sample per replica" if k == 0 and v.get("B_lt_dp") else None,),
+    "f_train": (lambda k, d, v: None if not v.get("lora") else ("LoRA trainable fraction", "LoRA fraction capped at 1")[k],),
+}
+
+
+def label(md: ModelDecisions, index: int, choice: int, facts: Mapping[str, object]) -> Optional[str]:
+    """A readable name for the active side of decision ``index`` (None for unnamed ones).
+
+    ``facts`` are a few values the labels read: ``dp``, ``tp``, ``feasible``, ``lora``, ``B_lt_dp``.
+    """
+    d = md.decisions[index]
+    fns = _LABELS.get(d.quantity)
+    pos = md.of_quantity[d.quantity].index(index)
+    if fns is None or pos >= len(fns):
+        return None
+    return fns[pos](int(choice), d, facts)

@@ -1,0 +1,5 @@
+"""Test setup: make the shared helper module ``mlsysim_oracle`` importable."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,0 +1,126 @@
+"""Sweeps: vectorized results equal mlsysim's solve(), invalid configurations are masked with a reason."""
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+from mlsysim_sym import catalog, sweep
+from mlsysim_sym.search import divisors
+from mlsysim_sym.solver import OUTPUTS
+
+pytest.importorskip("mlsysim")
+import mlsysim_oracle as oracle  # noqa: E402
+
+NON_POW2 = ["Mega_100K", "Reference_25K_H100", "Kempner_H100_384", "Training_10K", "Meta_RSC_A100_16K"]
+FLAT_KEY = {k: ("node." + k[len("node_profile."):] if k.startswith("node_profile.") else k) for k in OUTPUTS}
+SKIP = {"dp", "node_profile.memory_bound", "node_profile.offload_spill_bytes"}   # compared differently below
+
+
+def _draw(rng, n_acc, moe):
+    divs = divisors(n_acc)
+    odd = [d for d in (3, 5, 6, 10, 25) if n_acc % d == 0]
+    while True:
+        tp = rng.choice([1, 2, 4, 8, 16] + odd)
+        pp = rng.choice([1, 2, 4, 8] + odd)
+        ep = rng.choice([1, 2, 4]) if moe else 1
+        if n_acc % (tp * pp * ep) == 0:
+            break
+    dp = n_acc // (tp * pp * ep)
+    return dict(
+        tp_size=tp, pp_size=pp, ep_size=ep,
+        batch_size=rng.choice([1, 3, max(1, dp - 1), dp, dp + 1, 2 * dp, 7 * dp + 3, 256, 1024, rng.randint(1, 5000)]),
+        precision=rng.choice(["fp16", "bf16", "fp32", "fp8", "int8", "tf32"]),
+        efficiency=rng.uniform(0.05, 1.0), v_stages=rng.choice([1, 2, 4]),
+        microbatch_count=rng.choice([1, 2, 3, 4, 8, 16, 32]), zero_stage=rng.randint(0, 3),
+        is_lora=rng.random() < 0.2, activation_recomputation=rng.random() < 0.5,
+        overlap_comm=rng.random() < 0.5, overlap_efficiency=rng.uniform(0, 1),
+        congestion_factor=rng.uniform(0.5, 3), straggler_factor=rng.choice([0.8, 1.0, 1.2, rng.uniform(0.5, 2)]),
+        moe_routing_imbalance_factor=rng.choice([1.0, 1.3, 2.0]),
+        gradient_accumulation_steps=rng.choice([1, 1, 2, 3, 4, 8]), seq_len=rng.choice([128, 512, 1000, 2048, 4096]))
+
+
+def test_vectorized_sweep_equals_mlsysim_on_random_configurations():
+    # 10,000 configurations: 40 (model, cluster) pairs x 250 draws, evaluated as one flattened sweep
+    # per pair and compared output by output with mlsysim's own solve().
+    rng = random.Random(2026)
+    models = catalog.workload_names("Language")
+    fleets = catalog.fleet_names()
+    pairs = [(m, f) for m in models for f in NON_POW2][:20] + \
+        [(rng.choice(models), rng.choice(fleets)) for _ in range(15)] + \
+        [(m, rng.choice(fleets)) for m in ("ResNet50", "Mamba_2_8B", "DLRM", "StableDiffusion_v1_5", "OpenVLA_7B")]
+    worst = 0.0
+    compared = 0
+    for model, fleet in pairs:
+        n_acc = catalog.fleet(fleet).total_accelerators
+        moe = catalog.workload(model).kind == "sparse_transformer"
+        draws = [_draw(rng, n_acc, moe) for _ in range(250)]
+        if catalog.workload(model).kind != "transformer" and catalog.workload(model).kind != "sparse_transformer":
+            for d in draws[::3]:
+                d.update(tp_size=1, pp_size=1, ep_size=1)       # the Engine path
+        cols = {k: np.array([d[k] for d in draws]) for k in draws[0]}
+        r = sweep(model, fleet, grid=False, **cols)
+        assert r.valid.all(), set(r.reason[~r.valid])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i, d in enumerate(draws):
+                theirs = oracle.mlsysim_solve(model, fleet, **d)
+                assert bool(r["node_profile.feasible"][i]) == theirs["node.feasible"]
+                assert (r["node_profile.memory_bound"][i] == 1) == (theirs["node.bottleneck"] == "Memory")
+                assert int(r["dp"][i]) == theirs["parallelism"]["dp"]
+                for k, flat in FLAT_KEY.items():
+                    if k in SKIP or k == "node_profile.feasible":
+                        continue
+                    a, b = float(r[k][i]), theirs[flat]
+                    err = oracle.rel_err(a, b)
+                    assert err <= 1e-12 or (a == b == 0), (model, fleet, d, k, a, b)
+                    worst = max(worst, err)
+                compared += 1
+    assert compared == 10000
+    assert worst <= 1e-12
+
+
+def test_grid_axes_follow_the_callers_order_and_mask_invalid_splits():
+    r = sweep("Llama3_70B", "Kempner_H100_384", batch_size=[128, 384], tp_size=[1, 2, 3, 5, 8], pp_size=[1, 4, 7])
+    assert r.shape == (2, 5, 3)
+    assert list(r.axes) == ["batch_size", "tp_size", "pp_size"]
+    # 384 = 2^7 * 3: tp=5 never divides; tp=3, pp=4 divides; pp=7 never
+    assert not r.valid[:, 3, :].any() and not r.valid[:, :, 2].any() and r.valid[0, 2, 1]
+    assert r.reason[0, 3, 0] == "Infeasible 4D Parallelism: TP * PP * EP must divide total accelerators exactly"
+    assert np.isnan(r["step_latency_total"][0, 3, 0]) and r.reason[0, 0, 0] == ""
+
+
+def test_invalid_values_are_masked_in_mlsysims_check_order():
+    r = sweep("Llama3_8B", "Lab_64_H100", grid=False, tp_size=np.array([0, 1, 1, 1, 1, 1]),
+              efficiency=np.array([0.5, 0.0, 0.5, 0.5, np.nan, 0.5]),
+              precision=np.array(["fp16", "fp16", "fp64", "fp16", "fp16", "FP16"]),
+              seq_len=np.array([2048, 2048, 2048, 0, 2048, 2048]))
+    assert r.reason.tolist() == ["tp_size must be >= 1", "efficiency must be in [1e-09, 1.0]",
+                                 "precision is not supported", "seq_len must be >= 1",
+                                 "efficiency must be finite", ""]
+    assert r.valid.tolist() == [False] * 5 + [True]
+
+
+def test_a_million_configurations_without_a_numpy_warning():
+    # pyproject turns every warning into an error: a division by zero in an inactive branch or in a
+    # masked configuration would fail this test. A third of the splits do not divide the fleet.
+    rng = np.random.default_rng(11)
+    n = 10**6
+    r = sweep("Mixtral_8x7B", "Training_10K", grid=False, outputs=("mfu", "step_latency_total"),
+              tp_size=rng.choice([1, 2, 3, 4, 8, 16], n), pp_size=rng.choice([1, 2, 4, 5, 8], n),
+              ep_size=rng.choice([1, 2, 4, 8], n), batch_size=rng.integers(1, 100000, n),
+              microbatch_count=rng.integers(1, 64, n), zero_stage=rng.integers(0, 4, n),
+              activation_recomputation=rng.random(n) < 0.5, overlap_comm=rng.random(n) < 0.5)
+    assert r.shape == (n,)
+    assert 0 < r.valid.sum() < n
+    assert np.isfinite(r["mfu"][r.valid]).all() and np.isnan(r["mfu"][~r.valid]).all()
+    assert ((r["mfu"][r.valid] > 0) & (r["mfu"][r.valid] < 1)).all()
+
+
+def test_unknown_arguments_and_outputs_are_named():
+    with pytest.raises(TypeError, match="unexpected argument 'tensor_parallel'"):
+        sweep("Llama3_8B", "Lab_64_H100", tensor_parallel=[1, 2])
+    # parameter symbol names are accepted as well as solve() keywords and field names
+    assert sweep("Llama3_8B", "Lab_64_H100", tp=[1, 2]).shape == (2,)
+    with pytest.raises(KeyError, match="unknown outputs"):
+        sweep("Llama3_8B", "Lab_64_H100", outputs=("speed",))
