@@ -51,6 +51,8 @@ def size_in_bytes(w: Workload, bpp) -> float:
 def lowered(w: Workload, bpp) -> Tuple[float, float]:
     """``(forward flop per token or sample, weight bytes)`` of ``Workload.lower`` (contract §2.2)."""
     P = w.parameters
+    if w.is_transformer and P is None:
+        size_in_bytes(w, bpp)       # mlsysim's error for a workload without parameters or size
     if w.kind == "workload" and P is None and w.model_size is not None:
         return (w.inference_flops or 0), w.model_size
     if P is None:
@@ -60,7 +62,7 @@ def lowered(w: Workload, bpp) -> Tuple[float, float]:
     elif w.kind == "cnn":
         ops = w.inference_flops
         if ops is None:
-            raise NotImplementedError(f"{w.name}: a CNN workload needs inference_flops")
+            raise NotImplementedError(f"workload {w.name!r}: a CNN workload needs inference_flops (it is None)")
     elif w.kind == "diffusion":
         ops = (w.inference_flops or 2 * P) * w.denoising_steps
     else:
@@ -132,7 +134,7 @@ def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Sym
     values.update({
         S.bpp: bpp, S.R: acc.peak_flops if peak is None else peak,
         S.P: P, S.F: ops, S.W_lw: W, S.W_g: W_grad,
-        S.L: w.layers or 1, S.H: w.hidden_dim or FALLBACK_HIDDEN_DIM, S.k_e: w.active_experts_per_token or 1,
+        S.L: w.layers or 0, S.H: w.hidden_dim or FALLBACK_HIDDEN_DIM, S.k_e: w.active_experts_per_token or 1,
         S.n_nodes: f.count, S.apn: f.node.accelerators_per_node,
         S.BW_intra: f.node.intra_node_bw,
         S.alpha_nv: FALLBACK_NVLINK_LATENCY if acc.nvlink_latency is None else acc.nvlink_latency,

@@ -220,7 +220,7 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
                 compute.memory_traffic(W, G, lb), **pos)
     t_mem = q("T_memory", rf"T_{{{T}{{memory}}}}", "s", "memory time of the replica step", traffic / BW, **pos)
     t_over = q("T_overhead", rf"T_{{{T}{{overhead}}}}", "s", "dispatch and framework overhead per step",
-               compute.overhead(S.L), **pos)
+               compute.overhead(sp.Max(1, S.L)), **pos)
     T_node = q("T_node", rf"T_{{{T}{{node}}}}", "s", "roofline time of one replica step",
                compute.node_latency(t_comp, t_mem, t_over), **pos)
     mfu = q("mfu_node", rf"{T}{{MFU}}_{{{T}{{node}}}}", "1", "model FLOPs utilization of one replica",
@@ -252,7 +252,7 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     msg = q("M_act_msg", rf"M_{{{T}{{act}}}}", "B", "activation bytes of one TP all-reduce",
             lb * S.s * S.H * S.bpp, **nonneg)
     nl = q("L_tp", rf"N_{{L,{T}{{TP}}}}", "1", "layers whose TP all-reduces one stage pays",
-           CeilDiv(S.L, S.pp), integer=True, positive=True)
+           CeilDiv(sp.Max(1, S.L), S.pp), integer=True, positive=True)
     t_tp0 = q("T_tp_allreduce", rf"T_{{{T}{{AR,TP}}}}", "s", "TP all-reduces of one step, before congestion",
               comm.tp_allreduces(msg, S.tp, nl, S.apn, BW_inter), **nonneg)
     t_ep0 = q("T_ep_alltoall", rf"T_{{{T}{{A2A,EP}}}}", "s", "EP all-to-all of one step, before congestion",

@@ -15,7 +15,8 @@ from typing import Dict, Optional, Union
 
 from . import catalog
 from .compile import compile_quantities
-from .inputs import RUN_SYMBOLS, resolve_precision, static_values
+from .inputs import RUN_SYMBOLS, parameter_values, resolve_precision, static_values
+from .symbols import sym
 from .types import Fleet, Workload
 
 WorkloadLike = Union[str, Workload, object]
@@ -151,6 +152,8 @@ class DistributedModel:
             _validate_at_least(seq_len, 1, "seq_len")
             if zero_stage not in {0, 1, 2, 3}:
                 raise ValueError("zero_stage must be 0, 1, 2, or 3")
+        # the collective helpers' own checks, reachable only with non-physical hardware or seq_len < 0
+        _check_collectives(w, f, key, locals())
         # V13: calc_pipeline_bubble's checks (mlsysim calls it even with pp = 1)
         _validate_at_least(microbatch_count, 1, "n_microbatches")
         _validate_at_least(v_stages, 1, "v_stages")
@@ -164,6 +167,64 @@ class DistributedModel:
             if i is not None:
                 vector[i] = value
         return _result(fn(*vector), tp_size, pp_size, ep_size)
+
+
+def _q(value, unit):
+    """A magnitude as pint prints it with mlsysim's ``~P`` default: ``'-1e-06 s'``."""
+    return f"{value} {unit}"
+
+
+def _ring_checks(msg, bw, lat, name_bw="bandwidth_bytes_s"):
+    """``calc_ring_allreduce_time`` / ``calc_all_to_all_time`` argument checks, in their order."""
+    if msg < 0:
+        raise ValueError(f"message_bytes must be non-negative, got {_q(msg, 'B')}")
+    if bw <= 0:
+        raise ValueError(f"{name_bw} must be positive, got {_q(bw, 'B/s')}")
+    if lat < 0:
+        raise ValueError(f"latency_s must be non-negative, got {_q(lat, 's')}")
+
+
+def _check_collectives(w: Workload, f: Fleet, key: str, args: dict) -> None:
+    """mlsysim's collective helpers reject a negative message, a bandwidth <= 0 and a negative latency.
+
+    Only non-physical inputs reach these checks (a registry fleet never does), so the fast
+    path tests the inputs first; the placement (dp, ranks per node, nodes spanned) and the
+    message sizes then come from the model's own quantities.
+    """
+    variant, static = static_values(w, f, key)
+    S = sym
+    bw_intra, bw_fab, osr = static[S.BW_intra], static[S.BW_fab], static[S.osr]
+    a_nv, a_fab = static[S.alpha_nv], static[S.alpha_fab]
+    if bw_intra > 0 and bw_fab > 0 and osr > 0 and a_nv >= 0 and a_fab >= 0 and args["seq_len"] >= 0 \
+            and static[S.W_g] >= 0:
+        return
+    names = ("dp", "rpn", "nodes_dp", "M_grad_msg", "M_act_msg")
+    run = {k: args[k] for k in RUN_SYMBOLS}
+    _, values = parameter_values(w, f, key, **run)
+    dp, rpn, nodes, grad, act = (compile_quantities(variant, names, "math").evaluate(values)[n] for n in names)
+    tp, ep, apn = args["tp_size"], args["ep_size"], f.node.accelerators_per_node
+
+    def inter():   # fleet.fabric.bandwidth / oversubscription_ratio, as mlsysim divides it
+        return bw_fab / osr
+
+    if dp > 1:
+        bw_inter = inter()
+        if nodes == 1:
+            _ring_checks(grad, bw_intra, a_nv)
+        elif rpn == 1:
+            _ring_checks(grad, bw_inter, a_fab)
+        else:
+            if bw_intra <= 0:
+                raise ValueError(f"intra_node_bw must be positive, got {_q(bw_intra, 'B/s')}")
+            _ring_checks(grad / rpn, bw_inter, a_fab)   # the inter-node ring carries M / g
+    if tp > 1:
+        if tp <= apn:
+            _ring_checks(act, bw_intra, a_nv)
+        else:
+            _ring_checks(act, inter(), a_fab)
+    if ep > 1:
+        k = static[S.k_e]
+        _ring_checks(act * k * args["moe_routing_imbalance_factor"], inter(), a_fab)
 
 
 #: Result field -> model quantity. Node-profile fields are prefixed ``node_profile.``.

@@ -127,7 +127,8 @@ _declare("P", "P", "1", "parameter count of the model (all experts)", "workload.
 _declare("F", rf"F_{{{T}{{fwd}}}}", "flop",
          "forward FLOPs per token (transformers) or per sample (other workloads)",
          "workload.inference_flops (else 2 x active or total parameters)", nonnegative=True)
-_count("L", "N_L", "layers of the model", "workload.layers (else 1)", r"\LayerCount")
+_count("L", "N_L", "layers of the model (0 when the workload has none; the overhead and TP terms use max(1, N_L))",
+       "workload.layers (else 0)", r"\LayerCount", nonnegative=True)
 _count("H", "d", "hidden dimension", "workload.hidden_dim (else 4096)", r"\HiddenDimension")
 _count("k_e", rf"k_{{{T}{{experts}}}}", "experts each token is routed to",
        "workload.active_experts_per_token (else 1)", r"\RoutedExpertCount")

@@ -790,13 +790,19 @@ _EDGE_IDS = [
     "transformer_hidden_None_lora", "tiny_transformer_lora_fraction_1", "moe_k_None", "diffusion_steps_0_engine",
     "diffusion_steps_0_replica", "workload_params_0", "size_only_int4_engine", "pf_has_fp16_key_engine",
     "pf_has_fp16_key_replica", "pf_int4_TOPS", "odd_units", "odd_units_tp_fabric",
-    pytest.param("cnn_flops_None", marks=pytest.mark.xfail(
-        strict=True, reason="schema-invalid CNNWorkload (inference_flops None): mlsysim raises TypeError from "
-                            "lower(), ours NotImplementedError")),
-    pytest.param("transformer_params_None", marks=pytest.mark.xfail(
-        strict=True, reason="schema-invalid TransformerWorkload (parameters None): same type, different "
-                            "NotImplementedError message")),
+    "transformer_params_None",
 ]
+
+
+def test_cnn_without_inference_flops_gets_a_clear_error_where_mlsysim_fails_by_accident():
+    # A deliberate deviation: a CNNWorkload whose inference_flops is None (schema-invalid: built with
+    # model_copy) makes mlsysim fail inside lower() with "unsupported operand type(s) for /:
+    # 'NoneType' and 'Quantity'"; we say which field is missing.
+    model, fleet, kw = _edge_cases()["cnn_flops_None"]
+    both = oracle.call_both(model, fleet, **kw)
+    assert both["mlsysim"]["exception"][0] == "TypeError"
+    assert both["ours"]["exception"] == ("NotImplementedError",
+                                     "workload 'ResNet-50': a CNN workload needs inference_flops (it is None)")
 
 
 @pytest.mark.parametrize("case_id", _EDGE_IDS)
