@@ -213,7 +213,7 @@ def model_for(variant: Variant) -> StepTimeModel:
 # Pre-generated scalar code (package data, never a user-writable location)
 # ------------------------------------------------------------------------------------------------
 #: Package sources whose content decides the generated code.
-FINGERPRINT_SOURCES = ("symbols.py", "model.py", "compile.py", "solver.py", "terms/__init__.py", "terms/base.py",
+FINGERPRINT_SOURCES = ("symbols.py", "model.py", "compile.py", "terms/__init__.py", "terms/base.py",
                        "terms/collectives.py", "terms/communication.py", "terms/compute.py", "terms/memory.py",
                        "terms/pipeline.py")
 

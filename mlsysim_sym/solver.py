@@ -23,7 +23,7 @@ WorkloadLike = Union[str, Workload, object]
 FleetLike = Union[str, Fleet, object]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class NodeProfile:
     """One replica's roofline step, under mlsysim ``PerformanceProfile`` field names (SI units)."""
 
@@ -46,11 +46,12 @@ class NodeProfile:
     overhead_dominated: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DistributedResult:
     """One training step, under mlsysim ``DistributedResult`` field names (SI units), plus fleet ``mfu``.
 
-    ``quantities`` holds every named quantity of the model at this configuration.
+    ``quantities`` maps every result name of :data:`OUTPUTS` (node fields as ``node_profile.*``)
+    to its value at this configuration.
     """
 
     node_profile: NodeProfile
@@ -65,7 +66,11 @@ class DistributedResult:
     effective_throughput: float         # samples/s of the fleet
     parallelism: Dict[str, int]
     mfu: float                          # fleet MFU = node MFU x scaling efficiency
-    quantities: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    values: tuple = field(default=(), repr=False, compare=False)
+
+    @property
+    def quantities(self) -> Dict[str, object]:
+        return dict(zip(OUTPUT_NAMES, self.values))
 
 
 def _validate_at_least(val, minimum, name):
@@ -153,11 +158,12 @@ class DistributedModel:
             if zero_stage not in {0, 1, 2, 3}:
                 raise ValueError("zero_stage must be 0, 1, 2, or 3")
         # the collective helpers' own checks, reachable only with non-physical hardware or seq_len < 0
-        _check_collectives(w, f, key, locals())
+        template, positions, fn, physical = _bound(w, f, key)
+        if not physical or seq_len < 0:
+            _check_collectives(w, f, key, locals())
         # V13: calc_pipeline_bubble's checks (mlsysim calls it even with pp = 1)
         _validate_at_least(microbatch_count, 1, "n_microbatches")
         _validate_at_least(v_stages, 1, "v_stages")
-        template, positions, fn = _bound(w, f, key)
         vector = template.copy()
         for i, value in zip(positions, (
                 batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
@@ -195,9 +201,6 @@ def _check_collectives(w: Workload, f: Fleet, key: str, args: dict) -> None:
     S = sym
     bw_intra, bw_fab, osr = static[S.BW_intra], static[S.BW_fab], static[S.osr]
     a_nv, a_fab = static[S.alpha_nv], static[S.alpha_fab]
-    if bw_intra > 0 and bw_fab > 0 and osr > 0 and a_nv >= 0 and a_fab >= 0 and args["seq_len"] >= 0 \
-            and static[S.W_g] >= 0:
-        return
     names = ("dp", "rpn", "nodes_dp", "M_grad_msg", "M_act_msg")
     run = {k: args[k] for k in RUN_SYMBOLS}
     _, values = parameter_values(w, f, key, **run)
@@ -247,15 +250,32 @@ OUTPUT_NAMES = tuple(OUTPUTS)
 _ORDER = tuple(RUN_SYMBOLS)  # the order of the values filled in by solve()
 
 
-@lru_cache(maxsize=512)
+_BOUND: Dict[tuple, tuple] = {}
+
+
 def _bound(w: Workload, f: Fleet, key: str):
+    """:func:`_bind`, memoized on the identity of the records (hashing nested frozen records costs
+    microseconds a call); the records are kept alive in the entry so that an id is never reused."""
+    entry = _BOUND.get((id(w), id(f), key))
+    if entry is None or entry[0] is not w or entry[1] is not f:
+        if len(_BOUND) > 4096:
+            _BOUND.clear()
+        entry = _BOUND[(id(w), id(f), key)] = (w, f, _bind(w, f, key))
+    return entry[2]
+
+
+@lru_cache(maxsize=512)
+def _bind(w: Workload, f: Fleet, key: str):
     """Compiled outputs for (workload, fleet, precision), with the static part of the argument vector filled."""
     variant, static = static_values(w, f, key)
     c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
     index = {a: i for i, a in enumerate(c.args)}
     template = [static.get(a) for a in c.args]
     positions = tuple(index.get(RUN_SYMBOLS[k]) for k in _ORDER)
-    return template, positions, c.fn
+    S = sym
+    physical = (static[S.BW_intra] > 0 and static[S.BW_fab] > 0 and static[S.osr] > 0 and static[S.alpha_nv] >= 0
+                and static[S.alpha_fab] >= 0 and static[S.W_g] >= 0)
+    return template, positions, c.fn, physical
 
 
 def _result(values, tp, pp, ep) -> DistributedResult:
@@ -270,4 +290,4 @@ def _result(values, tp, pp, ep) -> DistributedResult:
     return DistributedResult(
         node, float(t_dp), float(t_tp), float(t_ep), float(t_comm), float(t_bub), float(bf), float(step),
         float(se), float(thr), {"dp": int(dp), "tp": tp, "pp": pp, "ep": ep}, float(mfu),
-        dict(zip(OUTPUT_NAMES, values)))
+        values)
