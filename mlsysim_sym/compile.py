@@ -238,6 +238,7 @@ def generated_module_name(variant: Variant, backend: str = "math") -> str:
 
 def generated_source(variant: Variant, names: Tuple[str, ...], backend: str = "math") -> str:
     """The text of a pre-generated module for ``(variant, names)``."""
+    import hashlib
     import inspect
 
     c = _lambdify(variant, tuple(names), backend)
@@ -246,18 +247,55 @@ def generated_source(variant: Variant, names: Tuple[str, ...], backend: str = "m
             f"FINGERPRINT = {fingerprint()!r}\n"
             f"VARIANT = {tuple(vars(variant).values())!r}\n"
             f"NAMES = {tuple(names)!r}\n"
-            f"ARGS = {tuple(a.name for a in c.args)!r}\n\n\n{body}")
+            f"ARGS = {tuple(a.name for a in c.args)!r}\n"
+            f"BODY_SHA256 = {hashlib.sha256(body.encode()).hexdigest()!r}\n"
+            f"{_SPLIT}{body}")
+
+
+_SPLIT = "\n\n# --- generated code ---\n"
+
+
+def _generated_path(variant: Variant, backend: str):
+    from importlib import resources
+
+    return resources.files("mlsysim_sym").joinpath("_generated", generated_module_name(variant, backend) + ".py")
 
 
 def _load_generated(variant: Variant, names: Tuple[str, ...], backend: str):
-    import importlib
+    """The shipped code for ``(variant, names)``, or None when absent, stale or not trustworthy.
+
+    The file is read as text and checked before anything in it runs: its header (literals only,
+    read with ``ast.literal_eval``) must carry this package's fingerprint, the variant and the
+    names, and the sha256 of the code below it; the file must not be writable by group or others.
+    Anything else (edited, corrupted, stale, loosened permissions) is ignored and the code is
+    rebuilt from the expressions.
+    """
+    import ast
+    import hashlib
+    import os
+    import stat
 
     if backend != "math":
         return None
+    path = _generated_path(variant, backend)
     try:
-        mod = importlib.import_module(f"mlsysim_sym._generated.{generated_module_name(variant, backend)}")
-    except ImportError:
+        text = path.read_text()
+        mode = os.stat(str(path)).st_mode
+    except OSError:
         return None
-    if mod.FINGERPRINT != fingerprint() or tuple(mod.NAMES) != names or mod.VARIANT != tuple(vars(variant).values()):
+    if mode & (stat.S_IWGRP | stat.S_IWOTH) or _SPLIT not in text:
         return None
-    return Compiled(variant, names, tuple(PARAMS[n].symbol for n in mod.ARGS), mod.evaluate, backend)
+    head, body = text.split(_SPLIT, 1)
+    try:
+        meta = {node.targets[0].id: ast.literal_eval(node.value)
+                for node in ast.parse(head).body if isinstance(node, ast.Assign)}
+    except (SyntaxError, ValueError, AttributeError):
+        return None
+    if (meta.get("FINGERPRINT") != fingerprint() or meta.get("NAMES") != tuple(names)
+            or meta.get("VARIANT") != tuple(vars(variant).values())
+            or meta.get("BODY_SHA256") != hashlib.sha256(body.encode()).hexdigest()):
+        return None
+    namespace: dict = {}
+    exec(compile(body, str(path), "exec"), namespace)  # noqa: S102 - verified package code, never user input
+    return Compiled(variant, tuple(names), tuple(PARAMS[n].symbol for n in meta["ARGS"]), namespace["evaluate"],
+                    backend)
