@@ -31,7 +31,7 @@ def test_shipped_generated_code_equals_a_fresh_generation():
 def test_solve_uses_the_shipped_code_and_it_matches_lambdify():
     names = tuple(OUTPUTS.values())
     shipped = compile_quantities(Variant(), names, "math")
-    assert shipped.fn.__module__ == "mlsysim_sym._generated.math_transformer"
+    assert shipped.fn.__code__.co_filename.endswith("math_transformer.py")
     fresh = _lambdify(Variant(), names, "math")
     variant, values = parameter_values(catalog.workload("GPT3"), catalog.fleet("Training_1K_A100"), "fp8",
                                        batch_size=512, tp_size=16, pp_size=8, v_stages=2, microbatch_count=4,
@@ -69,3 +69,34 @@ def test_numpy_backend_equals_math_backend(model, fleet):
             got = np.broadcast_to(vec[n], batch.shape)[i]
             assert got == pytest.approx(float(one[n]), rel=1e-13, abs=0), n
     assert scalar["T_step"] > 0
+
+
+def _shipped_copy(tmp_path, edit=None, mode=0o644):
+    from mlsysim_sym.compile import _generated_path
+
+    text = _generated_path(Variant(), "math").read_text()
+    path = tmp_path / "math_transformer.py"
+    path.write_text(edit(text) if edit else text)
+    path.chmod(mode)
+    return path
+
+
+@pytest.mark.parametrize("case", ["body edited", "header edited", "group-writable", "world-writable", "garbage"])
+def test_tampered_shipped_code_is_detected_and_rebuilt(tmp_path, monkeypatch, case):
+    import mlsysim_sym.compile as comp
+
+    edits = {
+        "body edited": (lambda t: t.replace("x0 = ", "x0 = 2*", 1), 0o644),
+        "header edited": (lambda t: t.replace("BODY_SHA256 = '", "BODY_SHA256 = '0", 1), 0o644),
+        "group-writable": (None, 0o664),
+        "world-writable": (None, 0o646),
+        "garbage": (lambda t: "import os\nos._exit(3)\n", 0o644),
+    }
+    edit, mode = edits[case]
+    path = _shipped_copy(tmp_path, edit, mode)
+    monkeypatch.setattr(comp, "_generated_path", lambda variant, backend: path)
+    names = tuple(OUTPUTS.values())
+    assert comp._load_generated(Variant(), names, "math") is None     # never executed
+    # an untouched copy with safe permissions is accepted
+    monkeypatch.setattr(comp, "_generated_path", lambda variant, backend: _shipped_copy(tmp_path))
+    assert comp._load_generated(Variant(), names, "math") is not None
