@@ -71,11 +71,11 @@ def test_numpy_backend_equals_math_backend(model, fleet):
     assert scalar["T_step"] > 0
 
 
-def _shipped_copy(tmp_path, edit=None, mode=0o644):
+def _shipped_copy(tmp_path, edit=None, mode=0o644, name="math_transformer.py"):
     from mlsysim_sym.compile import _generated_path
 
     text = _generated_path(Variant(), "math").read_text()
-    path = tmp_path / "math_transformer.py"
+    path = tmp_path / name
     path.write_text(edit(text) if edit else text)
     path.chmod(mode)
     return path
@@ -94,9 +94,10 @@ def test_tampered_shipped_code_is_detected_and_rebuilt(tmp_path, monkeypatch, ca
     }
     edit, mode = edits[case]
     path = _shipped_copy(tmp_path, edit, mode)
+    clean = _shipped_copy(tmp_path, name="clean.py")
     monkeypatch.setattr(comp, "_generated_path", lambda variant, backend: path)
     names = tuple(OUTPUTS.values())
     assert comp._load_generated(Variant(), names, "math") is None     # never executed
     # an untouched copy with safe permissions is accepted
-    monkeypatch.setattr(comp, "_generated_path", lambda variant, backend: _shipped_copy(tmp_path))
+    monkeypatch.setattr(comp, "_generated_path", lambda variant, backend: clean)
     assert comp._load_generated(Variant(), names, "math") is not None
