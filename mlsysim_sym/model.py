@@ -141,7 +141,7 @@ class _Builder:
         if name in PARAMS:
             raise RuntimeError(f"quantity {name!r} would shadow a parameter")
         s = sp.Symbol(name, **(assumptions or {"real": True}))
-        self.items.append(Quantity(name, s, sp.sympify(definition), unit, meaning, latex))
+        self.items.append(Quantity(name, s, sp.sympify(definition, strict=True), unit, meaning, latex))
         return s
 
 

@@ -8,6 +8,7 @@ samples per second.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -73,14 +74,24 @@ class DistributedResult:
         return dict(zip(OUTPUT_NAMES, self.values))
 
 
+def _comparable(val, name):
+    """mlsysim compares whatever it is given; a non-number fails there with Python's bare
+    "'<' not supported ..." TypeError. Ours names the argument (by its ``solve()`` keyword)."""
+    if not isinstance(val, (int, float)):
+        raise TypeError(f"{_KEYWORD.get(name, name)} must be a real number, got {type(val).__name__}")
+    return val
+
+
+_KEYWORD = {"n_microbatches": "microbatch_count"}
+
+
 def _validate_at_least(val, minimum, name):
-    if getattr(val, "magnitude", val) < minimum:
+    if _comparable(val, name) < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {val}")
 
 
 def _validate_range(val, lo, hi, name):
-    mag = getattr(val, "magnitude", val)
-    if mag < lo or mag > hi:
+    if _comparable(val, name) < lo or val > hi:
         raise ValueError(f"{name} must be in [{lo}, {hi}], got {val}")
 
 
@@ -157,13 +168,23 @@ class DistributedModel:
             _validate_at_least(seq_len, 1, "seq_len")
             if zero_stage not in {0, 1, 2, 3}:
                 raise ValueError("zero_stage must be 0, 1, 2, or 3")
+        elif tp_size == 1 and ep_size == 1:
+            seq_len = 0     # mlsysim never reads it here (it only sizes TP and EP messages): any value goes
         # the collective helpers' own checks, reachable only with non-physical hardware or seq_len < 0
         template, positions, fn, physical = _bound(w, f, key)
-        if not physical or seq_len < 0:
+        if not physical or _comparable(seq_len, "seq_len") < 0:
             _check_collectives(w, f, key, locals())
         # V13: calc_pipeline_bubble's checks (mlsysim calls it even with pp = 1)
         _validate_at_least(microbatch_count, 1, "n_microbatches")
         _validate_at_least(v_stages, 1, "v_stages")
+        # beyond mlsysim: where it would compute with a non-number, NaN or inf (and return NaN or fail
+        # deep inside pint), say which argument is wrong
+        numbers = (batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
+                   overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
+                   gradient_accumulation_steps, seq_len)
+        if not _all_finite_reals(numbers) or type(tp_size) is not int or type(pp_size) is not int \
+                or type(ep_size) is not int:
+            _name_the_bad_number(dict(zip(_NUMERIC, numbers)), w.is_transformer)
         vector = template.copy()
         for i, value in zip(positions, (
                 batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
@@ -229,6 +250,48 @@ def _check_collectives(w: Workload, f: Fleet, key: str, args: dict) -> None:
         k = static[S.k_e]
         _ring_checks(act * k * args["moe_routing_imbalance_factor"], inter(), a_fab)
 
+
+def _all_finite_reals(values) -> bool:
+    try:
+        return {type(v) for v in values} <= _REAL_TYPES and math.isfinite(sum(values))
+    except (OverflowError, TypeError):
+        return False
+
+
+def _name_the_bad_number(args: dict, transformer: bool) -> None:
+    """Where mlsysim would compute with a non-number, NaN or inf, or fail inside pint or pydantic.
+
+    * a non-number (str, None, list, ...) -> TypeError naming the argument;
+    * a bool where mlsysim multiplies a pint Quantity by it (efficiency, congestion_factor, and
+      seq_len of a transformer: mlsysim raises TypeError) -> TypeError; elsewhere a bool counts as
+      0 or 1, as in mlsysim;
+    * NaN or inf (mlsysim returns NaN or computes with inf) -> ValueError;
+    * a fractional tp/pp/ep (mlsysim's result model rejects it: pydantic ValidationError) -> ValueError.
+    ``zero_stage`` is not read for a non-transformer, so it is not checked there (as in mlsysim).
+    """
+    for name, value in args.items():
+        if name == "zero_stage" and not transformer:
+            continue
+        if not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+        if isinstance(value, bool) and name in _NO_BOOL and (transformer or name != "seq_len"):
+            raise TypeError(f"{name} must be a number, got bool")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:
+            raise ValueError(f"{name} is beyond the float range, got an integer of {len(str(abs(value)))} digits")
+        if not finite:
+            raise ValueError(f"{name} must be finite, got {value}")
+        if name in ("tp_size", "pp_size", "ep_size") and value != int(value):
+            raise ValueError(f"{name} must be a whole number, got {value}")
+
+
+_REAL_TYPES = {int, float}
+_NO_BOOL = ("efficiency", "congestion_factor", "seq_len")
+#: The numeric keyword arguments of ``solve()``.
+_NUMERIC = ("batch_size", "efficiency", "tp_size", "pp_size", "ep_size", "v_stages", "microbatch_count",
+            "zero_stage", "overlap_efficiency", "congestion_factor", "straggler_factor",
+            "moe_routing_imbalance_factor", "gradient_accumulation_steps", "seq_len")
 
 #: Result field -> model quantity. Node-profile fields are prefixed ``node_profile.``.
 OUTPUTS = {

@@ -109,4 +109,4 @@ def dimension(expr, units: Dict[sp.Symbol, str] | None = None) -> Dim:
             return ONE
         raise DimensionError(f"cannot take the dimension of {type(e).__name__}: {e}")
 
-    return walk(sp.sympify(expr))
+    return walk(sp.sympify(expr, strict=True))
