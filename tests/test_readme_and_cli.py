@@ -41,3 +41,12 @@ def test_cli_reports_bad_input_without_a_traceback(capsys):
     assert err.startswith("mlsysim-sym: error: Infeasible 4D Parallelism: TP(3) * PP(4) * EP(1)")
     assert main(["--fleet", "Research_512"]) == 2
     assert "unknown fleet 'Research_512'" in capsys.readouterr().err
+
+
+def test_cli_rejects_non_finite_numbers(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--efficiency", "nan"])
+    assert exc.value.code == 2
+    assert "--efficiency: must be a finite number, got nan" in capsys.readouterr().err

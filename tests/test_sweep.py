@@ -124,3 +124,12 @@ def test_unknown_arguments_and_outputs_are_named():
     assert sweep("Llama3_8B", "Lab_64_H100", tp=[1, 2]).shape == (2,)
     with pytest.raises(KeyError, match="unknown outputs"):
         sweep("Llama3_8B", "Lab_64_H100", outputs=("speed",))
+
+
+def test_non_physical_hardware_values_are_masked_with_the_argument_named():
+    r = sweep("Llama3_8B", "Lab_64_H100", grid=False, batch_size=64,
+              fabric_bandwidth=np.array([-1.0, 0.0, 2.5e10, 2.5e10, 2.5e10]),
+              memory_capacity=np.array([8e10, 8e10, np.inf, 8e10, 8e10]),
+              fabric_latency=np.array([5e-6, 5e-6, 5e-6, -1e-6, 5e-6]))
+    assert r.reason.tolist() == ["fabric_bandwidth must be positive", "fabric_bandwidth must be positive",
+                                 "memory_capacity must be finite", "fabric_latency must be non-negative", ""]
