@@ -95,28 +95,27 @@ def _validate_range(val, lo, hi, name):
         raise ValueError(f"{name} must be in [{lo}, {hi}], got {val}")
 
 
+def _record(value, record_type, lookup, what):
+    """A record of ``record_type``: itself, a catalog name looked up, or a converted mlsysim object."""
+    if isinstance(value, record_type):
+        return value
+    if isinstance(value, str):
+        return lookup(value)
+    converted = catalog.from_mlsysim(value)
+    if not isinstance(converted, record_type):
+        raise TypeError(f"{what} must be a {what} (a catalog name, a record or an mlsysim object), "
+                        f"got {type(value).__name__}")
+    return converted
+
+
 def as_workload(model: WorkloadLike) -> Workload:
     """A catalog name, a :class:`Workload`, or an mlsysim workload object."""
-    if isinstance(model, Workload):
-        return model
-    if isinstance(model, str):
-        return catalog.workload(model)
-    converted = catalog.from_mlsysim(model)
-    if not isinstance(converted, Workload):
-        raise TypeError(f"model must be a workload, got {type(model).__name__}")
-    return converted
+    return _record(model, Workload, catalog.workload, "model")
 
 
 def as_fleet(fleet: FleetLike) -> Fleet:
     """A catalog name, a :class:`Fleet`, or an mlsysim ``Fleet``."""
-    if isinstance(fleet, Fleet):
-        return fleet
-    if isinstance(fleet, str):
-        return catalog.fleet(fleet)
-    converted = catalog.from_mlsysim(fleet)
-    if not isinstance(converted, Fleet):
-        raise TypeError(f"fleet must be a fleet, got {type(fleet).__name__}")
-    return converted
+    return _record(fleet, Fleet, catalog.fleet, "fleet")
 
 
 class DistributedModel:
@@ -166,7 +165,11 @@ class DistributedModel:
         # V12: the transformer memory model's own checks
         if w.is_transformer:
             _validate_at_least(seq_len, 1, "seq_len")
-            if zero_stage not in {0, 1, 2, 3}:
+            try:
+                stage_ok = zero_stage in {0, 1, 2, 3}
+            except TypeError:   # unhashable: mlsysim's own test fails with "unhashable type"
+                raise TypeError(f"zero_stage must be 0, 1, 2, or 3, got {type(zero_stage).__name__}") from None
+            if not stage_ok:
                 raise ValueError("zero_stage must be 0, 1, 2, or 3")
         elif tp_size == 1 and ep_size == 1:
             seq_len = 0     # mlsysim never reads it here (it only sizes TP and EP messages): any value goes
