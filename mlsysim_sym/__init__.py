@@ -6,16 +6,32 @@
 >>> round(r.step_latency_total, 6)
 3.368627
 """
+from importlib import import_module
+
 from .model import StepTimeModel, Variant, build_model
-from .search import ParallelismOptimizer, search
 from .solver import DistributedModel, DistributedResult, NodeProfile
-from .sweep import sweep
 from .symbols import PARAMS, sym
 from .types import Accelerator, Fabric, Fleet, Node, Workload
 
+#: Names loaded on first use (they bring numpy along; a plain ``solve()`` does not need it).
+_LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optimize", "resolve": "regime",
+         "sensitivities": "sensitivity", "sensitivity_sweep": "sensitivity"}
+
 __all__ = [
     "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
-    "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "search", "sweep",
-    "sym",
+    "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "resolve", "search",
+    "sensitivities", "sensitivity_sweep", "sweep", "sym",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mlsysim_sym' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -124,7 +124,7 @@ class _NumPyPrinter(NumPyPrinter):
         return self._nest("logical_or", expr)
 
 
-def _cse(exprs):
+def cse_real(exprs):
     """sympy's cse with real-valued replacement symbols.
 
     With assumption-free ``x0, x1, ...`` sympy can conclude that a sum of them is not
@@ -133,7 +133,14 @@ def _cse(exprs):
     return sp.cse(exprs, symbols=sp.numbered_symbols("x", real=True))
 
 
-def _printer(backend):
+def lambdify_numeric(args, exprs, backend: str, cse=cse_real):
+    """The package's one way from expressions to code: lambdify with :func:`cse_real` (or a given
+    ``cse``) and the printers above. ``exprs`` should already be in :func:`numeric_form`."""
+    return sp.lambdify(args, list(exprs), modules=backend, cse=cse, docstring_limit=0,
+                       printer=numeric_printer(backend))
+
+
+def numeric_printer(backend):
     if backend == "numpy":
         return _NumPyPrinter({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": True,
                               "user_functions": {}})
@@ -188,7 +195,7 @@ def _lambdify(variant: Variant, names: Tuple[str, ...], backend: str) -> Compile
     exprs = [numeric_form(model.closed_form(n)) for n in names]
     free = set().union(*(e.free_symbols for e in exprs))
     args = tuple(p for p in model.parameters if p in free)
-    fn = sp.lambdify(args, exprs, modules=backend, cse=_cse, docstring_limit=0, printer=_printer(backend))
+    fn = lambdify_numeric(args, exprs, backend)
     return Compiled(variant, tuple(names), args, fn, backend)
 
 

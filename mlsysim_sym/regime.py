@@ -25,13 +25,13 @@ Examples
 >>> from mlsysim_sym.regime import resolve
 >>> x, y = sp.symbols("x y", positive=True)
 >>> resolve(sp.Max(x, 2 * y) + sp.Piecewise((x, y > 1), (y, True)), {x: 3.0, y: 0.5})
-(2*x, (x >= 2*y, y <= 1))
+(x + y, (x >= 2*y, y <= 1))
 """
 from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -101,6 +101,11 @@ def truth(cond: sp.Basic, atom_truth: Mapping[sp.Basic, object]):
     if isinstance(cond, Relational):
         return atom_truth[cond]
     parts = [truth(a, atom_truth) for a in cond.args]
+    if not any(isinstance(p, np.ndarray) for p in parts):
+        if isinstance(cond, sp.Not):
+            return not parts[0]
+        if isinstance(cond, (sp.And, sp.Or)):
+            return all(parts) if isinstance(cond, sp.And) else any(parts)
     if isinstance(cond, sp.Not):
         return np.logical_not(parts[0])
     fn = np.logical_and if isinstance(cond, sp.And) else np.logical_or if isinstance(cond, sp.Or) else None
@@ -129,8 +134,9 @@ def extreme(values: Sequence[object], is_max: bool):
 class _Numbers:
     """Memoised numeric value of a subexpression from parameter values (plain Python numbers)."""
 
-    def __init__(self, values: Mapping[sp.Symbol, object]):
+    def __init__(self, values: Mapping[sp.Symbol, object], forced: Optional[Mapping[sp.Basic, int]] = None):
         self.values = values
+        self.forced = forced or {}
         self.memo: Dict[sp.Basic, object] = {}
 
     def __call__(self, e):
@@ -141,6 +147,9 @@ class _Numbers:
             return v
 
     def _eval(self, e):
+        if e in self.forced:
+            k = self.forced[e]
+            return k if isinstance(e, Iverson) else self(e.args[k].expr if isinstance(e, sp.Piecewise) else e.args[k])
         if e.is_Symbol:
             try:
                 return self.values[e]
@@ -185,8 +194,9 @@ class _Numbers:
 class _Resolver:
     """One bottom-up pass that replaces decisions by their active side (see :func:`resolution`)."""
 
-    def __init__(self, values, choices, relax, freeze, only, collect, rtol):
+    def __init__(self, values, choices, relax, freeze, only, collect, rtol, shift=None):
         self.num = _Numbers(values) if values is not None else None
+        self.shift = shift
         self.given = dict(choices or {})
         self.relax, self.freeze, self.only, self.collect, self.rtol = relax, freeze, only, collect, rtol
         self.chosen: Dict[sp.Basic, int] = {}
@@ -206,7 +216,10 @@ class _Resolver:
             return self._decide(e)
         if isinstance(e, (FloorDiv, CeilDiv)):
             if self.relax:
-                return self(e.args[0]) / self(e.args[1])
+                q = self(e.args[0]) / self(e.args[1])
+                if self.shift is None:
+                    return q
+                return q + self.shift.setdefault(e, sp.Dummy(f"delta_{len(self.shift)}", real=True))
             if self.freeze:
                 k = sp.Integer(self._numbers(e)(e))
                 a, b = self(e.args[0]), self(e.args[1])
@@ -277,7 +290,7 @@ class _Resolver:
 def resolution(expr: sp.Basic, values: Optional[Mapping[sp.Symbol, object]] = None, relax: bool = False, *,
                freeze: bool = True, choices: Optional[Mapping[sp.Basic, int]] = None,
                only: Optional[Callable[[sp.Basic], bool]] = None, conditions: bool = True,
-               rtol: float = KINK_RTOL) -> Resolution:
+               rtol: float = KINK_RTOL, shift: Optional[Dict[sp.Basic, sp.Symbol]] = None) -> Resolution:
     """Resolve ``expr`` at a point (see :func:`resolve`), reporting choices and ties too.
 
     Parameters
@@ -299,8 +312,13 @@ def resolution(expr: sp.Basic, values: Optional[Mapping[sp.Symbol, object]] = No
         Resolve only the decisions for which ``only(node)`` is true; keep the others.
     conditions
         Collect the conditions (False saves the work).
+    shift
+        With ``relax=True``: a dict that receives, per integer division, a symbol
+        ``delta`` added to its quotient (``a/b + delta``); with ``delta`` set to the
+        fractional correction at a point the relaxed expression keeps the exact
+        value there while every floor moves like its quotient.
     """
-    r = _Resolver(values, choices, relax, freeze, only, conditions, rtol)
+    r = _Resolver(values, choices, relax, freeze, only, conditions, rtol, shift)
     out = r(expr)
     return Resolution(out, tuple(r.conditions), tuple(r.chosen.items()), tuple(r.ties))
 
@@ -361,13 +379,22 @@ class Decision:
 
     def choose(self, data: Sequence[object]):
         """The active side from this decision's data (scalars or arrays)."""
+        scalar = not any(isinstance(x, np.ndarray) for x in data)
         if isinstance(self.node, (sp.Max, sp.Min)):
+            if scalar:
+                best = (max if isinstance(self.node, sp.Max) else min)(data)
+                return list(data).index(best)
             return extreme(data, isinstance(self.node, sp.Max))
         at = self.atom_truth(data)
+        if scalar:
+            if isinstance(self.node, Iverson):
+                return int(bool(truth(self.node.args[0], at)))
+            conds = [c for _, c in self.node.args]
+            return next((i for i, c in enumerate(conds) if truth(c, at)), len(conds) - 1)
         if isinstance(self.node, Iverson):
             return np.where(truth(self.node.args[0], at), 1, 0)
         conds = [c for _, c in self.node.args]
-        return first_true([truth(c, at) for c in conds[:-1]] + [True], len(conds) - 1)
+        return first_true([truth(c, at) for c in conds], len(conds) - 1)
 
     def atom_truth(self, data: Sequence[object]) -> Dict[sp.Basic, object]:
         return {a: _COMPARE[type(a)](data[2 * i], data[2 * i + 1]) for i, a in enumerate(self.atoms)}
@@ -387,7 +414,7 @@ class Decision:
         if isinstance(self.node, Iverson):
             return int(bool(truth(self.node.args[0], at)))
         conds = [c for _, c in self.node.args]
-        return int(first_true([truth(c, at) for c in conds[:-1]] + [True], len(conds) - 1))
+        return int(first_true([truth(c, at) for c in conds], len(conds) - 1))
 
 
 class ModelDecisions:
@@ -420,6 +447,8 @@ class ModelDecisions:
             offsets.append(k)
             k += len(d.data)
         self._slices = tuple(slice(o, o + len(d.data)) for o, d in zip(offsets, self.decisions))
+        self.parameters: FrozenSet[sp.Symbol] = frozenset(m.parameters)
+        self._closure: Dict[str, Tuple[str, ...]] = {}
 
     def _params(self, e) -> FrozenSet[sp.Symbol]:
         out = set()
@@ -432,7 +461,10 @@ class ModelDecisions:
             atoms, data, branches = (), tuple(node.args), tuple(node.args)
         else:
             conds = [node.args[0]] if isinstance(node, Iverson) else [c for _, c in node.args]
-            atoms = tuple(a for a in atoms_of(sp.And(*conds, evaluate=False)) if a is not sp.true)
+            atoms = []
+            for c in conds:
+                atoms.extend(a for a in atoms_of(c) if a not in atoms)
+            atoms = tuple(atoms)
             data = tuple(x for a in atoms for x in (a.lhs, a.rhs))
             branches = (sp.S.Zero, sp.S.One) if isinstance(node, Iverson) else tuple(b for b, _ in node.args)
         moves = frozenset().union(*(self._params(x) for x in data)) if data else frozenset()
@@ -440,6 +472,8 @@ class ModelDecisions:
 
     def closure(self, name: str) -> Tuple[str, ...]:
         """The quantities ``name`` depends on (itself included), in model order."""
+        if name in self._closure:
+            return self._closure[name]
         need, todo = set(), [name]
         while todo:
             n = todo.pop()
@@ -447,19 +481,22 @@ class ModelDecisions:
                 continue
             need.add(n)
             todo.extend(self.name_of[s] for s in self.model.definition(n).free_symbols if s in self.name_of)
-        return tuple(n for n in self.model if n in need)
+        out = self._closure[name] = tuple(n for n in self.model if n in need)
+        return out
 
-    def decisions_of(self, name: str) -> Tuple[int, ...]:
-        """Indices of the decisions in the closure of ``name``."""
-        return tuple(i for n in self.closure(name) for i in self.of_quantity[n])
+    def decisions_of(self, names) -> Tuple[int, ...]:
+        """Indices of the decisions in the closure of a quantity (or of several)."""
+        names = (names,) if isinstance(names, str) else names
+        need = set().union(*(self.closure(n) for n in names))
+        return tuple(i for n in self.model if n in need for i in self.of_quantity[n])
 
     @lru_cache(maxsize=None)
     def _compiled(self, backend: str):
-        from .compile import _cse, _printer, numeric_form
+        from .compile import lambdify_numeric, numeric_form
 
         exprs = [numeric_form(closed_form(x.xreplace(self.expansion))) for d in self.decisions for x in d.data]
         args = tuple(p for p in self.model.parameters if any(p in e.free_symbols for e in exprs))
-        fn = sp.lambdify(args, exprs, modules=backend, cse=_cse, docstring_limit=0, printer=_printer(backend))
+        fn = lambdify_numeric(args, exprs, backend)
         return args, fn
 
     def data(self, values: Mapping[sp.Symbol, object], backend: str = "math") -> Tuple[Sequence[object], ...]:
@@ -476,29 +513,63 @@ class ModelDecisions:
         idx = range(len(self.decisions)) if indices is None else indices
         return {i: self.decisions[i].choose(data[i]) for i in idx}
 
-    def smooth(self, name: str, choices: Mapping[int, int], resolve: Callable[[int], bool],
-               relax: bool = False) -> Tuple[sp.Basic, Dict[sp.Symbol, sp.Basic]]:
-        """``model[name]`` in a regime: each decision ``i`` with ``resolve(i)`` replaced by side ``choices[i]``.
+    def smooth(self, names, choices: Mapping[int, int], resolve: Callable[[int], bool],
+               relax: bool = False, shift: Optional[Dict[sp.Basic, sp.Symbol]] = None):
+        """Quantities in a regime: each decision ``i`` with ``resolve(i)`` replaced by side ``choices[i]``.
 
-        Returns the expression (named terms expanded) and the substitution
-        ``quantity symbol -> resolved expansion`` of the closure, for building
-        other expressions (tie functions) in the same regime.
+        ``names`` is one quantity name (returns its expression) or a tuple of names
+        (returns a tuple); named terms are expanded. Also returns the substitution
+        ``quantity symbol -> resolved expansion`` of the closure, for building other
+        expressions (tie functions) in the same regime.
         """
+        many = not isinstance(names, str)
+        need = set().union(*(self.closure(n) for n in (names if many else (names,))))
         subs: Dict[sp.Symbol, sp.Basic] = {}
-        for n in self.closure(name):
+        for n in (n for n in self.model if n in need):
             own = {self.decisions[i].node: int(choices[i]) for i in self.of_quantity[n] if resolve(i)}
             r = resolution(self.model.definition(n), None, relax, freeze=False, choices=own,
-                           only=lambda node, own=own: node in own, conditions=False)
+                           only=lambda node, own=own: node in own, conditions=False, shift=shift)
             subs[self.symbol_of[n]] = r.expr.xreplace(subs)
-        return closed_form(subs[self.symbol_of[name]]), subs
+        exprs = tuple(closed_form(subs[self.symbol_of[n]]) for n in (names if many else (names,)))
+        return (exprs if many else exprs[0]), subs
 
     def in_regime(self, expr: sp.Basic, quantity: str, choices: Mapping[int, int], resolve: Callable[[int], bool],
-                  subs: Mapping[sp.Symbol, sp.Basic], relax: bool = False) -> sp.Basic:
+                  subs: Mapping[sp.Symbol, sp.Basic], relax: bool = False,
+                  shift: Optional[Dict[sp.Basic, sp.Symbol]] = None) -> sp.Basic:
         """A subexpression of ``quantity``'s definition, resolved like :meth:`smooth` and expanded."""
         own = {self.decisions[i].node: int(choices[i]) for i in self.of_quantity[quantity] if resolve(i)}
         r = resolution(expr, None, relax, freeze=False, choices=own, only=lambda node: node in own,
-                       conditions=False)
+                       conditions=False, shift=shift)
         return closed_form(r.expr.xreplace(dict(subs)))
+
+    def side_choices(self, values: Mapping[sp.Symbol, object], forced: Mapping[int, int],
+                     indices: Sequence[int]) -> Dict[int, int]:
+        """Choices of the decisions ``indices`` when the decisions ``forced`` take the given sides.
+
+        The quantities are re-evaluated with those sides, so a decision downstream of
+        a forced one follows it (one side of a tie at a jump: memory spilling makes
+        the step memory-bound).
+        """
+        env = dict(values)
+        need = set().union(*(self.closure(self.decisions[i].quantity) for i in indices))
+        for n in (n for n in self.model if n in need):
+            own = {self.decisions[i].node: k for i, k in forced.items() if self.decisions[i].quantity == n}
+            env[self.symbol_of[n]] = _Numbers(env, own)(self.model.definition(n))
+        num = _Numbers(env)
+        out = {}
+        for i in indices:
+            d = self.decisions[i]
+            out[i] = int(forced[i]) if i in forced else int(d.choose([num(x) for x in d.data]))
+        return out
+
+    def shift_values(self, shift: Mapping[sp.Basic, sp.Symbol], values: Mapping[sp.Symbol, object]):
+        """``{delta: floor(a/b) - a/b}`` at a point, for the symbols of a relaxed ``shift`` map."""
+        num = _Numbers(values)
+        out = {}
+        for node, delta in shift.items():
+            a, b = (num(x.xreplace(self.expansion)) for x in node.args)
+            out[delta] = num(node.xreplace(self.expansion)) - a / b
+        return out
 
 
 @lru_cache(maxsize=None)
@@ -518,28 +589,33 @@ def _dp_label(k, v):
 
 
 def _bw_label(k, d):
-    branch = d.node.args[k].expr
     if k == 0:
         return "spills to host memory (offload)"
     names = {"BW_sram": "SRAM tier", "BW_flash": "flash tier", "BW_hbm": "fits in HBM"}
-    return names.get(str(branch), f"memory tier {k}")
+    return names.get(str(d.node.args[k].expr), f"memory tier {k}")
+
+
+def _arg(k, d) -> str:
+    """The active argument of a ``Max``/``Min`` (sympy orders their arguments)."""
+    return str(d.node.args[k])
 
 
 #: quantity -> label of the active side of its decisions (in definition order), from
-#: (choice, decision, quantity values). ``None``: not worth naming.
+#: (choice, decision, facts). ``None``: not worth naming.
 _LABELS: Dict[str, Tuple[Callable, ...]] = {
-    "T_node": (lambda k, d, v: ("compute-bound", "memory-bound")[k],),
+    "T_node": (lambda k, d, v: "compute-bound" if _arg(k, d) == "T_compute" else "memory-bound",),
     "BW_eff": (lambda k, d, v: _bw_label(k, d),
-               lambda k, d, v: ("offload at HBM bandwidth", "offload at PCIe bandwidth")[k]
-               if v.get("feasible") is False or not v.get("feasible", True) else None),
+               lambda k, d, v: None if v.get("feasible", True)
+               else "offload at PCIe bandwidth" if _arg(k, d) == "BW_pcie" else "offload at HBM bandwidth"),
     "T_dp_allreduce": (lambda k, d, v: _dp_label(k, v),),
     "T_tp_allreduce": (lambda k, d, v: "no TP (tp = 1)" if v.get("tp") == 1
                        else ("TP on NVLink", "TP on the fabric")[k],),
     "T_dp_exposed": (lambda k, d, v: None if v.get("dp") == 1
                      else ("DP overlapped with backward", "DP not overlapped")[k],),
     "T_step": (lambda k, d, v: ("straggler (x f_s)", "no straggler (f_s <= 1)")[k],),
-    "lb": (lambda k, d, v: "batch < dp: one sample per replica" if k == 0 and v.get("B_lt_dp") else None,),
-    "f_train": (lambda k, d, v: None if not v.get("lora") else ("LoRA trainable fraction", "LoRA fraction capped at 1")[k],),
+    "lb": (lambda k, d, v: "batch < dp: one sample per replica" if v.get("B_lt_dp") else None,),
+    "f_train": (lambda k, d, v: None if not v.get("lora")
+                else "LoRA fraction capped at 1" if _arg(k, d) == "1" else "LoRA trainable fraction",),
 }
 
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlsysim_sym import DistributedModel, catalog
-from mlsysim_sym.search import divisors
+from mlsysim_sym.optimize import divisors
 
 settings.register_profile("ci", max_examples=150, deadline=None, derandomize=True,
                           suppress_health_check=[HealthCheck.too_slow])

@@ -4,7 +4,7 @@ import warnings
 import pytest
 
 from mlsysim_sym import DistributedModel, ParallelismOptimizer, catalog, search
-from mlsysim_sym.search import divisors
+from mlsysim_sym.optimize import divisors
 
 mlsysim = pytest.importorskip("mlsysim")
 import mlsysim_oracle as oracle  # noqa: E402

@@ -25,7 +25,7 @@ import sympy as sp
 
 from .inputs import size_in_bytes
 from .solver import DistributedModel, DistributedResult, as_fleet, as_workload
-from .sweep import sweep
+from .sweeps import sweep
 from .symbols import sym
 
 OBJECTIVES = {"mfu": ("mfu", True), "throughput": ("effective_throughput", True),

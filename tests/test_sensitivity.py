@@ -1,0 +1,526 @@
+"""Sensitivities against finite differences of mlsysim 0.3.0's own ``solve()``.
+
+a. every continuous parameter, at 200 random operating points spread over the regimes
+   (compute- and memory-bound, fits and spills, DP on NVLink / flat on the fabric /
+   hierarchical, TP on NVLink and on the fabric, overlap on and off, straggler below,
+   at and above 1), for fleet MFU, step time, scaling efficiency, effective throughput
+   and memory per accelerator: the elasticity equals a central finite difference of
+   mlsysim's ``solve()`` (the mlsysim object perturbed through ``model_copy``, or the
+   keyword). Where the perturbation crosses a kink (detected from the regime at the
+   perturbed points) the difference is taken on the side that stays in the regime;
+   at a kink (our row reports ``left``/``right``) each side is extrapolated from
+   points on that side only;
+b. every discrete neighbour change equals the difference of two mlsysim solves, and
+   every skipped neighbour is one mlsysim rejects with the same message;
+c. identities that follow from the model's structure;
+d. sweeps, relaxed derivatives, display.
+"""
+from __future__ import annotations
+
+import random
+import warnings
+from collections import Counter
+from functools import lru_cache
+
+import numpy as np
+import pytest
+import sympy as sp
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    pytest.importorskip("mlsysim")
+
+import mlsysim_oracle as O  # noqa: E402
+
+from mlsysim_sym import DistributedModel  # noqa: E402
+from mlsysim_sym.regime import model_decisions  # noqa: E402
+from mlsysim_sym.sensitivity import (CONSTANTS, CONTINUOUS, HEADLINE, INTEGER_KNOBS, regime,  # noqa: E402
+                                     regime_signature, sensitivities, sensitivities_at, sensitivity_sweep)
+from mlsysim_sym.sweeps import DEFAULTS  # noqa: E402
+from mlsysim_sym.symbols import sym  # noqa: E402
+
+H = 1e-4                     # relative step of the finite differences
+RTOL, ATOL = 1e-6, 1e-11     # ATOL: the finite-difference noise floor where the true value is 0 (~ulp / H)
+OUTPUTS = {"mfu": "mfu", "step_time": "step_latency_total", "scaling_efficiency": "scaling_efficiency",
+           "effective_throughput": "effective_throughput", "memory": "node.memory_footprint"}
+MODELS = ["Llama3_8B", "Llama3_70B", "GPT3", "Llama2_13B", "OPT_13B", "Mixtral_8x7B", "DeepSeek_V3",
+          "BERT_Large", "GPT2", "ResNet50", "Mamba_2_8B", "ViT_Large", "StableDiffusion_v1_5"]
+GENERIC = {"ResNet50", "Mamba_2_8B", "ViT_Large", "StableDiffusion_v1_5"}
+CLUSTERS = ["Research_256", "Lab_64_H100", "Lab_64_A100", "Training_1K_B200", "Kempner_H100_384", "Production_2K"]
+
+
+# --------------------------------------------------------------------------------------
+# Random operating points (mlsysim objects + solve() keywords)
+# --------------------------------------------------------------------------------------
+
+def _scaled(obj, path, factor):
+    head, *rest = path
+    new = getattr(obj, head) * factor if not rest else _scaled(getattr(obj, head), rest, factor)
+    return obj.model_copy(update={head: new})
+
+
+def _point(rng):
+    while True:
+        name, fleet_name = rng.choice(MODELS), rng.choice(CLUSTERS)
+        w, f = O.registry_workload(name), O.registry_cluster(fleet_name)
+        if rng.random() < 0.12:
+            f = f.model_copy(update={"count": 1})                  # single node: DP ring on NVLink
+        if rng.random() < 0.35:                                     # memory-bound
+            f = _scaled(f, ["node", "accelerator", "memory", "bandwidth"], rng.choice([0.1, 0.02, 0.005]))
+        if rng.random() < 0.25:                                     # spills
+            f = _scaled(f, ["node", "accelerator", "memory", "capacity"], rng.choice([0.5, 0.1]))
+        if rng.random() < 0.2:
+            f = _scaled(f, ["fabric", "oversubscription_ratio"], rng.choice([2.0, 3.0]))
+        n = f.count * f.node.accelerators_per_node
+        moe = name in ("Mixtral_8x7B", "DeepSeek_V3")
+        tp, pp = rng.choice([1, 2, 4, 8, 16]), rng.choice([1, 1, 2, 4, 8])
+        ep = rng.choice([1, 2, 4]) if moe else 1
+        g = tp * pp * ep
+        if g > n or n % g:
+            continue
+        dp = n // g
+        engine = name in GENERIC and g == 1
+        kw = dict(
+            batch_size=rng.choice([dp, 2 * dp, 8 * dp, 3 * dp + 1, max(dp, 256), max(dp, 1024)]),
+            tp_size=tp, pp_size=pp, ep_size=ep, efficiency=round(rng.uniform(0.2, 0.9), 3),
+            precision="fp16" if engine else rng.choice(["fp16", "bf16", "fp16", "fp8", "fp32"]),
+            microbatch_count=rng.choice([1, 2, 4, 8, 16]), v_stages=rng.choice([1, 1, 2]),
+            overlap_comm=rng.random() < 0.5, overlap_efficiency=round(rng.uniform(0.5, 0.95), 3),
+            congestion_factor=round(rng.uniform(0.8, 2.5), 3),
+            straggler_factor=rng.choice([1.0, round(rng.uniform(1.05, 1.5), 3), round(rng.uniform(0.6, 0.95), 3)]),
+            moe_routing_imbalance_factor=round(rng.uniform(1.05, 2.0), 3) if moe else 1.0,
+            gradient_accumulation_steps=rng.choice([1, 1, 2, 4]), seq_len=rng.choice([128, 512, 2048, 4096]),
+            zero_stage=rng.choice([0, 1, 2, 3]), is_lora=rng.random() < 0.15,
+            activation_recomputation=rng.random() < 0.3)
+        return name, w, f, kw
+
+
+@lru_cache(maxsize=None)
+def points(n=200, seed=4):
+    rng = random.Random(seed)
+    return tuple(_point(rng) for _ in range(n))
+
+
+@lru_cache(maxsize=None)
+def tables(i):
+    """Our sensitivity tables of point ``i`` for the five outputs (constants included)."""
+    _, w, f, kw = points()[i]
+    return {o: sensitivities(w, f, o, include_constants=True, **kw) for o in OUTPUTS}
+
+
+# --------------------------------------------------------------------------------------
+# Perturbing mlsysim's inputs
+# --------------------------------------------------------------------------------------
+
+_ACC = ["node", "accelerator"]
+_FLEET_PATHS = {
+    "memory_bandwidth": _ACC + ["memory", "bandwidth"], "memory_capacity": _ACC + ["memory", "capacity"],
+    "pcie_bandwidth": _ACC + ["interconnect", "bandwidth"], "dispatch_tax": _ACC + ["dispatch_tax"],
+    "tdp": _ACC + ["tdp"], "nvlink_latency": _ACC + ["nvlink", "latency"], "intra_node_bw": ["node", "intra_node_bw"],
+    "fabric_bandwidth": ["fabric", "bandwidth"], "fabric_latency": ["fabric", "latency"],
+    "oversubscription_ratio": ["fabric", "oversubscription_ratio"],
+}
+_KEYWORDS = ("efficiency", "overlap_efficiency", "congestion_factor", "straggler_factor",
+             "moe_routing_imbalance_factor", "seq_len")
+
+
+def _get(obj, path):
+    for p in path:
+        obj = getattr(obj, p, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def perturb(w, f, kw, name):
+    """A function ``factor -> (w, f, kw)`` scaling the mlsysim input behind row ``name``; None if absent."""
+    if name in _KEYWORDS:
+        x = kw.get(name, DEFAULTS[name])
+        return lambda s: (w, f, dict(kw, **{name: x * s}))
+    if name in _FLEET_PATHS:
+        path = _FLEET_PATHS[name]
+        return None if _get(f, path) is None else (lambda s: (w, _scaled(f, path, s), kw))
+    if name == "peak_flops":
+        key = kw.get("precision", "fp16").lower()
+        compute = f.node.accelerator.compute
+        if key in (compute.precision_flops or {}):
+            def peak(s):
+                table = dict(compute.precision_flops, **{key: compute.precision_flops[key] * s})
+                c = compute.model_copy(update={"precision_flops": table})
+                acc = f.node.accelerator.model_copy(update={"compute": c})
+                return w, f.model_copy(update={"node": f.node.model_copy(update={"accelerator": acc})}), kw
+            return peak
+        return lambda s: (w, _scaled(f, _ACC + ["compute", "peak_flops"], s), kw)
+    if name == "parameters":
+        fixed = {}
+        if not w.inference_flops and type(w).__name__ != "SparseTransformerWorkload":
+            from mlsysim.core.units import Q_   # F = 2P in mlsysim: hold it, as the row does
+            fixed = {"inference_flops": Q_(2 * w.parameters.m_as("count"), "flop")}
+        return lambda s: (w.model_copy(update=dict(fixed, parameters=w.parameters * s)), f, kw)
+    if name in ("inference_flops", "hidden_dim"):
+        return None if not getattr(w, name, None) else (lambda s: (_scaled(w, [name], s), f, kw))
+    return None
+
+
+def _mlsysim(fn, s):
+    w, f, kw = fn(s)
+    return O.mlsysim_solve(w, f, **kw)
+
+
+# --------------------------------------------------------------------------------------
+# a. continuous parameters vs central finite differences
+# --------------------------------------------------------------------------------------
+
+def _close(ours, fd):
+    return abs(ours - fd) <= RTOL * max(abs(ours), abs(fd)) + ATOL
+
+
+def _check_point(i, stats, failures):
+    name, w, f, kw = points()[i]
+    _check(name, w, f, kw, tables(i), stats, failures)
+
+
+def _check(name, w, f, kw, tabs, stats, failures):
+    mfu = tabs["mfu"]
+    base = O.mlsysim_solve(w, f, **kw)
+    for row in mfu.rows:
+        if row.parameter in CONSTANTS or float(row.value) == 0:
+            continue
+        fn = perturb(w, f, kw, row.parameter)
+        if fn is None:
+            stats["not perturbable"] += 1
+            continue
+        cache = {}
+
+        def at(k, fn=fn, cache=cache):
+            if k not in cache:
+                try:
+                    cache[k] = _mlsysim(fn, 1 + k * H)
+                except ValueError:      # outside mlsysim's range (imbalance 1.0 - H): take the other side
+                    cache[k] = None
+            return cache[k]
+
+        def sig(k, x=row.symbol):
+            values = dict(mfu.values)
+            values[x] = values[x] * (1 + k * H)
+            return regime_signature(mfu.variant, values)
+
+        s0 = mfu.signature
+        for out, key in OUTPUTS.items():
+            r = tabs[out][row.parameter]
+            f0 = base[key]
+            if f0 == 0:
+                continue
+            if r.kink is not None:
+                checks = []
+                for side, sign in (("right", 1), ("left", -1)):
+                    if len({sig(sign), sig(2 * sign), sig(3 * sign)}) != 1 or at(3 * sign) is None:
+                        stats["kink side crossing again"] += 1
+                        continue
+                    f1, f2, f3 = (at(sign * k)[key] for k in (1, 2, 3))
+                    slope = sign * (-2.5 * f1 + 4 * f2 - 1.5 * f3) / H      # x f'(x) from one side
+                    checks.append((getattr(r, side).elasticity, slope / (3 * f1 - 3 * f2 + f3), side))
+                stats["at a kink"] += 1
+            elif sig(1) == s0 and sig(-1) == s0 and at(-1) is not None:
+                checks = [(r.elasticity, (at(1)[key] - at(-1)[key]) / (2 * H * f0), "central")]
+                stats["central"] += 1
+            else:
+                side = 1 if sig(1) == s0 and sig(2) == s0 else -1 if sig(-1) == s0 and sig(-2) == s0 else 0
+                if at(-1) is None and sig(1) == s0 and sig(2) == s0:
+                    side = 1
+                    stats["range boundary"] += 1
+                if side == 0:
+                    stats["both sides cross"] += 1
+                    continue
+                slope = side * (-3 * f0 + 4 * at(side)[key] - at(2 * side)[key]) / (2 * H)
+                checks = [(r.elasticity, slope / f0, "one-sided")]
+                stats["crosses a kink: one-sided"] += 1
+            for ours, fd, how in checks:
+                if not _close(ours, fd):
+                    failures.append(f"{O.describe(name, '?', kw)} {row.parameter} -> {out} ({how}): "
+                                    f"ours {ours!r} fd {fd!r}")
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_elasticities_match_finite_differences_of_mlsysim(block):
+    stats, failures = Counter(), []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in range(block * 50, (block + 1) * 50):
+            _check_point(i, stats, failures)
+    assert not failures, "\n".join(failures[:20]) + f"\n{len(failures)} mismatches; {dict(stats)}"
+    assert stats["central"] >= 50 * 5 * 12, stats
+    assert stats["both sides cross"] + stats["kink side crossing again"] <= 5, stats
+
+
+def test_points_cover_every_regime():
+    seen = Counter(label for i in range(len(points())) for label in tables(i)["mfu"].regime)
+    for label in ("compute-bound", "memory-bound", "fits in HBM", "spills to host memory (offload)",
+                  "DP ring on NVLink (one node)", "DP ring on the fabric", "DP hierarchical (NVLink + fabric)",
+                  "TP on NVLink", "TP on the fabric", "DP overlapped with backward", "DP not overlapped",
+                  "straggler (x f_s)", "no straggler (f_s <= 1)"):
+        assert seen[label] >= 5, (label, seen)
+    kinks = Counter(r.kink for i in range(len(points())) for r in tables(i)["mfu"].rows if r.kink)
+    assert kinks["f_s = 1"] >= 30, kinks
+
+
+def test_one_sided_derivatives_at_kinks_match_mlsysim():
+    kw = dict(batch_size=64, seq_len=512, efficiency=0.6, straggler_factor=1.3, zero_stage=3)
+    w, f = O.registry_workload("Llama3_8B"), O.registry_cluster("Lab_64_H100")
+    ours = sensitivities(w, f, **kw).context[1]
+    q = DistributedModel().solve(w, f, **kw).node_profile
+    cases = {
+        # compute time = memory time: a Max kink (no jump)
+        "T_compute = T_memory": _scaled(f, _ACC + ["memory", "bandwidth"], q.latency_memory / q.latency_compute),
+        # memory-bound, memory exactly at capacity: the bandwidth switches to the host link (a jump)
+        "CAP = M_acc": _scaled(_scaled(f, _ACC + ["memory", "bandwidth"], 0.3), _ACC + ["memory", "capacity"],
+                               q.memory_footprint / ours.node.accelerator.memory_capacity),
+    }
+    for kink, fleet in cases.items():
+        tabs = {o: sensitivities(w, fleet, o, include_constants=True, **kw) for o in OUTPUTS}
+        rows = [r for r in tabs["mfu"].rows if r.kink == kink]
+        assert rows, (kink, [(r.parameter, r.kink) for r in tabs["mfu"].rows])
+        assert all(r.jump == (kink == "CAP = M_acc") for r in rows)
+        stats, failures = Counter(), []
+        _check("Llama3_8B", w, fleet, kw, tabs, stats, failures)
+        assert not failures, "\n".join(failures)
+        assert stats["at a kink"] >= len(rows) and not stats["kink side crossing again"], stats
+
+
+def test_warnings_of_solve_reach_the_caller():
+    with pytest.warns(UserWarning, match=r"batch_size \(8\) < dp_size \(64\)") as rec:
+        sensitivities("Llama3_8B", "Lab_64_H100", batch_size=8)
+    assert rec[0].filename == __file__
+
+
+# --------------------------------------------------------------------------------------
+# b. integer knobs: exact neighbour changes
+# --------------------------------------------------------------------------------------
+
+def _neighbour(w, f, kw, knob, value):
+    if knob == "count":
+        return w, f.model_copy(update={"count": value}), kw
+    if knob == "layers":
+        return w.model_copy(update={"layers": value}), f, kw
+    return w, f, dict(kw, **{knob: value})
+
+
+def test_discrete_changes_equal_differences_of_two_mlsysim_solves():
+    """Each neighbour value equals mlsysim's to 1e-12; each change equals the difference of two mlsysim
+    solves to 1e-12 of itself, or of 1e-3 x the output where the change is smaller than that (both
+    solves are exact to ~1e-16 of the output, so their difference is known no better)."""
+    checked, skipped = 0, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)     # batch < dp at some neighbours, as in solve()
+        for i in range(0, 200, 4):
+            name, w, f, kw = points()[i]
+            for out, key in (("mfu", "mfu"), ("step_time", "step_latency_total")):
+                tab = tables(i)[out]
+                base = O.mlsysim_solve(w, f, **kw)[key]
+                for row in tab.discrete:
+                    for step in (row.down, row.up):
+                        if step is None:
+                            continue
+                        w2, f2, kw2 = _neighbour(w, f, kw, row.knob, step.value)
+                        theirs = O.mlsysim_solve(w2, f2, **kw2)[key]
+                        delta = theirs - base
+                        assert step.output == pytest.approx(theirs, rel=1e-12, abs=0)
+                        scale = max(abs(delta), 1e-3 * abs(base))
+                        assert abs(step.delta - delta) <= 1e-12 * scale, (name, kw, row.knob, step, delta)
+                        checked += 1
+                    for value, reason in row.skipped:
+                        if reason.endswith("must be >= 1"):
+                            assert value < 1 and row.knob in ("count", "layers")
+                            continue
+                        w2, f2, kw2 = _neighbour(w, f, kw, row.knob, value)
+                        with pytest.raises(ValueError) as exc:
+                            O.mlsysim_solve(w2, f2, **kw2)
+                        assert str(exc.value) == reason
+                        skipped += 1
+    assert checked >= 800 and skipped >= 100, (checked, skipped)
+
+
+def test_knobs_name_the_next_valid_value():
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    tp = t.discrete["tp_size"]
+    assert (tp.down.value, tp.up.value) == (4, 16)
+    assert [v for v, _ in tp.skipped] == [7, 9]
+    assert t.discrete["count"].up.value == 36 and t.discrete["count"].down.value == 28
+    assert t.discrete["v_stages"].down is None and t.discrete["v_stages"].skipped == (
+        (0, "v_stages must be >= 1, got 0"),)
+    assert t.discrete["batch_size"].up.delta == 0.0          # 257 // 8 == 256 // 8
+    assert set(INTEGER_KNOBS) == {r.knob for r in t.discrete}
+    assert {r.parameter for r in t.relaxed} == set(INTEGER_KNOBS) - {"zero_stage"}
+    tp = t.relaxed["tp_size"]          # tp = 8 = GPUs per node: TP moves to the fabric just above
+    assert tp.kink == "apn = tp" and tp.jump and tp.left.elasticity > 0 > tp.right.elasticity
+
+
+# --------------------------------------------------------------------------------------
+# c. identities of the model's structure
+# --------------------------------------------------------------------------------------
+
+_RATES = ("peak_flops", "memory_bandwidth", "pcie_bandwidth", "intra_node_bw", "fabric_bandwidth")
+_TIMES = ("nvlink_latency", "fabric_latency", "dispatch_tax", "TAX", "alpha_h")
+_DEGREE = {"mfu": 0, "step_time": 1, "scaling_efficiency": 0, "effective_throughput": -1, "memory": 0}
+
+
+def _smooth(tab, names):
+    rows = [tab[n] for n in names if any(r.parameter == n for r in tab.rows)]
+    return None if any(r.kink for r in rows) else {r.parameter: r.elasticity for r in rows}
+
+
+def test_structural_identities_hold_at_every_point():
+    counts = Counter()
+    for i in range(len(points())):
+        tabs = tables(i)
+        # fleet MFU depends on peak FLOP/s and FLOPs per token only through their ratio
+        e = _smooth(tabs["mfu"], ("peak_flops", "inference_flops"))
+        if e is not None and len(e) == 2:
+            assert abs(e["peak_flops"] + e["inference_flops"]) <= 1e-12 * abs(e["peak_flops"]) + 1e-15
+            counts["R/F"] += 1
+        for out, tab in tabs.items():
+            # oversubscription only divides the fabric bandwidth
+            e = _smooth(tab, ("oversubscription_ratio", "fabric_bandwidth"))
+            if e is not None and len(e) == 2:
+                assert e["oversubscription_ratio"] == pytest.approx(-e["fabric_bandwidth"], rel=1e-12, abs=1e-15)
+            # time homogeneity: every rate / 2 and every time x 2 doubles the step
+            e = _smooth(tab, _RATES + _TIMES)
+            if e is not None:
+                total = sum(e.get(n, 0.0) for n in _TIMES) - sum(e.get(n, 0.0) for n in _RATES)
+                assert total == pytest.approx(_DEGREE[out], abs=1e-12), (i, out, e)
+                counts["homogeneity"] += 1
+        # throughput x step time = dp x local batch, which no continuous parameter moves
+        for row in tabs["step_time"].rows:
+            other = tabs["effective_throughput"][row.parameter]
+            if row.kink is None and other.kink is None:
+                assert other.elasticity == pytest.approx(-row.elasticity, rel=1e-12, abs=1e-15)
+            elif row.kink and other.kink:
+                assert other.right.elasticity == pytest.approx(-row.right.elasticity, rel=1e-12, abs=1e-15)
+        # memory per accelerator moves with no rate and no time
+        assert all(tabs["memory"][n].elasticity == 0 for n in _RATES + _TIMES
+                   if any(r.parameter == n for r in tabs["memory"].rows))
+    assert counts["R/F"] >= 150 and counts["homogeneity"] >= 900, counts
+
+
+def test_fleet_mfu_is_node_mfu_times_scaling_efficiency():
+    for i in range(0, 200, 10):
+        name, w, f, kw = points()[i]
+        node = sensitivities(w, f, "node_mfu", **kw)
+        tabs = tables(i)
+        for row in tabs["mfu"].rows:
+            if row.parameter not in CONSTANTS and row.kink is None and node[row.parameter].kink is None:
+                expect = node[row.parameter].elasticity + tabs["scaling_efficiency"][row.parameter].elasticity
+                assert row.elasticity == pytest.approx(expect, rel=1e-9, abs=1e-12), (i, row.parameter)
+
+
+# --------------------------------------------------------------------------------------
+# d. relaxed derivatives, sweeps, display, errors
+# --------------------------------------------------------------------------------------
+
+def test_relaxed_derivatives():
+    checked = 0
+    for i in range(0, 200, 12):
+        name, w, f, kw = points()[i]
+        tab = tables(i)["step_time"]
+        knobs = tab.relaxed
+        # seq_len is under no floor: the relaxed derivative is the derivative itself
+        if tab["seq_len"].kink is None and knobs["seq_len"].kink is None:
+            assert knobs["seq_len"].elasticity == pytest.approx(tab["seq_len"].elasticity, rel=1e-12)
+        # v_stages is under no floor either: mlsysim takes a real v, so its finite difference is the check
+        if kw["pp_size"] > 1:
+            def step(s):
+                return O.mlsysim_solve(w, f, **dict(kw, v_stages=kw["v_stages"] * s))["step_latency_total"]
+            f0 = step(1)
+            fd = (-3 * f0 + 4 * step(1 + H) - step(1 + 2 * H)) / (2 * H * f0)   # v = 1 is mlsysim's minimum
+            assert _close(knobs["v_stages"].elasticity, fd)
+            checked += 1
+    assert checked >= 8
+
+
+def test_relaxed_program_is_the_derivative_of_the_relaxed_expression():
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=300, tp_size=4, pp_size=2, microbatch_count=3)
+    knobs = t.relaxed
+    md = model_decisions(t.variant)
+    data = md.data(t.values)
+    sig = tuple((i, int(md.decisions[i].choose(data[i]))) for i in md.decisions_of(HEADLINE))
+    reg = regime(t.variant, HEADLINE, sig, True, tuple(s for s in INTEGER_KNOBS.values() if s))
+    expr = reg.expr("mfu")
+    args = sorted(expr.free_symbols, key=str)
+    fn = sp.lambdify(args, expr, "math")
+    vals = dict(t.values)
+    vals.update(md.shift_values(reg.shift, t.values))      # each floor = its quotient + its fraction here
+    assert fn(*[vals[a] for a in args]) == pytest.approx(t.value, rel=1e-12)
+    for knob in ("pp_size", "microbatch_count", "batch_size", "layers", "count"):
+        x = INTEGER_KNOBS[knob]
+        row = knobs[knob]
+        if row.kink:
+            continue
+        f = lambda s: fn(*[vals[a] * (s if a == x else 1) for a in args])  # noqa: E731
+        fd = (f(1 + H) - f(1 - H)) / (2 * H * f(1))
+        assert _close(row.elasticity, fd), (knob, row, fd)
+
+
+def test_sweep_equals_the_scalar_table_and_masks_invalid_points():
+    kw = dict(batch_size=256, pp_size=2, microbatch_count=8, seq_len=1024)
+    tps, etas, bws = [1, 2, 3, 4, 8], [0.3, 0.6], [3.35e12, 3.35e10]
+    r = sensitivity_sweep("Llama3_8B", "Lab_64_H100", "step_time", tp_size=tps, efficiency=etas,
+                          memory_bandwidth=bws, **kw)
+    assert r.shape == (5, 2, 2) and r.regimes >= 2
+    assert not r.valid[2].any() and np.isnan(r.elasticity["efficiency"][2]).all()
+    assert "must divide total accelerators" in r.reason[2, 0, 0]
+    assert r.ties["f_s = 1"][r.valid].all() and not r.ties["T_compute = T_memory"].any()
+    fleet = O.registry_cluster("Lab_64_H100")
+    for a, tp in enumerate(tps):
+        for b, eta in enumerate(etas):
+            for c, bw in enumerate(bws):
+                if tp == 3:
+                    continue
+                f = _scaled(fleet, ["node", "accelerator", "memory", "bandwidth"], bw / 3.35e12)
+                t = sensitivities("Llama3_8B", f, "step_time", tp_size=tp, efficiency=eta, **kw)
+                assert r.value[a, b, c] == pytest.approx(t.value, rel=1e-12)
+                for row in t.rows:
+                    if row.kink is None and row.parameter in r.elasticity:
+                        assert r.elasticity[row.parameter][a, b, c] == pytest.approx(row.elasticity, rel=1e-12,
+                                                                                     abs=1e-15)
+
+
+def test_display():
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    text = str(t)
+    assert text.splitlines()[0] == "sensitivities of mfu (mfu) = 0.260397"
+    assert "compute-bound" in text.splitlines()[1] and "integer knobs" in text
+    mags = [r.magnitude for r in t.rows]
+    assert mags == sorted(mags, reverse=True)
+    assert t.rows[0].parameter == "straggler_factor" and t.rows[0].kink == "f_s = 1"
+    assert "<table>" in t._repr_html_() and "efficiency" in t._repr_html_()
+    latex = t._repr_latex_()
+    assert latex.startswith("$\\begin{array}") and r"\eta_{\text{hw}}" in latex
+    # the printed derivative is the derivative that was evaluated
+    d = t.expression("efficiency")
+    values = {k: v for k, v in t.values.items() if v is not None}
+    assert float(d.subs(values)) == pytest.approx(t["efficiency"].derivative, rel=1e-12)
+    assert float(t.expression().subs(values)) == pytest.approx(t.value, rel=1e-12)
+    assert not t.expression().has(sp.Max, sp.Min, sp.Piecewise)
+    assert r"\eta_{\text{hw}}" in t.latex("efficiency")
+
+
+def test_errors_name_the_choices():
+    with pytest.raises(KeyError, match="unknown output 'mfuu'"):
+        sensitivities("Llama3_8B", "Lab_64_H100", "mfuu", batch_size=64)
+    with pytest.raises(ValueError, match="must divide total accelerators"):
+        sensitivities("Llama3_8B", "Lab_64_H100", tp_size=3, batch_size=64)
+    t = sensitivities("Llama3_8B", "Lab_64_H100", batch_size=64)
+    with pytest.raises(KeyError, match="no row 'nope'"):
+        t["nope"]
+    bare = sensitivities_at(t.variant, t.values)
+    with pytest.raises(ValueError, match="solve\\(\\) context"):
+        bare.discrete
+    assert bare.rows == t.rows
+
+
+def test_every_documented_row_is_a_model_symbol():
+    from mlsysim_sym.sensitivity import __doc__ as doc
+
+    for name, s in CONTINUOUS.items():
+        assert f"``{name}``" in doc or name in ("sram_bandwidth", "flash_bandwidth"), name
+        assert s in vars(sym).values()
