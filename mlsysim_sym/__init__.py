@@ -15,12 +15,13 @@ from .types import Accelerator, Fabric, Fleet, Node, Workload
 
 #: Names loaded on first use (they bring numpy along; a plain ``solve()`` does not need it).
 _LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optimize", "resolve": "regime",
-         "sensitivities": "sensitivity", "sensitivity_sweep": "sensitivity"}
+         "sensitivities": "sensitivity", "sensitivity_sweep": "sensitivity", "latex": "printing",
+         "simplify_model": "simplify", "operating_point_of": "simplify"}
 
 __all__ = [
     "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
-    "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "resolve", "search",
-    "sensitivities", "sensitivity_sweep", "sweep", "sym",
+    "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "latex",
+    "operating_point_of", "resolve", "search", "sensitivities", "sensitivity_sweep", "simplify_model", "sweep", "sym",
 ]
 __version__ = "0.1.0"
 

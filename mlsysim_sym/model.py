@@ -71,6 +71,11 @@ class Quantity:
     meaning: str
     latex: str
 
+    def _repr_latex_(self) -> str:
+        from .printing import quantity_repr_latex
+
+        return quantity_repr_latex(self)
+
 
 class StepTimeModel(Mapping):
     """Ordered mapping ``name -> expression`` of one :class:`Variant`.
@@ -124,6 +129,11 @@ class StepTimeModel(Mapping):
     def __repr__(self) -> str:
         return f"StepTimeModel({self.variant}, {len(self)} quantities)"
 
+    def _repr_latex_(self) -> str:
+        from .printing import model_repr_latex
+
+        return model_repr_latex(self)
+
 
 def _closed_form(expr: sp.Basic) -> sp.Basic:
     from .terms.base import NamedTerm
@@ -176,7 +186,7 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
                 3 * S.F * tokens * lb, **nonneg)
     O_hw = q("O_hw", rf"O_{{{T}{{hw}}}}", "flop", "executed FLOPs of one replica step (4 x forward with recompute)",
              compute.training_flop_multiplier(S.rc) * S.F * tokens * lb, **nonneg)
-    R_eff = q("R_eff", rf"R_{{{T}{{eff}}}}", "flop/s", "achieved FLOP/s of one accelerator", S.R * S.eta, **pos)
+    R_eff = q("R_eff", rf"R_{{{T}{{dev}}}}", "flop/s", "achieved FLOP/s of one accelerator", S.R * S.eta, **pos)
     t_comp = q("T_compute", rf"T_{{{T}{{compute}}}}", "s", "compute time of the replica step",
                compute.compute_time(O_hw, R_eff, G), **nonneg)
 

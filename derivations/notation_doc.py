@@ -1,0 +1,34 @@
+"""The notation: our symbols, the book's macros, and the notation we chose where the book has none."""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from mlsysim_sym import notation
+from mlsysim_sym.printing import quantity_latex
+
+from .common import term_chain, transformer_model
+
+#: Headline equations offered with the book's macros, ready to paste into a chapter.
+HEADLINES = ("T_sync", "T_step", "scaling_efficiency", "mfu", "T_node", "M_weights", "M_grads", "M_optimizer")
+
+
+def _rows(entries) -> List[Dict[str, object]]:
+    return [{"name": e.name, "latex": e.latex, "book": e.book, "meaning": e.meaning, "unit": e.unit,
+             "note": e.note} for e in entries]
+
+
+def context() -> Dict[str, object]:
+    model = transformer_model()
+    return {
+        "parameters": _rows(notation.parameter_entries()),
+        "quantities": _rows(notation.quantity_entries()),
+        "formal": _rows(notation.FORMAL.values()),
+        "terms": [{"name": t.cls.__name__, "latex": t.latex, "book": t.book, "meaning": t.meaning}
+                  for t in notation.TERMS],
+        "lacking": _rows(e for e in notation.lacking() if e.kind != "formal"),
+        "notes": _rows(e for e in notation.table().values() if e.book and e.note),
+        "newcommands": notation.newcommands(),
+        "headlines": [{"plain": quantity_latex(model, n), "book": quantity_latex(model, n, book=True)}
+                      for n in HEADLINES]
+        + [{"plain": term_chain(t), "book": term_chain(t, book=True)} for t in notation.TERMS[:2]],
+    }

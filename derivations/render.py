@@ -1,0 +1,76 @@
+"""Render every derivation document into ``docs/``: Markdown with ``$$`` math and one ``.tex``.
+
+``python -m derivations`` writes the files; ``python -m derivations --check`` writes
+nothing and exits 1 when a committed file differs from a fresh render.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from mlsysim_sym import notation
+from mlsysim_sym.printing import environment
+
+from . import examples, memory, notation_doc, step_time
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+#: document name -> (title, context builder)
+DOCUMENTS = {
+    "step_time": ("The step time, term by term", step_time.context),
+    "memory": ("Memory per accelerator: ZeRO stages side by side", memory.context),
+    "examples": ("Worked examples", examples.context),
+    "notation": ("Notation", notation_doc.context),
+}
+
+
+def _contexts() -> Dict[str, dict]:
+    return {name: build() for name, (_, build) in DOCUMENTS.items()}
+
+
+def render_all() -> Dict[str, str]:
+    """``relative path -> text`` of every file of ``docs/``."""
+    env = environment()
+    contexts = _contexts()
+    out: Dict[str, str] = {}
+    for name, ctx in contexts.items():
+        out[f"docs/{name}.md"] = env.get_template(f"{name}.j2").render(ctx, macros="_md.j2", top=1)
+    out["docs/index.md"] = env.get_template("index.j2").render(
+        macros="_md.j2", top=1, documents=[(n, t) for n, (t, _) in DOCUMENTS.items()])
+    bodies = [env.get_template(f"{name}.j2").render(ctx, macros="_tex.j2", top=2) for name, ctx in contexts.items()]
+    out["docs/mlsysim_sym.tex"] = env.get_template("document.tex.j2").render(
+        bodies=bodies, newcommands=notation.newcommands())
+    return {rel: re.sub(r"\n{3,}", "\n\n", text) for rel, text in out.items()}
+
+
+def check(rendered: Optional[Dict[str, str]] = None) -> List[str]:
+    """Differences between ``docs/`` and a fresh render (unified diffs; empty when equal)."""
+    rendered = rendered or render_all()
+    diffs = []
+    for rel, text in rendered.items():
+        path = ROOT / rel
+        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        if old != text:
+            diffs.append("".join(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
+                                                      f"{rel} (committed)", f"{rel} (fresh render)", n=1)))
+    return diffs
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m derivations", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="compare docs/ with a fresh render; write nothing")
+    args = parser.parse_args(argv)
+    rendered = render_all()
+    if args.check:
+        diffs = check(rendered)
+        print("".join(diffs) or "docs/ is up to date")
+        return 1 if diffs else 0
+    DOCS.mkdir(exist_ok=True)
+    for rel, text in rendered.items():
+        (ROOT / rel).write_text(text, encoding="utf-8")
+        print(f"wrote {rel}")
+    return 0

@@ -1,0 +1,76 @@
+"""The step time, term by term: every quantity's meaning, equation, source and regimes."""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from mlsysim_sym import notation
+from mlsysim_sym.printing import latex
+
+from .common import decision_lines, definition_chain, small_closed_form, term_chain, transformer_model
+
+#: Sections of the derivation: title, the quantities in it (model order), what it rests on.
+SECTIONS = (
+    ("Decomposition of the fleet", ("N", "G", "dp", "lb"),
+     ("mlsysim 0.3.0, DistributedModel.solve: the fleet splits into data-parallel replicas of "
+      "tensor x pipeline x expert-parallel accelerators.",)),
+    ("Roofline of one replica", ("W", "O_model", "O_hw", "R_eff", "T_compute", "BW_eff", "traffic", "T_memory",
+                                 "T_overhead", "T_node", "mfu_node", "hfu_node", "energy", "throughput_node",
+                                 "intensity", "memory_bound", "overhead_dominated"),
+     ("Williams, Waterman and Patterson (2009), Roofline: an insightful visual performance model.",
+      "Chowdhery et al. (2022), PaLM, appendix B: model and hardware FLOPs utilization.")),
+    ("Memory per accelerator", ("f_train", "ifd", "mb", "L_stage", "P_shard", "M_weights", "M_grads",
+                                "M_optimizer", "M_activations", "M_buffers", "M_acc", "feasible", "offload_spill"),
+     ("Rajbhandari et al. (2020), ZeRO: memory optimizations toward training trillion parameter models.",
+      "Korthikanti et al. (2023), Reducing activation recomputation in large transformer models.",
+      "Hu et al. (2022), LoRA: low-rank adaptation of large language models.")),
+    ("Communication", ("M_grad_msg", "BW_inter", "rpn", "nodes_dp", "T_dp_allreduce", "M_act_msg", "L_tp",
+                       "T_tp_allreduce", "T_ep_alltoall"),
+     ("Patarasuk and Yuan (2009), Bandwidth optimal all-reduce algorithms for clusters of workstations.",
+      "Thakur, Rabenseifner and Gropp (2005), Optimization of collective communication operations in MPICH.",
+      "Shoeybi et al. (2019), Megatron-LM: four activation all-reduces per layer and training step.",
+      "Fedus, Zoph and Shazeer (2022), Switch Transformers: the expert all-to-all.")),
+    ("Pipeline", ("bubble_fraction", "T_bubble"),
+     ("Huang et al. (2019), GPipe.",
+      "Narayanan et al. (2021), Efficient large-scale language model training on GPU clusters "
+      "using Megatron-LM: the interleaved 1F1B bubble.")),
+    ("Step assembly", ("T_dp", "T_tp", "T_ep", "T_comm", "T_dp_exposed", "T_sync", "T_step",
+                       "scaling_efficiency", "mfu", "effective_throughput"),
+     ("Dean and Barroso (2013), The tail at scale: the slowest worker gates a synchronous step.",)),
+)
+
+TERM_SOURCES = {
+    "RingAllReduce": "Patarasuk and Yuan (2009): a reduce-scatter and an all-gather, N - 1 steps each.",
+    "HierarchicalAllReduce": "Thakur, Rabenseifner and Gropp (2005): reduce inside each node, "
+                             "a ring across nodes on 1/G of the data per rank, broadcast inside each node.",
+    "AllToAll": "Thakur, Rabenseifner and Gropp (2005): each rank keeps 1/N of its data.",
+    "BubbleFraction": "Huang et al. (2019); Narayanan et al. (2021) for V virtual stages per device.",
+    "BubbleTime": "Narayanan et al. (2021): b/(1 - b) of the busy time.",
+}
+
+
+def _quantity(model, name: str) -> Dict[str, object]:
+    e = notation.entry(name)
+    closed = small_closed_form(model, name)
+    return {
+        "name": name, "symbol": e.latex, "book": e.book, "meaning": e.meaning, "unit": e.unit,
+        "equation": definition_chain(model, name),
+        "book_equation": definition_chain(model, name, book=True),
+        "closed": None if closed is None else f"{e.latex} = {latex(closed)}",
+        "regimes": decision_lines(model.definition(name)),
+    }
+
+
+def context() -> Dict[str, object]:
+    model = transformer_model()
+    listed = [n for _, names, _ in SECTIONS for n in names]
+    missing = [n for n in model if n not in listed]
+    if missing:
+        raise RuntimeError(f"quantities not placed in a section of the step-time document: {missing}")
+    sections: List[Dict[str, object]] = [
+        {"title": title, "sources": list(sources), "quantities": [_quantity(model, n) for n in names]}
+        for title, names, sources in SECTIONS]
+    terms = [{"name": t.cls.__name__, "latex": t.latex, "book": t.book, "meaning": t.meaning,
+              "equation": term_chain(t), "book_equation": term_chain(t, book=True),
+              "source": TERM_SOURCES[t.cls.__name__]} for t in notation.TERMS]
+    return {"sections": sections, "terms": terms,
+            "step": definition_chain(model, "T_sync"), "step_book": definition_chain(model, "T_sync", book=True)}

@@ -1,0 +1,259 @@
+"""The one LaTeX printer: golden headline equations, the book's notation, templates."""
+import re
+
+import jinja2
+import pytest
+import sympy as sp
+
+from mlsysim_sym import notation
+from mlsysim_sym.model import StepTimeModel, Variant, build_model
+from mlsysim_sym.printing import (LatexPrinter, environment, equation, expr_repr_latex, latex, md_text,
+                                  model_latex, model_repr_latex, number, quantity_latex, quantity_repr_latex,
+                                  split_equation, term_latex, tex_text, value_latex)
+from mlsysim_sym.simplify import DECOMPOSITION, operating_point_of
+from mlsysim_sym.symbols import PARAMS, sym
+from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson
+
+TERM = {t.cls.__name__: t for t in notation.TERMS}
+_MACRO = re.compile(r"\\([A-Za-z]+)")
+
+
+def expand_macros(tex: str) -> str:
+    """Replace every book macro by its LaTeX (what a reader's TeX engine does)."""
+    macros = notation.book_macros()
+    return _MACRO.sub(lambda m: macros.get(m.group(0), m.group(0)), tex)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return build_model()
+
+
+# --------------------------------------------------------------------------------------------
+# Golden headline equations
+# --------------------------------------------------------------------------------------------
+def test_golden_ring_allreduce():
+    assert term_latex(TERM["RingAllReduce"]) == (
+        "\\begin{aligned}\n"
+        r"T_{\text{ring}}\left(M, N, \beta, \alpha\right) &= \frac{2 M \left(N - 1\right)}{N \beta} "
+        r"+ 2 \alpha \left(N - 1\right) \\" "\n"
+        r"&= 2 \left(N - 1\right) \left(\frac{M}{N \beta} + \alpha\right)" "\n"
+        "\\end{aligned}")
+    assert term_latex(TERM["RingAllReduce"], book=True).startswith(
+        "\\begin{aligned}\n"
+        r"\RingAllReduceCompletionTime\left(\CollectivePayloadSize, \DeviceCount, \LinkBandwidth, "
+        r"\MessageStartupLatency\right) &= \frac{2 \CollectivePayloadSize \left(\DeviceCount - 1\right)}"
+        r"{\DeviceCount \LinkBandwidth} + 2 \MessageStartupLatency \left(\DeviceCount - 1\right)")
+
+
+def test_golden_hierarchical_allreduce():
+    assert term_latex(TERM["HierarchicalAllReduce"]) == (
+        "\\begin{aligned}\n"
+        r"T_{\text{hier}}\left(M, N_{\text{nodes}}, G_{\text{node}}, \beta_{\text{in}}, \alpha_{\text{in}}, "
+        r"\beta_{\text{out}}, \alpha_{\text{out}}\right) &= "
+        r"\frac{2 M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} N_{\text{nodes}}} "
+        r"+ \frac{2 M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} "
+        r"+ 2 \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) "
+        r"+ 2 \alpha_{\text{out}} \left(N_{\text{nodes}} - 1\right) \\" "\n"
+        r"&= 2 \left(\frac{M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} "
+        r"N_{\text{nodes}}} + \frac{M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} "
+        r"+ \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) + \alpha_{\text{out}} "
+        r"\left(N_{\text{nodes}} - 1\right)\right)" "\n"
+        "\\end{aligned}")
+
+
+def test_golden_bubble(model):
+    assert term_latex(TERM["BubbleFraction"]) == (
+        r"b_{\text{pipe}}\left(N_{\text{PP}}, V, m\right) = \frac{N_{\text{PP}} - 1}{m V + N_{\text{PP}} - 1}")
+    assert term_latex(TERM["BubbleFraction"], book=True) == (
+        r"\PipelineBubbleFraction\left(\PipelineParallelDegree, \VirtualPipelineStagesPerDevice, "
+        r"\MicrobatchCount\right) = \frac{\PipelineParallelDegree - 1}{\MicrobatchCount "
+        r"\VirtualPipelineStagesPerDevice + \PipelineParallelDegree - 1}")
+    assert term_latex(TERM["BubbleTime"]) == (
+        r"T_{\text{bubble}}\left(T_{\text{busy}}, N_{\text{PP}}, V, m\right) = "
+        r"\frac{T_{\text{busy}} \left(N_{\text{PP}} - 1\right)}{m V}")
+    assert quantity_latex(model, "T_bubble") == (
+        r"T_{\text{bubble}} = T_{\text{bubble}}\left(T_{\text{node}}, N_{\text{PP}}, V, m\right)")
+
+
+def test_golden_zero_shards(model):
+    assert quantity_latex(model, "M_weights") == (
+        r"M_{\text{weights}} = \frac{P_{\text{shard}} s_{\text{elem}}}"
+        r"{N_{\text{DP}}^{\mathbf{1}\left\{z_{\text{ZeRO}} \geq 3\right\}}}")
+    assert quantity_latex(model, "M_grads") == (
+        r"M_{\text{gradients}} = \frac{P_{\text{shard}} s_{\text{elem}} f_{\text{train}}}"
+        r"{N_{\text{DP}}^{\mathbf{1}\left\{z_{\text{ZeRO}} \geq 2\right\}}}")
+    assert quantity_latex(model, "M_optimizer", book=True) == (
+        r"\OptimizerStateMemory = \frac{b_{\text{opt}} P_{\text{shard}} f_{\text{train}}}"
+        r"{\DataParallelDegree^{\EventIndicator\left\{z_{\text{ZeRO}} \geq 1\right\}}}")
+
+
+def test_golden_step_time(model):
+    assert quantity_latex(model, "T_sync") == (
+        r"\tilde{T}_{\text{step}} = T_{\text{node}} + T_{\text{DP,exposed}} + T_{\text{TP}} + T_{\text{EP}} "
+        r"+ T_{\text{bubble}}")
+    assert quantity_latex(model, "T_step") == (
+        r"T_{\text{step}} = \begin{cases} \tilde{T}_{\text{step}} f_{\text{strag}} & \text{if } f_{\text{strag}} > 1 "
+        r"\\ \tilde{T}_{\text{step}} & \text{otherwise} \end{cases}")
+    assert quantity_latex(model, "T_node") == (
+        r"T_{\text{node}} = \max\left(T_{\text{compute}}, T_{\text{memory}}\right) + L_{\text{lat}}")
+
+
+def test_golden_scaling_efficiency_and_mfu(model):
+    assert quantity_latex(model, "scaling_efficiency") == r"\eta_{\text{scaling}} = \frac{T_{\text{node}}}{T_{\text{step}}}"
+    assert quantity_latex(model, "scaling_efficiency", book=True) == (
+        r"\ScalingEfficiency = \frac{T_{\text{node}}}{\DistributedStepTime}")
+    assert quantity_latex(model, "mfu") == r"\text{MFU} = \text{MFU}_{\text{node}} \eta_{\text{scaling}}"
+    assert quantity_latex(model, "mfu_node") == (
+        r"\text{MFU}_{\text{node}} = \frac{O_{\text{model}}}{G_{\text{rep}} R_{\text{peak}} T_{\text{node}}}")
+    p = operating_point_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    assert equation(p["mfu"].symbol, p.closed("mfu", DECOMPOSITION + ("T_step",))) == (
+        r"\text{MFU} = \frac{3 F_{\text{fwd}} B_{\text{local}} S}{G_{\text{rep}} R_{\text{peak}} T_{\text{step}}}")
+
+
+# --------------------------------------------------------------------------------------------
+# The book's notation
+# --------------------------------------------------------------------------------------------
+def test_book_mode_expands_to_the_plain_form(model):
+    checked = 0
+    for name in model:
+        for form in ("structured", "expanded"):
+            if form == "expanded" and sp.count_ops(model[name]) > 60:
+                continue
+            assert expand_macros(quantity_latex(model, name, form, book=True)) == quantity_latex(model, name, form)
+            checked += 1
+    for t in notation.TERMS:
+        assert expand_macros(term_latex(t, book=True)) == term_latex(t)
+    assert checked > 70
+
+
+def test_notation_covers_every_symbol_once():
+    names = notation.symbol_names()
+    for variant in (Variant(), Variant("generic"), Variant("generic", True, True, True)):
+        m = build_model(variant)
+        assert all(m.quantity(n).symbol in names for n in m)
+    assert all(p.symbol in names for p in PARAMS.values())
+    latexes = [e.latex for e in notation.table().values()]
+    assert len(latexes) == len(set(latexes)), "one glyph for two meanings"
+    assert set(notation.symbol_names(book=True).values()) >= set(notation.book_macros()) - {
+        t.book for t in notation.TERMS} - {notation.INDICATOR[0]}
+
+
+def test_symbols_the_book_lacks_are_listed_with_readable_notation():
+    lacking = {e.name: e for e in notation.lacking()}
+    assert {"ep", "G", "T_dp_exposed", "T_sync", "R_eff"} <= set(lacking)
+    assert all(e.latex and e.meaning for e in lacking.values())
+    assert "dp" not in lacking and "T_step" not in lacking
+    assert lacking["T_sync"].note and lacking["R_eff"].note
+
+
+def test_book_macros_match_the_notation_registry():
+    mlsysim = pytest.importorskip("mlsysim")
+    macros = notation.book_macros()
+    assert len(macros) >= 45
+    for macro, tex in macros.items():
+        entry = mlsysim.Symbols[macro]
+        assert entry.macro == macro and entry.latex == tex, macro
+    for name, (macro, tex) in notation.BOOK_QUANTITIES.items():
+        assert mlsysim.Symbols[macro].latex == tex, name
+
+
+def test_newcommands_define_every_macro():
+    lines = notation.newcommands().splitlines()
+    assert len(lines) == len(notation.book_macros())
+    assert r"\newcommand{\DataParallelDegree}{N_{\text{DP}}}" in lines
+
+
+# --------------------------------------------------------------------------------------------
+# Printer behaviour
+# --------------------------------------------------------------------------------------------
+def test_piecewise_prints_as_cases_with_if_and_otherwise():
+    x = sp.Symbol("x", positive=True)
+    tex = latex(sp.Piecewise((sym.tp, x > 1), (sym.pp, True)))
+    assert tex == r"\begin{cases} N_{\text{TP}} & \text{if } x > 1 \\ N_{\text{PP}} & \text{otherwise} \end{cases}"
+
+
+def test_floor_ceiling_and_indicator_brackets():
+    assert latex(FloorDiv(sym.B, sym.tp)) == r"\left\lfloor \frac{B}{N_{\text{TP}}} \right\rfloor"
+    assert latex(CeilDiv(sym.L, sym.pp)) == r"\left\lceil \frac{N_L}{N_{\text{PP}}} \right\rceil"
+    assert latex(sp.floor(sym.B / sym.tp)) == r"\left\lfloor{\frac{B}{N_{\text{TP}}}}\right\rfloor"
+    assert latex(Iverson(sym.pp > 1)) == r"\mathbf{1}\left\{N_{\text{PP}} > 1\right\}"
+    assert latex(Iverson(sym.pp > 1), book=True) == r"\EventIndicator\left\{\PipelineParallelDegree > 1\right\}"
+
+
+def test_negative_symbolic_exponent_becomes_a_fraction():
+    assert latex(sym.P / sym.tp ** Iverson(sym.z >= 1)) == (
+        r"\frac{P}{N_{\text{TP}}^{\mathbf{1}\left\{z_{\text{ZeRO}} \geq 1\right\}}}")
+    assert latex(-sym.P * sym.tp ** -Iverson(sym.z >= 1)).startswith(r"- \frac{P}")
+
+
+def test_sums_of_quantities_read_in_step_order(model):
+    q = {n: model.quantity(n).symbol for n in model}
+    assert latex(q["T_bubble"] + q["T_ep"] + q["T_node"]) == (
+        r"T_{\text{node}} + T_{\text{EP}} + T_{\text{bubble}}")
+    assert latex(q["M_acc"] - sym.CAP) == r"M_{\text{total}} - M_{\text{device}}"
+
+
+def test_caller_symbol_names_extend_the_table():
+    x = sp.Symbol("x")
+    assert LatexPrinter({"symbol_names": {x: r"\xi"}}).doprint(x * sym.tp) == r"N_{\text{TP}} \xi"
+    with pytest.raises(TypeError):
+        LatexPrinter({"no_such_setting": 1})
+
+
+def test_long_sums_are_split_over_lines(model):
+    p = operating_point_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    tex = split_equation(p["T_step"].symbol, p.closed("T_step", DECOMPOSITION + ("T_node",)))
+    assert tex.startswith("\\begin{aligned}\nT_{\\text{step}} &= T_{\\text{node}}") and tex.count(r"&\quad +") >= 2
+    assert split_equation(sym.tp, sym.pp) == r"N_{\text{TP}} = N_{\text{PP}}"
+
+
+def test_values_print_with_si_prefixes():
+    assert value_latex(3.3686267, "s") == r"3.369\,\text{s}"
+    assert value_latex(0.6184, "s") == r"618.4\,\text{ms}"
+    assert value_latex(1.5e-5, "s") == r"15\,\mu\text{s}"
+    assert value_latex(59411380584.0, "B") == r"59.41\,\text{GB}"
+    assert value_latex(4.945e14, "flop/s") == r"494.5\,\text{Tflop/s}"
+    assert value_latex(0.26039, "1") == "0.2604"
+    assert value_latex(True, "1") == r"\text{true}"
+    assert value_latex(18.22, "1/s") == r"18.22\,\text{s}^{-1}"
+    assert number(2206250000) == r"2.206 \times 10^{9}" and number(256) == "256"
+    assert value_latex(1e-18, "s") == r"1 \times 10^{-18}\,\text{s}"
+
+
+def test_repr_latex_helpers(model):
+    tex = model_repr_latex(model)
+    assert tex.startswith("$$\\begin{aligned}") and tex.endswith("\\end{aligned}$$")
+    assert tex.count("&=") == len(model)
+    q = model.quantity("dp")
+    assert quantity_repr_latex(q) == r"$$N_{\text{DP}} = \left\lfloor \frac{N_{\text{GPU}}}{G_{\text{rep}}} \right\rfloor$$"
+    assert expr_repr_latex(sym.tp) == r"$$N_{\text{TP}}$$"
+    assert model_latex(model, "expanded", names=["N"]) == "\\begin{aligned}\nN_{\\text{GPU}} &= G_{\\text{node}} N_{\\text{nodes}}\n\\end{aligned}"
+    with pytest.raises(ValueError, match="form must be one of"):
+        quantity_latex(model, "dp", "pretty")
+
+
+@pytest.mark.skipif(not hasattr(StepTimeModel, "_repr_latex_"),
+                    reason="the _repr_latex_ hooks of model.py are not added yet (issue 5)")
+def test_notebook_hooks(model):
+    assert model._repr_latex_() == model_repr_latex(model)
+    assert model.quantity("dp")._repr_latex_() == quantity_repr_latex(model.quantity("dp"))
+
+
+# --------------------------------------------------------------------------------------------
+# Templates
+# --------------------------------------------------------------------------------------------
+def test_environment_uses_latex_delimiters_strict_undefined_and_the_printer():
+    env = environment()
+    assert isinstance(env.loader, jinja2.PackageLoader)
+    t = env.from_string(r"\BLOCK{for x in xs}\VAR{x | tex}; \BLOCK{endfor}\VAR{y | book}\#{ignored}")
+    assert t.render(xs=[sym.tp, "raw"], y=sym.pp) == r"N_{\text{TP}}; raw; \PipelineParallelDegree"
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string(r"\VAR{missing}").render()
+    assert env.from_string(r"\VAR{v | value('s')}").render(v=0.5) == r"500\,\text{ms}"
+    assert {"_md.j2", "_tex.j2", "document.tex.j2", "step_time.j2"} <= set(env.list_templates())
+
+
+def test_text_escaping():
+    assert tex_text("a_b & 5% #1 {x} ~^\\") == r"a\_b \& 5\% \#1 \{x\} \~{}\^{}\textbackslash{}"
+    assert md_text("a|b*c_d") == r"a\|b\*c\_d"
