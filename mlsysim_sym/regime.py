@@ -19,6 +19,10 @@ differentiated and printed per regime.
   has a name and a label ("compute-bound"), and evaluates all of them at once,
   from compiled code, for one point or for arrays of points.
 
+:func:`resolve`, :func:`resolution` and their helpers work on any expression and
+live in :mod:`mlsysim_sym.branches` (re-exported here); this module holds the
+decisions of a model variant (:func:`model_decisions`) and their labels (:func:`label`).
+
 Examples
 --------
 >>> import sympy as sp
@@ -29,327 +33,22 @@ Examples
 """
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import sympy as sp
-from sympy.core.relational import Relational
 
+from .branches import (COMPARE, DECISIONS, KINK_RTOL, ORDERED, Numbers, Resolution, Tie, atoms_of, closed_form,
+                       extreme, first_true, near, resolution, resolve, truth)
 from .model import StepTimeModel, Variant, build_model
-from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
+from .terms.base import Iverson
 
-#: Two sides of a decision closer than this (relative) are a tie: a kink of the model.
-KINK_RTOL = 1e-9
-
-#: The expression nodes that switch between regimes.
-DECISIONS = (sp.Max, sp.Min, sp.Piecewise, Iverson)
-
-_COMPARE = {
-    sp.Eq: operator.eq, sp.Ne: operator.ne, sp.StrictGreaterThan: operator.gt,
-    sp.GreaterThan: operator.ge, sp.StrictLessThan: operator.lt, sp.LessThan: operator.le,
-}
-#: Relations whose truth moves with a continuous change (an equality does not have two sides).
-_ORDERED = (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan)
-
-
-@dataclass(frozen=True)
-class Tie:
-    """A decision whose sides are equal within :data:`KINK_RTOL` at the point.
-
-    ``atom`` is the relation that is (nearly) an equality, for a ``Piecewise`` or
-    Iverson bracket; ``None`` for a ``Max``/``Min``, whose tied arguments are
-    ``indices``.
-    """
-
-    decision: sp.Basic
-    atom: Optional[sp.Basic] = None
-    indices: Tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The outcome of :func:`resolution`: the smooth expression and what selected it."""
-
-    expr: sp.Basic
-    conditions: Tuple[sp.Basic, ...]
-    choices: Tuple[Tuple[sp.Basic, int], ...]
-    ties: Tuple[Tie, ...]
-
-
-def near(a, b, rtol: float = KINK_RTOL):
-    """``|a - b| <= rtol * max(|a|, |b|)`` (scalars or arrays)."""
-    return np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b))
-
-
-def atoms_of(cond: sp.Basic) -> Tuple[sp.Basic, ...]:
-    """The relations of a condition, in order of appearance (``True`` has none)."""
-    if isinstance(cond, Relational):
-        return (cond,)
-    out: List[sp.Basic] = []
-    for a in cond.args:
-        out.extend(x for x in atoms_of(a) if x not in out)
-    return tuple(out)
-
-
-def truth(cond: sp.Basic, atom_truth: Mapping[sp.Basic, object]):
-    """A condition's truth from the truth of its relations (bools or bool arrays)."""
-    if cond is sp.true or cond is sp.false:
-        return bool(cond)
-    if isinstance(cond, Relational):
-        return atom_truth[cond]
-    parts = [truth(a, atom_truth) for a in cond.args]
-    if not any(isinstance(p, np.ndarray) for p in parts):
-        if isinstance(cond, sp.Not):
-            return not parts[0]
-        if isinstance(cond, (sp.And, sp.Or)):
-            return all(parts) if isinstance(cond, sp.And) else any(parts)
-    if isinstance(cond, sp.Not):
-        return np.logical_not(parts[0])
-    fn = np.logical_and if isinstance(cond, sp.And) else np.logical_or if isinstance(cond, sp.Or) else None
-    if fn is None:
-        raise TypeError(f"cannot evaluate the condition {cond} ({type(cond).__name__})")
-    out = parts[0]
-    for p in parts[1:]:
-        out = fn(out, p)
-    return out
-
-
-def first_true(truths: Sequence[object], default: int):
-    """Index of the first true entry (scalars or arrays); ``default`` where none is."""
-    out = default
-    for i in reversed(range(len(truths))):
-        out = np.where(truths[i], i, out)
-    return out
-
-
-def extreme(values: Sequence[object], is_max: bool):
-    """Index of the first largest (``Max``) or smallest (``Min``) value (scalars or arrays)."""
-    stacked = np.stack(np.broadcast_arrays(*values))
-    return np.argmax(stacked, axis=0) if is_max else np.argmin(stacked, axis=0)
-
-
-class _Numbers:
-    """Memoised numeric value of a subexpression from parameter values (plain Python numbers)."""
-
-    def __init__(self, values: Mapping[sp.Symbol, object], forced: Optional[Mapping[sp.Basic, int]] = None):
-        self.values = values
-        self.forced = forced or {}
-        self.memo: Dict[sp.Basic, object] = {}
-
-    def __call__(self, e):
-        try:
-            return self.memo[e]
-        except KeyError:
-            v = self.memo[e] = self._eval(e)
-            return v
-
-    def _eval(self, e):
-        if e in self.forced:
-            k = self.forced[e]
-            return k if isinstance(e, Iverson) else self(e.args[k].expr if isinstance(e, sp.Piecewise) else e.args[k])
-        if e.is_Symbol:
-            try:
-                return self.values[e]
-            except KeyError:
-                raise KeyError(f"no value given for parameter {e}") from None
-        if e.is_Integer:
-            return int(e)
-        if e.is_Number:
-            return float(e)
-        if e.is_Add:
-            return sum(self(a) for a in e.args)
-        if e.is_Mul:
-            out = 1
-            for a in e.args:
-                out = out * self(a)
-            return out
-        if e.is_Pow:
-            return self(e.base) ** self(e.exp)
-        if isinstance(e, (sp.Max, sp.Min)):
-            return (max if isinstance(e, sp.Max) else min)(self(a) for a in e.args)
-        if isinstance(e, sp.Piecewise):
-            for branch, cond in e.args:
-                if self.truth(cond):
-                    return self(branch)
-            return float("nan")
-        if isinstance(e, FloorDiv):
-            return self(e.args[0]) // self(e.args[1])
-        if isinstance(e, CeilDiv):
-            return -((-self(e.args[0])) // self(e.args[1]))
-        if isinstance(e, Iverson):
-            return 1 if self.truth(e.args[0]) else 0
-        if isinstance(e, NamedTerm):
-            return e.formula(*(self(a) for a in e.args))
-        if isinstance(e, sp.logic.boolalg.Boolean):
-            return self.truth(e)
-        raise TypeError(f"cannot evaluate {type(e).__name__} in {e}")
-
-    def truth(self, cond) -> bool:
-        return bool(truth(cond, {a: _COMPARE[type(a)](self(a.lhs), self(a.rhs)) for a in atoms_of(cond)}))
-
-
-class _Resolver:
-    """One bottom-up pass that replaces decisions by their active side (see :func:`resolution`)."""
-
-    def __init__(self, values, choices, relax, freeze, only, collect, rtol, shift=None):
-        self.num = _Numbers(values) if values is not None else None
-        self.shift = shift
-        self.given = dict(choices or {})
-        self.relax, self.freeze, self.only, self.collect, self.rtol = relax, freeze, only, collect, rtol
-        self.chosen: Dict[sp.Basic, int] = {}
-        self.conditions: List[sp.Basic] = []
-        self.ties: List[Tie] = []
-        self.memo: Dict[sp.Basic, sp.Basic] = {}
-
-    def __call__(self, e):
-        try:
-            return self.memo[e]
-        except KeyError:
-            r = self.memo[e] = self._rebuild(e)
-            return r
-
-    def _rebuild(self, e):
-        if isinstance(e, DECISIONS) and (self.only is None or self.only(e)):
-            return self._decide(e)
-        if isinstance(e, (FloorDiv, CeilDiv)):
-            if self.relax:
-                q = self(e.args[0]) / self(e.args[1])
-                if self.shift is None:
-                    return q
-                return q + self.shift.setdefault(e, sp.Dummy(f"delta_{len(self.shift)}", real=True))
-            if self.freeze:
-                k = sp.Integer(self._numbers(e)(e))
-                a, b = self(e.args[0]), self(e.args[1])
-                if self.collect and not (a.is_Number and b.is_Number):
-                    self._condition(sp.Eq(e.func(a, b), k, evaluate=False))
-                return k
-        if isinstance(e, sp.logic.boolalg.Boolean) or not e.args:
-            return e
-        return e.func(*(self(a) for a in e.args))
-
-    def _numbers(self, e):
-        if self.num is None:
-            raise ValueError(f"no parameter values given to resolve {e}")
-        return self.num
-
-    def _choose(self, d) -> int:
-        if d in self.given:
-            return int(self.given[d])
-        num = self._numbers(d)
-        if isinstance(d, (sp.Max, sp.Min)):
-            vals = [num(a) for a in d.args]
-            k = int(extreme(vals, isinstance(d, sp.Max)))
-            tied = tuple(i for i, v in enumerate(vals) if near(v, vals[k], self.rtol))
-            if len(tied) > 1:
-                self.ties.append(Tie(d, None, tied))
-            return k
-        conds = [d.args[0]] if isinstance(d, Iverson) else [c for _, c in d.args]
-        for i, c in enumerate(conds):
-            for a in atoms_of(c):
-                if isinstance(a, _ORDERED) and near(num(a.lhs), num(a.rhs), self.rtol):
-                    self.ties.append(Tie(d, a))
-            if num.truth(c):
-                return (1 if isinstance(d, Iverson) else i)
-        return 0 if isinstance(d, Iverson) else len(conds) - 1
-
-    def _decide(self, d):
-        k = self.chosen[d] = self._choose(d)
-        if isinstance(d, (sp.Max, sp.Min)):
-            if self.collect:
-                rel = sp.GreaterThan if isinstance(d, sp.Max) else sp.LessThan
-                for j, a in enumerate(d.args):
-                    if j != k:
-                        self._condition(rel(self(d.args[k]), self(a)))
-            return self(d.args[k])
-        if isinstance(d, Iverson):
-            if self.collect:
-                c = self._cond(d.args[0])
-                self._condition(c if k else sp.Not(c))
-            return sp.Integer(k)
-        if self.collect:
-            for j, (_, c) in enumerate(d.args[:k + 1]):
-                c = self._cond(c)
-                self._condition(c if j == k else sp.Not(c))
-        return self(d.args[k].expr)
-
-    def _cond(self, c):
-        if isinstance(c, Relational):
-            return c.func(self(c.lhs), self(c.rhs))
-        if c.args:
-            return c.func(*(self._cond(a) for a in c.args))
-        return c
-
-    def _condition(self, c):
-        if c is not sp.true and c not in self.conditions:
-            self.conditions.append(c)
-
-
-def resolution(expr: sp.Basic, values: Optional[Mapping[sp.Symbol, object]] = None, relax: bool = False, *,
-               freeze: bool = True, choices: Optional[Mapping[sp.Basic, int]] = None,
-               only: Optional[Callable[[sp.Basic], bool]] = None, conditions: bool = True,
-               rtol: float = KINK_RTOL, shift: Optional[Dict[sp.Basic, sp.Symbol]] = None) -> Resolution:
-    """Resolve ``expr`` at a point (see :func:`resolve`), reporting choices and ties too.
-
-    Parameters
-    ----------
-    expr
-        Any expression of the model (``model[name]``, a definition, a derivative ...).
-    values
-        ``Symbol -> number`` for every free symbol the decisions need.
-    relax
-        Replace ``FloorDiv(a, b)`` / ``CeilDiv(a, b)`` by ``a/b`` (else freeze them).
-    freeze
-        With ``relax=False``: True puts the integer value in place, False keeps the
-        ``FloorDiv`` node (its derivative is 0 either way; the node keeps the
-        expression valid for every integer value).
-    choices
-        ``decision node -> choice`` given instead of evaluated: the index of the active
-        argument (``Max``/``Min``) or branch (``Piecewise``), or 0/1 (Iverson).
-    only
-        Resolve only the decisions for which ``only(node)`` is true; keep the others.
-    conditions
-        Collect the conditions (False saves the work).
-    shift
-        With ``relax=True``: a dict that receives, per integer division, a symbol
-        ``delta`` added to its quotient (``a/b + delta``); with ``delta`` set to the
-        fractional correction at a point the relaxed expression keeps the exact
-        value there while every floor moves like its quotient.
-    """
-    r = _Resolver(values, choices, relax, freeze, only, conditions, rtol, shift)
-    out = r(expr)
-    return Resolution(out, tuple(r.conditions), tuple(r.chosen.items()), tuple(r.ties))
-
-
-def resolve(expr: sp.Basic, values: Mapping[sp.Symbol, object], relax: bool = False):
-    """``(smooth_expr, conditions)``: ``expr`` in the regime of the point ``values``.
-
-    Every ``Max``/``Min`` becomes its active argument, every ``Piecewise`` its
-    active branch, every Iverson bracket 0 or 1, every ``FloorDiv``/``CeilDiv``
-    its integer value (``relax=True``: the real quotient ``a/b``). ``conditions``
-    are the relations that hold at the point and select this regime, in terms of
-    the resolved sides. Named cost terms (``RingAllReduce`` ...) are kept; expand
-    them with ``.doit()``.
-
-    Examples
-    --------
-    >>> import sympy as sp
-    >>> from mlsysim_sym.terms.base import FloorDiv
-    >>> n, g = sp.symbols("n g", positive=True, integer=True)
-    >>> resolve(sp.Max(1, FloorDiv(n, g)), {n: 12, g: 5})
-    (2, (Eq(FloorDiv(n, g), 2),))
-    >>> resolve(sp.Max(1, FloorDiv(n, g)), {n: 12, g: 5}, relax=True)
-    (n/g, (n/g >= 1,))
-    """
-    r = resolution(expr, values, relax)
-    return r.expr, r.conditions
-
-
-def closed_form(expr: sp.Basic) -> sp.Basic:
-    """``expr`` with every named cost term expanded to its formula."""
-    return expr.replace(lambda e: isinstance(e, NamedTerm), lambda e: e.doit())
+__all__ = [
+    "DECISIONS", "KINK_RTOL", "Decision", "ModelDecisions", "Resolution", "Tie", "atoms_of", "closed_form",
+    "extreme", "first_true", "label", "model_decisions", "near", "resolution", "resolve", "truth",
+]
 
 
 # --------------------------------------------------------------------------------------
@@ -397,7 +96,7 @@ class Decision:
         return first_true([truth(c, at) for c in conds], len(conds) - 1)
 
     def atom_truth(self, data: Sequence[object]) -> Dict[sp.Basic, object]:
-        return {a: _COMPARE[type(a)](data[2 * i], data[2 * i + 1]) for i, a in enumerate(self.atoms)}
+        return {a: COMPARE[type(a)](data[2 * i], data[2 * i + 1]) for i, a in enumerate(self.atoms)}
 
     def ties(self, data: Sequence[object], choice: int, rtol: float = KINK_RTOL) -> Tuple[Tie, ...]:
         """The ties of this decision at a scalar point."""
@@ -405,7 +104,7 @@ class Decision:
             tied = tuple(i for i, v in enumerate(data) if near(v, data[choice], rtol))
             return (Tie(self.node, None, tied),) if len(tied) > 1 else ()
         return tuple(Tie(self.node, a) for i, a in enumerate(self.atoms)
-                     if isinstance(a, _ORDERED) and near(data[2 * i], data[2 * i + 1], rtol))
+                     if isinstance(a, ORDERED) and near(data[2 * i], data[2 * i + 1], rtol))
 
     def choose_with(self, data: Sequence[object], atom: sp.Basic, value: bool) -> int:
         """The active side when the relation ``atom`` is forced to ``value`` (one side of a tie)."""
@@ -554,8 +253,8 @@ class ModelDecisions:
         need = set().union(*(self.closure(self.decisions[i].quantity) for i in indices))
         for n in (n for n in self.model if n in need):
             own = {self.decisions[i].node: k for i, k in forced.items() if self.decisions[i].quantity == n}
-            env[self.symbol_of[n]] = _Numbers(env, own)(self.model.definition(n))
-        num = _Numbers(env)
+            env[self.symbol_of[n]] = Numbers(env, own)(self.model.definition(n))
+        num = Numbers(env)
         out = {}
         for i in indices:
             d = self.decisions[i]
@@ -564,7 +263,7 @@ class ModelDecisions:
 
     def shift_values(self, shift: Mapping[sp.Basic, sp.Symbol], values: Mapping[sp.Symbol, object]):
         """``{delta: floor(a/b) - a/b}`` at a point, for the symbols of a relaxed ``shift`` map."""
-        num = _Numbers(values)
+        num = Numbers(values)
         out = {}
         for node, delta in shift.items():
             a, b = (num(x.xreplace(self.expansion)) for x in node.args)

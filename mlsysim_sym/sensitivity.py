@@ -13,12 +13,13 @@ not, ...) is replaced by its active side; the integer structure (``dp = N // G``
 placement of the DP all-reduce, TP on NVLink or the fabric, ZeRO stage, ...) stays
 in the expression, where it is locally constant. sympy differentiates that smooth
 expression; the derivatives are compiled once per (variant, output, regime) and
-cached, so a warm call costs about a millisecond. **Kinks**: where two sides of a
-decision are within a relative 1e-9 (``T_compute = T_memory``, ``f_s = 1``,
-memory exactly at capacity), the derivative is one-sided: the row reports the
-derivative from below (``left``) and from above (``right``), each from the regime
-the model enters on that side, and ``jump`` when the output itself is
-discontinuous there (memory spilling switches the bandwidth).
+cached (:mod:`mlsysim_sym.derivatives`), so a warm call costs about a millisecond.
+**Kinks**: where two sides of a decision are within a relative 1e-9
+(``T_compute = T_memory``, ``f_s = 1``, memory exactly at capacity), the
+derivative is one-sided: the row reports the derivative from below (``left``) and
+from above (``right``), each from the regime the model enters on that side, and
+``jump`` when the output itself is discontinuous there (memory spilling switches
+the bandwidth).
 
 Each row is a partial derivative with respect to one model symbol, the others held
 fixed; the row is named after the ``solve()`` keyword or the record field that
@@ -83,20 +84,22 @@ fits in HBM, compute-bound, DP ring on the fabric, TP on NVLink, DP not overlapp
 """
 from __future__ import annotations
 
-import html
 import math
 import warnings
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import sympy as sp
 
-from .compile import cse_real, lambdify_numeric, numeric_form
+from . import derivatives
+from .branches import near, resolution
+from .derivatives import Regime, at_point
 from .inputs import RUN_SYMBOLS, parameter_values, resolve_precision
 from .model import Variant
-from .regime import ModelDecisions, label, model_decisions, near, resolution
+from .regime import ModelDecisions, label, model_decisions
+from .sensitivity_display import as_html, as_latex, as_text
 from .solver import OUTPUTS, DistributedModel, as_fleet, as_workload
 from .sweeps import DEFAULTS, resolve_name, sweep
 from .symbols import PARAMS, latex_names, sym
@@ -143,128 +146,17 @@ def quantity_name(output: str, variant: Variant = Variant()) -> str:
 
 
 # --------------------------------------------------------------------------------------
-# Regimes: the smooth expression, its derivatives, compiled (cached)
+# Regimes: the smooth expression, its derivatives, compiled (cached; see mlsysim_sym.derivatives)
 # --------------------------------------------------------------------------------------
 
-class Regime:
-    """The output in one regime and its derivatives, compiled (``math``; ``numpy`` on demand).
-
-    ``signature`` lists ``(decision index, side)`` for every resolved decision;
-    ``relax`` is True for the relaxed form (floors and ceilings as quotients, plus
-    their fractional part at the point, ``shift``). :meth:`expr` is the smooth
-    sympy expression of one output; the compiled program holds the outputs and their
-    gradients (:func:`_gradient_program`).
-    """
-
-    def __init__(self, variant: Variant, outputs: Tuple[str, ...], signature: Tuple[Tuple[int, int], ...],
-                 relax: bool, wrt: Tuple[sp.Symbol, ...]):
-        self.variant, self.outputs, self.signature, self.relax = variant, outputs, signature, relax
-        self.md: ModelDecisions = model_decisions(variant)
-        self.choices = dict(signature)
-        self.shift: Optional[Dict[sp.Basic, sp.Symbol]] = {} if relax else None
-        self.exprs, self.subs = self.md.smooth(outputs, self.choices, self._resolves, relax, self.shift)
-        self.wrt_all = wrt
-        self._program = _gradient_program(self.exprs, wrt)
-        self.wrt = self._program[2]
-        self.args, self.fn = _compile(self._program, "math")
-        self._ties: Dict[tuple, Tuple] = {}
-        self._numpy = None
-
-    def _resolves(self, i: int) -> bool:
-        return i in self.choices
-
-    def expr(self, output: str) -> sp.Basic:
-        """The smooth expression of ``output``."""
-        return self.exprs[self.outputs.index(output)]
-
-    def _with_shifts(self, values):
-        """The values, plus the fractional corrections of the floors in the relaxed form."""
-        return {**values, **self.md.shift_values(self.shift, values)} if self.shift else values
-
-    def evaluate(self, values: Mapping[sp.Symbol, object], output: str) -> Tuple[float, Dict[sp.Symbol, float]]:
-        """``(output, {x: d output / d x})`` at one point."""
-        values = self._with_shifts(values)
-        out = self.fn(*(values[a] for a in self.args))
-        k, n = self.outputs.index(output), len(self.wrt)
-        first = len(self.outputs) + k * n
-        return out[k], dict(zip(self.wrt, out[first:first + n]))
-
-    @property
-    def numpy(self):
-        """``(args, fn)``: the same, compiled for arrays."""
-        if self._numpy is None:
-            self._numpy = _compile(self._program, "numpy")
-        return self._numpy
-
-    def tie_gradient(self, index: int, parts: Tuple[sp.Basic, ...], values) -> List[Dict[sp.Symbol, float]]:
-        """Gradients of the expressions ``parts`` of decision ``index`` in this regime (``{x: d part/dx}``)."""
-        key = (index, parts)
-        if key not in self._ties:
-            d = self.md.decisions[index]
-            exprs = [self.md.in_regime(p, d.quantity, self.choices, self._resolves, self.subs, self.relax,
-                                       self.shift) for p in parts]
-            program = _gradient_program(exprs, self.wrt_all)
-            self._ties[key] = (program[2], *_compile(program, "math"))
-        xs, args, fn = self._ties[key]
-        values = self._with_shifts(values)
-        flat = list(fn(*(values[a] for a in args)))[len(parts):]
-        n = len(xs)
-        return [dict(zip(xs, flat[k * n:(k + 1) * n])) for k in range(len(parts))]
-
-
-def _gradient_program(exprs: Sequence[sp.Basic], wrt: Sequence[sp.Symbol]):
-    """``(assignments, outputs, xs)``: ``exprs`` and their gradients as a straight-line program.
-
-    The chain rule in reverse over the common subexpressions of ``exprs``: each
-    assignment ``x_i = e_i`` is differentiated symbolically with respect to what it
-    uses, and the adjoints ``a_j`` accumulate backwards. ``outputs`` are the
-    expressions, then ``d e_k / d x`` for every ``x`` of ``xs`` (the symbols of
-    ``wrt`` that occur), expression by expression.
-    """
-    reps, reduced = cse_real(list(exprs))
-    defined = {x for x, _ in reps}
-    used = set().union(*(e.free_symbols for _, e in reps), *(r.free_symbols for r in reduced))
-    xs = tuple(x for x in wrt if x in used)
-    keep = defined | set(xs)
-    adjoints = sp.numbered_symbols("a", real=True)
-    program, outputs = list(reps), list(reduced)
-    for r in reduced:
-        terms: Dict[sp.Symbol, List[sp.Basic]] = {}
-        for x in r.free_symbols & keep:
-            terms.setdefault(x, []).append(sp.diff(r, x))
-        for x, e in reversed(reps):
-            a = sp.Add(*terms.pop(x, ()))
-            if a == 0:
-                continue
-            if not a.is_Atom:
-                program.append((next(adjoints), a))
-                a = program[-1][0]
-            for y in e.free_symbols & keep:
-                terms.setdefault(y, []).append(a * sp.diff(e, y))
-        outputs.extend(sp.Add(*terms.get(x, ())) for x in xs)
-    for x, e in program:
-        if e.has(sp.Heaviside, sp.Derivative, sp.Subs, sp.DiracDelta):
-            raise RuntimeError(f"a derivative is not smooth in this regime: {x} = {e}")
-    return program, outputs, xs
-
-
-def _compile(program, backend):
-    """Lambdify a straight-line program ``(assignments, outputs, xs)`` into ``(args, fn)``."""
-    assignments = [(x, numeric_form(e)) for x, e in program[0]]
-    outputs = [numeric_form(e) for e in program[1]]
-    defined = {x for x, _ in assignments}
-    free = set().union(*(e.free_symbols for _, e in assignments), *(e.free_symbols for e in outputs)) - defined
-    args = tuple(p.symbol for p in PARAMS.values() if p.symbol in free)
-    args += tuple(sorted(free - set(args), key=str))      # the floors' corrections of a relaxed form
-    fn = lambdify_numeric(args, outputs, backend, cse=lambda _: (assignments, outputs))
-    return args, fn
-
-
-@lru_cache(maxsize=4096)
 def regime(variant: Variant, outputs: Tuple[str, ...], signature: Tuple[Tuple[int, int], ...], relax: bool = False,
            wrt: Tuple[sp.Symbol, ...] = _WRT) -> Regime:
-    """The :class:`Regime` of ``outputs`` for a signature (built once, then cached)."""
-    return Regime(variant, outputs, signature, relax, wrt)
+    """The :class:`~mlsysim_sym.derivatives.Regime` of ``outputs`` for a signature (built once, then cached).
+
+    :func:`mlsysim_sym.derivatives.regime`, by default with respect to the symbol of
+    every continuous row and constant.
+    """
+    return derivatives.regime(variant, outputs, signature, relax, wrt)
 
 
 #: The headline outputs share one compiled program per regime.
@@ -360,73 +252,6 @@ def _elasticity(x, d, f) -> float:
     return float("nan") if f == 0 else float(x) * d / f
 
 
-def _side_regimes(md, group, signature, values, data, ties, x, grads, wrt, relax):
-    """``(name, left regime, right regime)`` around the kinks for parameter ``x`` (None when smooth in ``x``)."""
-    base = dict(signature)
-    left, right, names = {}, {}, []
-    for (i, tie, parts), g in zip(ties, grads):
-        d = md.decisions[i]
-        if tie.atom is None:
-            slopes = [gi.get(x, 0.0) for gi in g]
-            if max(slopes) == min(slopes):
-                continue
-            hi = [tie.indices[k] for k, s in enumerate(slopes) if s == max(slopes)]
-            lo = [tie.indices[k] for k, s in enumerate(slopes) if s == min(slopes)]
-            up, down = (hi, lo) if isinstance(d.node, sp.Max) else (lo, hi)
-            right[i] = base[i] if base[i] in up else up[0]
-            left[i] = base[i] if base[i] in down else down[0]
-            names.append(" = ".join(str(d.node.args[k]) for k in tie.indices))
-        else:
-            s = g[0].get(x, 0.0)
-            if s == 0:
-                continue
-            grows = isinstance(tie.atom, (sp.StrictGreaterThan, sp.GreaterThan))
-            above = (s > 0) == grows     # the relation holds just above x
-            right[i] = d.choose_with(data[i], tie.atom, above)
-            left[i] = d.choose_with(data[i], tie.atom, not above)
-            names.append(f"{tie.atom.lhs} = {tie.atom.rhs}")
-    if all(left[i] == base[i] == right[i] for i in left):
-        return None
-    sides = []
-    for forced in (left, right):
-        changed = {i: k for i, k in forced.items() if k != base[i]}
-        full = md.side_choices(values, forced, tuple(base)) if changed else base
-        sides.append(regime(md.variant, group, tuple((i, full[i]) for i in base), relax, wrt))
-    return (", ".join(dict.fromkeys(names)), *sides)
-
-
-def _point(md: ModelDecisions, output: str, values, data, resolved: Sequence[int], relax: bool, wrt):
-    """(f, {x: derivative}, {x: (kink, left, right, jump)}, signature) of ``output`` at one point."""
-    group = _group(output)
-    signature = tuple((i, int(md.decisions[i].choose(data[i]))) for i in resolved)
-    reg = regime(md.variant, group, signature, relax, wrt)
-    f, grad = reg.evaluate(values, output)
-    own = set(md.decisions_of(output))
-    ties = []
-    for i, k in signature:
-        if i not in own:
-            continue
-        for tie in md.decisions[i].ties(data[i], k):
-            d = md.decisions[i]
-            parts = tuple(d.node.args[j] for j in tie.indices) if tie.atom is None \
-                else (tie.atom.lhs - tie.atom.rhs,)
-            ties.append((i, tie, parts))
-    kinks = {}
-    if ties:
-        grads = [reg.tie_gradient(i, parts, values) for i, _, parts in ties]
-        moving = {x for g in grads for gi in g for x, v in gi.items() if v != 0}
-        for x in (x for x in wrt if x in moving):
-            sides = _side_regimes(md, group, signature, values, data, ties, x, grads, wrt, relax)
-            if sides is not None:
-                name, lo, hi = sides
-                (fl, gl), (fr, gr) = lo.evaluate(values, output), hi.evaluate(values, output)
-                dl, dr = gl.get(x, 0.0), gr.get(x, 0.0)
-                jump = not (near(fl, f) and near(fr, f))
-                if jump or not near(dl, dr, 1e-12):         # else both sides agree: no kink in x
-                    kinks[x] = (name, (fl, dl), (fr, dr), bool(jump))
-    return f, grad, kinks, signature
-
-
 def regime_signature(variant: Variant, values: Mapping[sp.Symbol, object], output: str = "mfu"):
     """The continuous regime of ``output`` at a point, as ``(decision index, side)`` pairs (cheap: no build)."""
     md = model_decisions(variant)
@@ -451,7 +276,7 @@ def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], outpu
     q = quantity_name(output, variant)
     data = md.data(values)
     continuous = _continuous_decisions(md, _group(q))
-    f, grad, kinks, signature = _point(md, q, values, data, continuous, False, _WRT)
+    f, grad, kinks, signature = at_point(md, _group(q), q, values, data, continuous, False, _WRT)
     choices = md.choices(data, md.decisions_of(q))
     facts = _facts(md, values, data)
     labels = {i: label(md, i, choices[i], facts) for i in choices}
@@ -604,7 +429,8 @@ def relaxed_sensitivities(table: "Sensitivities") -> Tuple[Row, ...]:
     md = model_decisions(table.variant)
     data = md.data(table.values)
     full = md.decisions_of(_group(table.quantity))
-    f, grad, kinks, _ = _point(md, table.quantity, table.values, data, full, True, _KNOB_SYMBOLS)
+    f, grad, kinks, _ = at_point(md, _group(table.quantity), table.quantity, table.values, data, full, True,
+                               _KNOB_SYMBOLS)
     return tuple(_row(k, x, table.values[x], f, grad, kinks, "relaxed")
                  for k, x in INTEGER_KNOBS.items() if x is not None)
 
@@ -682,13 +508,13 @@ class Sensitivities:
         return sp.latex(self.expression(parameter), symbol_names=latex_names())
 
     def __str__(self) -> str:
-        return _text(self)
+        return as_text(self)
 
     def _repr_html_(self) -> str:
-        return _html(self)
+        return as_html(self)
 
     def _repr_latex_(self) -> str:
-        return _latex(self)
+        return as_latex(self)
 
 
 class _Named(tuple):
@@ -829,88 +655,3 @@ def _sweep_flat(variant, q, values, size):
         for n, x in names.items():
             ela[n] = np.where(value != 0, np.asarray(values[x], dtype=float) * der[n] / value, np.nan)
     return value, der, ela, ties, len(uniq)
-
-
-# --------------------------------------------------------------------------------------
-# Display
-# --------------------------------------------------------------------------------------
-
-def _num(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float) and math.isnan(x):
-        return "nan"
-    return f"{x:.6g}"
-
-
-def _cells(r: Row) -> Tuple[str, str]:
-    if r.kink is None:
-        return _num(r.derivative), _num(r.elasticity)
-    return (f"L {_num(r.left.derivative)} | R {_num(r.right.derivative)}",
-            f"L {_num(r.left.elasticity)} | R {_num(r.right.elasticity)}")
-
-
-def _where(r: Row) -> str:
-    k = f"kink {r.kink}" + (" (jump)" if r.jump else "") if r.kink else ""
-    return "; ".join(x for x in (k, r.regime) if x)
-
-
-def _knob_cells(k: DiscreteRow, relaxed: Dict[str, Row]) -> Tuple[str, str, str]:
-    step = lambda s: "-" if s is None else f"{s.value}: {s.delta:+.6g}"  # noqa: E731
-    r = relaxed.get(k.knob)
-    rel = "-" if r is None else _cells(r)[1] + (f" (kink {r.kink})" if r.kink else "")
-    return step(k.down), step(k.up), rel
-
-
-def _text(t: Sensitivities) -> str:
-    head = [f"sensitivities of {t.output} ({t.quantity}) = {t.value:.6g}", "regime: " + ", ".join(t.regime)]
-    rows = [("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity", "regime")]
-    rows += [(str(i + 1), r.parameter, _num(float(r.value)), *_cells(r), _where(r)) for i, r in enumerate(t.rows)]
-    out = head + [""] + _columns(rows)
-    if t.context is not None:
-        krows = [("knob", "value", "previous: change", "next: change", "relaxed elasticity", "skipped")]
-        relaxed = {r.parameter: r for r in t.relaxed}
-        for k in t.discrete:
-            skipped = "; ".join(f"{v}: {why}" for v, why in k.skipped[:2]) + (" ..." if len(k.skipped) > 2 else "")
-            krows.append((k.knob, str(k.value), *_knob_cells(k, relaxed), skipped))
-        out += ["", "integer knobs: exact change of the output at the neighbouring valid value (through solve()); "
-                "relaxed: floors and ceilings replaced by their quotient, fleet held fixed"] + _columns(krows)
-    return "\n".join(out)
-
-
-def _columns(rows) -> List[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-
-
-def _html(t: Sensitivities) -> str:
-    e = html.escape
-    head = "".join(f"<th>{e(h)}</th>" for h in ("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity",
-                                                 "regime"))
-    body = "".join(
-        "<tr>" + "".join(f"<td>{e(c)}</td>" for c in (str(i + 1), r.parameter, _num(float(r.value)), *_cells(r),
-                                                       _where(r))) + "</tr>" for i, r in enumerate(t.rows))
-    return (f"<p><b>{e(t.output)}</b> = {e(_num(t.value))}; regime: {e(', '.join(t.regime))}</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
-def _tex_num(x) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return r"\text{--}"
-    m, _, ex = f"{x:.4g}".partition("e")
-    return f"{m} \\times 10^{{{int(ex)}}}" if ex else m
-
-
-def _latex(t: Sensitivities) -> str:
-    names = latex_names()
-    lines = []
-    for i, r in enumerate(t.rows):
-        if r.kink is None:
-            d, el = _tex_num(r.derivative), _tex_num(r.elasticity)
-        else:
-            d = f"{_tex_num(r.left.derivative)} \\mid {_tex_num(r.right.derivative)}"
-            el = f"{_tex_num(r.left.elasticity)} \\mid {_tex_num(r.right.elasticity)}"
-        lines.append(f"{i + 1} & {names.get(r.symbol, str(r.symbol))} & \\text{{{r.parameter.replace('_', ' ')}}} & "
-                     f"{_tex_num(float(r.value))} & {d} & {el} \\\\")
-    return ("$\\begin{array}{rllrrr}\\# & & \\text{parameter} & x & \\partial y/\\partial x & "
-            "\\partial \\ln y/\\partial \\ln x \\\\ \\hline " + " ".join(lines) + "\\end{array}$")
