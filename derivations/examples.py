@@ -14,7 +14,7 @@ import sympy as sp
 
 from mlsysim_sym import notation
 from mlsysim_sym.compile import evaluate
-from mlsysim_sym.printing import chain, latex, split_equation, value_latex
+from mlsysim_sym.printing import chain, latex, number, split_equation, value_latex
 from mlsysim_sym.simplify import DECOMPOSITION, OperatingPoint, operating_point_of
 
 from .common import EXAMPLES, Example
@@ -70,6 +70,31 @@ def _config_rows(example: Example) -> List[List[str]]:
     return [[f"`{k}`", f"`{v!r}`"] for k, v in example.kwargs]
 
 
+#: Rows of the sensitivity table of each example (largest |elasticity| first).
+SENSITIVITY_ROWS = 8
+
+
+def sensitivity_rows(example: Example) -> List[List[str]]:
+    """The fleet-MFU sensitivities at the example (``mlsysim_sym.sensitivities``), as LaTeX cells:
+    parameter, value, elasticity (both one-sided values at a kink)."""
+    import warnings
+
+    from mlsysim_sym import sensitivities
+    from mlsysim_sym.symbols import PARAMS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = sensitivities(example.model, example.fleet, output="mfu", **example.solve_kwargs)
+    rows = []
+    for r in table.rows[:SENSITIVITY_ROWS]:
+        if r.kink is None:
+            elasticity = number(r.elasticity)
+        else:
+            elasticity = r"%s \,/\, %s" % (number(r.left.elasticity), number(r.right.elasticity))
+        rows.append([latex(r.symbol), value_latex(r.value, PARAMS[r.symbol.name].unit), elasticity])
+    return rows
+
+
 def example_context(example: Example) -> Dict[str, object]:
     p = point(example)
     rows = []
@@ -85,6 +110,7 @@ def example_context(example: Example) -> Dict[str, object]:
         "substituted": [substituted(p, n) for n in SUBSTITUTED],
         "regime": _conditions(p, list(p.model)),
         "values": {n: p.value(n) for n in p.model},
+        "sensitivities": sensitivity_rows(example),
     }
 
 

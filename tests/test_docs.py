@@ -154,3 +154,17 @@ def test_zero_stage_table_equals_mlsysim():
         flat = oracle.mlsysim_solve(example.model, example.fleet, **dict(example.solve_kwargs, zero_stage=stage))
         assert math.isclose(values["M_acc"], flat["node.memory_footprint"], rel_tol=1e-12)
     assert table[3]["M_weights"] * 8 == pytest.approx(table[0]["M_weights"])    # ZeRO-3 shards over dp = 8
+
+
+def test_examples_carry_the_sensitivity_table_of_the_model():
+    import warnings
+
+    from mlsysim_sym import sensitivities
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "examples.md").read_text()
+    assert text.count("### Which knob moves MFU most") == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    # efficiency: elasticity of fleet MFU, printed to 4 digits in the first example's table
+    assert f"| $\\eta_{{\\text{{hw}}}}$ | $0.5$ | ${t['efficiency'].elasticity:.4g}$ |" in text
