@@ -200,11 +200,11 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
         if grid or len(shape) != 1 or shape[0] <= 2 * CHUNK:
             out = compiled.fn(*vector)
         else:   # flattened: cache-sized chunks are ~20 % faster than one pass (sympy-notes §2)
-            parts = [compiled.fn(*(x[i:i + CHUNK] if x.ndim else x for x in vector))
-                     for i in range(0, shape[0], CHUNK)]
-            out = [np.concatenate([np.broadcast_to(p[j], (min(CHUNK, shape[0] - i),))
-                                   for p, i in zip(parts, range(0, shape[0], CHUNK))])
-                   for j in range(len(names))]
+            out = [np.empty(shape) for _ in names]
+            for i in range(0, shape[0], CHUNK):
+                part = compiled.fn(*(x[i:i + CHUNK] if x.ndim else x for x in vector))
+                for o, p in zip(out, part):
+                    o[i:i + CHUNK] = p
     values = {}
     any_bad = bad.any()
     for n, x in zip(names, out):
