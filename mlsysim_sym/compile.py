@@ -199,11 +199,6 @@ def _lambdify(variant: Variant, names: Tuple[str, ...], backend: str) -> Compile
     return Compiled(variant, tuple(names), args, fn, backend)
 
 
-def compiled_source(c: Compiled) -> str:
-    """The generated Python source of a compiled function (for inspection)."""
-    import inspect
-
-    return inspect.getsource(c.fn)
 
 
 def evaluate(variant: Variant, names: Sequence[str], values: Mapping[sp.Symbol, object],
@@ -212,8 +207,6 @@ def evaluate(variant: Variant, names: Sequence[str], values: Mapping[sp.Symbol, 
     return compile_quantities(variant, tuple(names), backend).evaluate(values)
 
 
-def model_for(variant: Variant) -> StepTimeModel:
-    return build_model(variant)
 
 
 # ------------------------------------------------------------------------------------------------

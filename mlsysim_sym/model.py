@@ -31,7 +31,7 @@ from typing import Dict, Iterator, List, Mapping, Tuple
 
 import sympy as sp
 
-from .symbols import BY_SYMBOL, PARAMS, sym
+from .symbols import PARAMS, sym
 from .terms import communication as comm
 from .terms import compute, memory
 from .terms.base import CeilDiv, FloorDiv, Iverson
@@ -291,8 +291,3 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     q("effective_throughput", rf"R_{{{T}{{eff}}}}", "1/s", "samples per second of the fleet",
       dp * (lb / T_node) * se)
     return StepTimeModel(variant, b.items)
-
-
-def param_info(symbol: sp.Symbol):
-    """The :class:`~mlsysim_sym.symbols.Param` of a parameter symbol."""
-    return BY_SYMBOL[symbol]
