@@ -1,7 +1,7 @@
 """Command line: price one training step and print its breakdown.
 
     mlsysim-sym                                  # Llama-3.1-70B on Research_256, b256 tp8 pp4 m8
-    mlsysim-sym --model Mixtral_8x7B --fleet Training_1K --batch-size 1024 --tp 2 --ep 4
+    mlsysim-sym --model Mixtral_8x7B --fleet Training_1K --batch-size 1024 --tp 2 --pp 1 --ep 4 --microbatches 1
 """
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ def _finite_float(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mlsysim-sym", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="mlsysim-sym", description=__doc__.split("\n\n")[0],
+        epilog="The defaults are the bundled example (Llama3_70B on Research_256, batch 256, tp 8, pp 4, "
+               "8 microbatches); with another --model or --fleet, set --tp/--pp/--ep/--microbatches too "
+               "(1/1/1/1 are solve()'s own defaults).")
     p.add_argument("--model", default=DEFAULTS["model"], help="catalog workload (default %(default)s)")
     p.add_argument("--fleet", default=DEFAULTS["fleet"], help="catalog cluster (default %(default)s)")
     p.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"])
@@ -83,7 +87,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             is_lora=args.lora, activation_recomputation=args.recompute, overlap_comm=args.overlap,
             gradient_accumulation_steps=args.gradient_accumulation, seq_len=args.seq_len)
     except (ValueError, TypeError, KeyError) as exc:
-        print(f"mlsysim-sym: error: {exc}", file=sys.stderr)
+        print(f"mlsysim-sym: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     print(f"{args.model} on {args.fleet}: batch {args.batch_size}, {args.precision}")
     print("\n".join(breakdown(r)))

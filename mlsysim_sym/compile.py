@@ -199,14 +199,10 @@ def _lambdify(variant: Variant, names: Tuple[str, ...], backend: str) -> Compile
     return Compiled(variant, tuple(names), args, fn, backend)
 
 
-
-
 def evaluate(variant: Variant, names: Sequence[str], values: Mapping[sp.Symbol, object],
              backend: str = "math") -> Dict[str, object]:
     """One-shot helper: compile (cached) and evaluate ``names`` at ``values``."""
     return compile_quantities(variant, tuple(names), backend).evaluate(values)
-
-
 
 
 # ------------------------------------------------------------------------------------------------

@@ -26,10 +26,11 @@ import sympy as sp
 from .inputs import size_in_bytes
 from .solver import DistributedModel, DistributedResult, as_fleet, as_workload
 from .sweeps import sweep
-from .symbols import sym
+from .symbols import CONSTANTS, sym
 
 OBJECTIVES = {"mfu": ("mfu", True), "throughput": ("effective_throughput", True),
               "step_time": ("step_latency_total", False)}
+#: The solve() keywords a search sets itself (one axis each).
 CONFIG_KEYS = ("tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage",
                "activation_recomputation", "overlap_comm")
 
@@ -87,12 +88,20 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
 
     ``tp``/``pp``/``ep`` default to every divisor of the accelerator count (``ep``: only 1
     for a dense model). ``fixed`` are other ``solve()`` keywords (precision, efficiency,
-    seq_len, gradient_accumulation_steps, ...), scalars.
+    seq_len, gradient_accumulation_steps, ...), scalars. Splits with more data-parallel
+    replicas than ``batch_size`` are left out (they would train ``dp`` samples, one per rank).
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
+    clash = sorted(set(fixed) & set(CONFIG_KEYS))
+    if clash:
+        raise TypeError(f"search() sets {', '.join(clash)} itself; give the choices as tp=, pp=, ep=, "
+                        f"microbatch_count=, v_stages=, zero_stage=, activation_recomputation=, overlap_comm=")
+    swept = sorted(k for k, v in fixed.items() if np.ndim(v) > 0)
+    if swept:
+        raise TypeError(f"search() takes one value for {', '.join(swept)}; sweep over it with sweep()")
     w, f = as_workload(model), as_fleet(fleet)
     n = f.total_accelerators
     divs = divisors(n)
@@ -121,7 +130,10 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     pipelined = on(0, p_) > 1
     replicated = np.nan_to_num(r["dp"], nan=0.0) > 1
     distinct = (pipelined | (first[0] & first[1])) & (replicated | (first[2] & first[4]))
-    keep = np.broadcast_to(distinct, shape) & r.valid & r["node_profile.feasible"]
+    # a split with more replicas than samples trains dp samples, not batch_size (mlsysim then warns and
+    # gives every rank one sample): it is left out rather than ranked on a batch nobody asked for
+    enough = np.nan_to_num(r["dp"], nan=np.inf) <= batch_size
+    keep = np.broadcast_to(distinct, shape) & r.valid & r["node_profile.feasible"] & enough
     searched = int(np.count_nonzero(np.broadcast_to(distinct, shape)))
     score = np.where(keep, r[key] if larger_is_better else -r[key], -np.inf)
     flat = score.ravel()
@@ -201,7 +213,7 @@ class ParallelismOptimizer:
                     # without a parameter count mlsysim takes 6x the fp16 weight bytes for Adam,
                     # i.e. 12 B for each of w16 / 2 parameters
                     params = w.parameters if w.parameters is not None else w16 / 2
-                    per_gpu = prescreen(w16, params, tp, pp, 12.0)
+                    per_gpu = prescreen(w16, params, tp, pp, CONSTANTS[sym.ADAM])
                     if per_gpu > f.node.accelerator.memory_capacity * 0.9:
                         continue
                     res = dm.solve(w, f, batch_size=batch_size, precision=precision, efficiency=efficiency,

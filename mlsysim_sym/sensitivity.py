@@ -98,6 +98,7 @@ from .branches import near, resolution
 from .derivatives import Regime, at_point
 from .inputs import RUN_SYMBOLS, parameter_values, resolve_precision
 from .model import Variant
+from .optimize import divisors
 from .regime import ModelDecisions, label, model_decisions
 from .sensitivity_display import as_html, as_latex, as_text
 from .solver import OUTPUTS, DistributedModel, as_fleet, as_workload
@@ -370,7 +371,7 @@ def _candidates(w, f, kw, knob, k) -> Tuple[List[int], List[int]]:
     sizes = {"tp_size": kw["tp_size"], "pp_size": kw["pp_size"], "ep_size": kw["ep_size"]}
     if knob in sizes:
         rest = math.prod(v for s, v in sizes.items() if s != knob)
-        divs = _divisors(n // rest) if n % rest == 0 else []
+        divs = divisors(n // rest) if n % rest == 0 else []
         up = sorted({k + 1} | {d for d in divs if d > k})[:2]
         down = sorted({k - 1} | {d for d in divs if d < k}, reverse=True)[:2]
         return up, down
@@ -379,11 +380,6 @@ def _candidates(w, f, kw, knob, k) -> Tuple[List[int], List[int]]:
         step = g // math.gcd(g, f.node.accelerators_per_node)
         return sorted({k + 1, k + step}), sorted({k - 1, k - step}, reverse=True)
     return [k + 1], [k - 1]
-
-
-def _divisors(n: int) -> List[int]:
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted(set(small) | {n // d for d in small})
 
 
 def _neighbour(w, f, kw, knob, candidates, base, quantity, skipped) -> Optional[Step]:
@@ -484,10 +480,6 @@ class Sensitivities:
         if "relaxed" not in self._cache:
             self._cache["relaxed"] = _Named(relaxed_sensitivities(self))
         return self._cache["relaxed"]
-
-    def elasticities(self) -> Dict[str, Optional[float]]:
-        """``parameter -> elasticity`` (None at a kink)."""
-        return {r.parameter: r.elasticity for r in self.rows}
 
     def expression(self, parameter: Optional[str] = None, frozen: bool = True) -> sp.Basic:
         """The output (``parameter=None``) or its derivative, as sympy, in this regime.
@@ -596,10 +588,10 @@ def sensitivity_sweep(model, fleet, output: str = "mfu", *, grid: bool = True, *
     for i, k in enumerate(swept):
         a = np.asarray(kwargs[k], dtype=float)
         a = a.reshape([-1 if j == i else 1 for j in range(len(swept))]) if grid else a
-        values[resolve_name(k)] = np.broadcast_to(a, shape)
+        values[resolve_name(k, "sensitivity_sweep")] = np.broadcast_to(a, shape)
     for k, v in kwargs.items():
         if k not in RUN_SYMBOLS and k != "precision" and np.ndim(v) == 0:
-            values[resolve_name(k)] = v
+            values[resolve_name(k, "sensitivity_sweep")] = v
     valid = np.broadcast_to(checked.valid, shape)
     flat = {}
     for s, v in values.items():

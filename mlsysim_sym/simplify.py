@@ -392,11 +392,6 @@ def evaluate(expr: sp.Basic, values: Mapping[sp.Symbol, object]):
     return _number(_closed_terms(expr), exact)
 
 
-def flags_of(point: OperatingPoint) -> Dict[sp.Symbol, object]:
-    """The 0/1 switches (and ZeRO stage) of a point."""
-    return {f: point.params[f] for f in FLAGS if f in point.params}
-
-
 def regime_forms(point: OperatingPoint, names: Optional[Sequence[str]] = None,
                  keep: Iterable[str] = DECOMPOSITION) -> Dict[str, Tuple[sp.Basic, Tuple[sp.Basic, ...]]]:
     """``name -> (short closed form, conditions)`` at a point (default: every quantity)."""

@@ -10,11 +10,15 @@ lists of random configurations).
 
 Invalid combinations are masked, never raised: ``result.valid`` is False and
 ``result.reason`` holds the message ``solve()`` would raise (mlsysim's check
-order), numeric outputs are NaN there. Non-finite inputs (NaN, inf) are masked
-too. Warnings ``solve()`` would emit (batch below dp, precision fallback) are
+order), numeric outputs are NaN there. A sweep also masks what ``solve()``
+accepts but cannot be meant: non-finite values, non-positive bandwidths,
+capacities and sizes, negative latencies, fractional counts, and any
+configuration whose result overflows. Warnings ``solve()`` would emit (batch below dp, precision fallback) are
 not emitted in a sweep.
 """
 from __future__ import annotations
+
+import inspect
 
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
@@ -25,7 +29,7 @@ import sympy as sp
 from .compile import compile_quantities
 from .inputs import FIELD_SYMBOLS, FLAGS, PRECISION_BYTES, RUN_SYMBOLS, static_values
 from .model import Variant
-from .solver import OUTPUTS, as_fleet, as_workload
+from .solver import OUTPUTS, DistributedModel, as_fleet, as_workload
 from .symbols import PARAMS, sym
 from .types import Fleet, Workload
 
@@ -34,11 +38,9 @@ CHUNK = 16384
 #: symbol -> the argument name a user passes for it
 ARGUMENT_NAMES = {**{v: k for k, v in FIELD_SYMBOLS.items()}, **{v: k for k, v in RUN_SYMBOLS.items()}}
 
-#: ``solve()`` defaults (mlsysim 0.3.0).
-DEFAULTS = dict(batch_size=1, precision="fp16", efficiency=0.5, tp_size=1, pp_size=1, ep_size=1, v_stages=1,
-                microbatch_count=1, zero_stage=0, is_lora=False, activation_recomputation=False,
-                overlap_comm=False, overlap_efficiency=0.85, congestion_factor=1.0, straggler_factor=1.0,
-                moe_routing_imbalance_factor=1.0, gradient_accumulation_steps=1, seq_len=2048)
+#: ``solve()`` defaults (mlsysim 0.3.0's), read off its signature.
+DEFAULTS = {k: p.default for k, p in inspect.signature(DistributedModel.solve).parameters.items()
+            if p.default is not inspect.Parameter.empty and k != "topology_override"}
 
 #: A valid stand-in for every swept symbol, used where a configuration is masked so that no
 #: division by zero is ever evaluated.
@@ -91,7 +93,7 @@ def _is_swept(v) -> bool:
     return isinstance(v, (list, tuple, range))
 
 
-def resolve_name(name: str) -> sp.Symbol:
+def resolve_name(name: str, caller: str = "sweep") -> sp.Symbol:
     """A ``solve()`` keyword, a field name or a parameter symbol name -> its symbol."""
     if name in RUN_SYMBOLS:
         return RUN_SYMBOLS[name]
@@ -100,7 +102,7 @@ def resolve_name(name: str) -> sp.Symbol:
     if name in PARAMS and PARAMS[name].kind != "constant":
         return PARAMS[name].symbol
     allowed = sorted(set(RUN_SYMBOLS) | set(FIELD_SYMBOLS) | {"precision"})
-    raise TypeError(f"sweep() got an unexpected argument {name!r}; allowed: {', '.join(allowed)}")
+    raise TypeError(f"{caller}() got an unexpected argument {name!r}; allowed: {', '.join(allowed)}")
 
 
 class _Mask:
@@ -134,6 +136,8 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
         or parameter name (``BW_fab``), scalar or array-like. ``precision`` may be a list of strings.
     """
     w, f = as_workload(model), as_fleet(fleet)
+    if isinstance(outputs, str):
+        outputs = (outputs,)
     names = tuple(outputs) if outputs is not None else tuple(OUTPUTS)
     unknown = [n for n in names if n not in OUTPUTS]
     if unknown:
@@ -166,13 +170,11 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     variant = Variant(variant.family, explicit, variant.sram, variant.flash)
 
     compiled = compile_quantities(variant, tuple(OUTPUTS[n] for n in names), "numpy")
-    inputs: Dict[sp.Symbol, object] = {}
     base = statics[distinct[0]][1]
-    for a in compiled.args:
-        inputs[a] = base.get(a)
+    inputs: Dict[sp.Symbol, object] = dict(base)     # every parameter: the checks need them all
     # precision-dependent parameters
     for s_ in (sym.bpp, sym.R, sym.F, sym.W_lw, sym.W_g):
-        if len(distinct) > 1 and s_ in inputs:
+        if len(distinct) > 1 and inputs.get(s_) is not None:
             table = {k: statics[k][1][s_] for k in distinct}
             inputs[s_] = np.vectorize(lambda k: float(table.get(k, table[distinct[0]])), otypes=[float])(keys)
     # run arguments and field overrides
@@ -181,12 +183,11 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
         if k in FLAGS:
             v = np.asarray(v).astype(bool).astype(float) if np.ndim(v) else (1.0 if v else 0.0)
         inputs[s_] = v
-    floats = {}
     for a in compiled.args:
-        x = inputs[a]
-        if x is None:
-            raise ValueError(f"parameter {a} has no value for this fleet (None); pass it explicitly")
-        floats[a] = np.asarray(x, dtype=float)
+        if inputs.get(a) is None:
+            raise ValueError(f"{ARGUMENT_NAMES.get(a, a.name)} has no value for this workload or fleet (None); "
+                             f"pass it explicitly")
+    floats = {a: np.asarray(x, dtype=float) for a, x in inputs.items() if x is not None}
     _validate(floats, w, f, mask)
 
     bad = mask.code != 0
@@ -196,15 +197,17 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
                 safe = _SAFE.get(a, base.get(a)) if base.get(a) is not None or a in _SAFE else 1.0
                 floats[a] = np.where(bad, safe, floats[a])
     vector = [floats[a] for a in compiled.args]
-    with np.errstate(divide="raise", invalid="raise", over="raise"):
-        if grid or len(shape) != 1 or shape[0] <= 2 * CHUNK:
-            out = compiled.fn(*vector)
-        else:   # flattened: cache-sized chunks are ~20 % faster than one pass (sympy-notes §2)
-            out = [np.empty(shape) for _ in names]
-            for i in range(0, shape[0], CHUNK):
-                part = compiled.fn(*(x[i:i + CHUNK] if x.ndim else x for x in vector))
-                for o, p in zip(out, part):
-                    o[i:i + CHUNK] = p
+    try:
+        out = _evaluate(compiled, vector, names, shape, grid)
+    except FloatingPointError:
+        # a value the checks let through still overflows or divides by zero somewhere (an extreme
+        # magnitude): evaluate quietly and mask every configuration whose outputs are not finite
+        out = _evaluate(compiled, vector, names, shape, grid, checked=False)
+        finite = np.ones(shape, dtype=bool)
+        for x in out:
+            finite &= np.broadcast_to(np.isfinite(np.asarray(x, dtype=float)), shape)
+        mask.check(~finite, "the result overflows or divides by zero (an extreme input)")
+        bad = mask.code != 0
     values = {}
     any_bad = bad.any()
     for n, x in zip(names, out):
@@ -215,8 +218,25 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     return SweepResult(values, ~bad, mask.code, tuple(mask.reasons), axes)
 
 
+def _evaluate(compiled, vector, names, shape, grid, checked=True):
+    """Run the compiled outputs; with ``checked`` a division by zero, an overflow or an invalid
+    operation raises ``FloatingPointError`` instead of leaking inf or NaN."""
+    state = dict(divide="raise", invalid="raise", over="raise") if checked else dict(all="ignore")
+    with np.errstate(**state):
+        if grid or len(shape) != 1 or shape[0] <= 2 * CHUNK:
+            return compiled.fn(*vector)
+        # flattened: cache-sized chunks are ~20 % faster than one pass over 10^6 elements
+        out = [np.empty(shape) for _ in names]
+        for i in range(0, shape[0], CHUNK):
+            part = compiled.fn(*(x[i:i + CHUNK] if x.ndim else x for x in vector))
+            for o, p in zip(out, part):
+                o[i:i + CHUNK] = p
+        return out
+
+
 def _validate(x: Mapping[sp.Symbol, np.ndarray], w: Workload, f: Fleet, mask: _Mask) -> None:
-    """``solve()``'s checks (contract §5.1) as masks, plus non-finite and non-physical inputs."""
+    """``solve()``'s checks (in mlsysim's order) as masks, plus sweep-only checks: non-finite and
+    non-physical values, and fractional counts (which ``solve()`` accepts, as mlsysim does)."""
     for a, arr in x.items():
         if not np.all(np.isfinite(arr)):
             mask.check(~np.isfinite(arr), f"{ARGUMENT_NAMES.get(a, a.name)} must be finite")
@@ -241,9 +261,10 @@ def _validate(x: Mapping[sp.Symbol, np.ndarray], w: Workload, f: Fleet, mask: _M
         mask.check(~np.isin(x[sym.z], (0, 1, 2, 3)), "zero_stage must be 0, 1, 2, or 3")
     mask.check(x[sym.m] < 1, "n_microbatches must be >= 1")
     mask.check(x[sym.v] < 1, "v_stages must be >= 1")
-    for a in (sym.BW_intra, sym.BW_fab, sym.BW_hbm, sym.BW_pcie, sym.R, sym.CAP, sym.osr):
+    for a in (sym.BW_intra, sym.BW_fab, sym.BW_hbm, sym.BW_pcie, sym.R, sym.CAP, sym.osr, sym.P, sym.H, sym.k_e,
+              sym.W_lw, sym.W_g, sym.bpp):
         if a in x:
             mask.check(x[a] <= 0, f"{ARGUMENT_NAMES.get(a, a.name)} must be positive")
-    for a in (sym.alpha_nv, sym.alpha_fab, sym.tau_d, sym.TDP):
+    for a in (sym.alpha_nv, sym.alpha_fab, sym.tau_d, sym.TDP, sym.F, sym.L):
         if a in x:
             mask.check(x[a] < 0, f"{ARGUMENT_NAMES.get(a, a.name)} must be non-negative")
