@@ -77,3 +77,16 @@ def test_parallelism_optimizer_mirror_matches_mlsysim_on_every_language_model(fl
         for a, b in zip(ours.top_candidates, theirs.top_candidates):
             assert oracle.rel_err(a["mfu"], b["mfu"]) <= 1e-12
             assert oracle.rel_err(a["step_time"], b["step_time"].m_as("s")) <= 1e-12
+
+
+def test_search_leaves_out_splits_with_more_replicas_than_samples():
+    r = search("Llama3_70B", "Meta_Llama3_16K_H100", 4096, top_k=20)
+    assert all(c.dp <= 4096 for c in r.candidates)
+    assert r.best.config["tp_size"] * r.best.config["pp_size"] * r.best.config["ep_size"] >= 16384 // 4096
+
+
+def test_search_names_the_arguments_it_sets_itself():
+    with pytest.raises(TypeError, match="search\\(\\) sets tp_size itself"):
+        search("Llama3_8B", "Lab_64_H100", 64, tp_size=8)
+    with pytest.raises(TypeError, match="one value for precision"):
+        search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"])

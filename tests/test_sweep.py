@@ -133,3 +133,18 @@ def test_non_physical_hardware_values_are_masked_with_the_argument_named():
               fabric_latency=np.array([5e-6, 5e-6, 5e-6, -1e-6, 5e-6]))
     assert r.reason.tolist() == ["fabric_bandwidth must be positive", "fabric_bandwidth must be positive",
                                  "memory_capacity must be finite", "fabric_latency must be non-negative", ""]
+
+
+def test_a_subset_of_outputs_is_validated_like_all_of_them():
+    # bubble_fraction depends on pp, v and m only; the split must still divide the fleet
+    r = sweep("Llama3_70B", "Research_256", outputs="bubble_fraction", pp_size=[1, 2, 3, 4])
+    assert r.valid.tolist() == [True, True, False, True]
+    np.testing.assert_allclose(r["bubble_fraction"][[0, 1, 3]], [0.0, 0.5, 0.75])   # (p-1)/(m v + p-1), m = v = 1
+
+
+def test_a_result_that_overflows_is_masked_not_raised():
+    r = sweep("Llama3_8B", "Research_256", fabric_bandwidth=[1e-300, 5e10], parameters=[8e9])
+    assert r.valid.ravel().tolist() == [False, True]
+    assert r.reason.ravel()[0] == "the result overflows or divides by zero (an extreme input)"
+    r = sweep("Llama3_8B", "Research_256", parameters=[0.0, 8e9])
+    assert r.reason.tolist() == ["parameters must be positive", ""]
