@@ -9,7 +9,8 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.model import build_model
 from mlsysim_sym.printing import chain, equation, latex, term_latex
-from mlsysim_sym.simplify import DECOMPOSITION, expand_keeping, floor_depth, shorten, shorten_deep, size, tidy
+from mlsysim_sym.operating_point import tidy
+from mlsysim_sym.simplify import DECOMPOSITION, expand_keeping, floor_depth, shorten, shorten_deep, size
 from mlsysim_sym.terms.base import NamedTerm
 
 RENDER_COMMAND = "python -m derivations"

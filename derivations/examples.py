@@ -1,7 +1,7 @@
 """Worked examples: the model at three real configurations, every intermediate value shown.
 
 The numbers are the model's: each quantity's definition, resolved at the point
-(:func:`mlsysim_sym.simplify.operating_point_of`), evaluated in order; they are
+(:func:`mlsysim_sym.operating_point.operating_point_of`), evaluated in order; they are
 checked here against the compiled model and in ``tests/test_docs.py`` against
 mlsysim 0.3.0's ``DistributedModel().solve`` for the same configuration.
 """
@@ -15,7 +15,8 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.compile import evaluate
 from mlsysim_sym.printing import chain, latex, number, split_equation, value_latex
-from mlsysim_sym.simplify import DECOMPOSITION, OperatingPoint, operating_point_of
+from mlsysim_sym.operating_point import OperatingPoint, operating_point_of
+from mlsysim_sym.simplify import DECOMPOSITION
 
 from .common import EXAMPLES, Example
 

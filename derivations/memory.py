@@ -8,8 +8,9 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.printing import aligned, equation, latex, value_latex
-from mlsysim_sym.regime import resolution
-from mlsysim_sym.simplify import operating_point_of, shorten_deep
+from mlsysim_sym.branches import resolution
+from mlsysim_sym.operating_point import operating_point_of
+from mlsysim_sym.simplify import shorten_deep
 from mlsysim_sym.symbols import sym
 from mlsysim_sym.terms.base import Iverson
 

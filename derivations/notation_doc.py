@@ -20,10 +20,10 @@ def _rows(entries) -> List[Dict[str, object]]:
 def context() -> Dict[str, object]:
     model = transformer_model()
     return {
-        "parameters": _rows(notation.parameter_entries()),
-        "quantities": _rows(notation.quantity_entries()),
-        "formal": _rows(notation.FORMAL.values()),
-        "terms": [{"name": t.cls.__name__, "latex": t.latex, "book": t.book, "meaning": t.meaning}
+        "parameters": _rows(notation.entries("parameter")),
+        "quantities": _rows(notation.entries("quantity")),
+        "formal": _rows(notation.entries("formal")),
+        "terms": [{"name": t.name, "latex": t.latex, "book": t.book, "meaning": t.meaning}
                   for t in notation.TERMS],
         "lacking": _rows(e for e in notation.lacking() if e.kind != "formal"),
         "notes": _rows(e for e in notation.table().values() if e.book and e.note),

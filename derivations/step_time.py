@@ -69,8 +69,8 @@ def context() -> Dict[str, object]:
     sections: List[Dict[str, object]] = [
         {"title": title, "sources": list(sources), "quantities": [_quantity(model, n) for n in names]}
         for title, names, sources in SECTIONS]
-    terms = [{"name": t.cls.__name__, "latex": t.latex, "book": t.book, "meaning": t.meaning,
+    terms = [{"name": t.name, "latex": t.latex, "book": t.book, "meaning": t.meaning,
               "equation": term_chain(t), "book_equation": term_chain(t, book=True),
-              "source": TERM_SOURCES[t.cls.__name__]} for t in notation.TERMS]
+              "source": TERM_SOURCES[t.name]} for t in notation.TERMS]
     return {"sections": sections, "terms": terms,
             "step": definition_chain(model, "T_sync"), "step_book": definition_chain(model, "T_sync", book=True)}

@@ -5,23 +5,34 @@
 ...                              microbatch_count=8)
 >>> round(r.step_latency_total, 6)
 3.368627
+
+Submodules (``mlsysim_sym.notation``, ``mlsysim_sym.simplify``, ...) are reachable as
+attributes after a plain ``import mlsysim_sym``; the ones that bring numpy along are
+imported on first use.
 """
 from importlib import import_module
 
-from .model import StepTimeModel, Variant, build_model
+from .inputs import parameters_of
+from .model import StepTimeModel, Variant, build_model, closed_form
 from .solver import DistributedModel, DistributedResult, NodeProfile
 from .symbols import PARAMS, sym
 from .types import Accelerator, Fabric, Fleet, Node, Workload
 
-#: Names loaded on first use (they bring numpy along; a plain ``solve()`` does not need it).
-_LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optimize", "resolve": "regime",
+#: Names loaded on first use.
+_LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optimize", "resolve": "branches",
          "sensitivities": "sensitivity", "sensitivity_sweep": "sensitivity", "latex": "printing",
-         "simplify_model": "simplify", "operating_point_of": "simplify"}
+         "simplify_model": "simplify", "operating_point_of": "operating_point", "operating_point": "operating_point"}
+
+#: Submodules reachable as attributes (imported on first use).
+_SUBMODULES = ("bounds", "branches", "catalog", "cli", "compile", "decisions", "display", "inputs", "model",
+               "notation", "operating_point", "optimize", "printing", "sensitivity", "simplify", "solver", "sweeps",
+               "symbols", "terms", "types", "units")
 
 __all__ = [
     "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
-    "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "latex",
-    "operating_point_of", "resolve", "search", "sensitivities", "sensitivity_sweep", "simplify_model", "sweep", "sym",
+    "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "closed_form", "latex",
+    "operating_point", "operating_point_of", "parameters_of", "resolve", "search", "sensitivities",
+    "sensitivity_sweep", "simplify_model", "sweep", "sym",
 ]
 __version__ = "0.1.0"
 
@@ -29,10 +40,13 @@ __version__ = "0.1.0"
 def __getattr__(name):
     if name in _LAZY:
         value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'mlsysim_sym' has no attribute {name!r}")
+    elif name in _SUBMODULES:
+        value = import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'mlsysim_sym' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))

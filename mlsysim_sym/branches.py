@@ -1,7 +1,8 @@
-"""Branches: the active side of every ``Max`` / ``Min`` / ``Piecewise`` / Iverson bracket of an expression.
+"""Branches of any expression at a point: the active side of every decision, and its exact value.
 
-Any expression of the model, at one point (``Symbol -> number``), is resolved to
-its smooth form there:
+At one point (``Symbol -> number``) an expression of the model is a smooth
+function of its continuous parameters: resolve every ``Max`` / ``Min`` /
+``Piecewise`` / Iverson bracket to its active side and freeze every floor.
 
 * :func:`resolve` returns ``(smooth_expr, conditions)``: each ``Max``/``Min``
   replaced by its active argument, each ``Piecewise`` by its active branch, each
@@ -12,11 +13,20 @@ its smooth form there:
   evaluated, only some decisions resolved, floors kept) and also reports the
   choices made and the **ties**: decisions whose sides are within a relative
   :data:`KINK_RTOL`, where the model has a kink.
+* :class:`Numbers` is the one exact evaluator of the package's symbolic side: the
+  value of any expression from plain Python numbers (integer division exact, named
+  cost terms through their formula); :func:`evaluate` is its one-shot form.
 
-The helpers (:func:`truth`, :func:`first_true`, :func:`extreme`, :class:`Numbers`)
-evaluate conditions and sides for one point or, elementwise, for arrays.
-:mod:`mlsysim_sym.regime` applies all this to the definitions of a model variant
-and re-exports the public names of this module.
+The helpers (:func:`truth`, :func:`first_true`, :func:`extreme`) evaluate
+conditions and sides for one point or, elementwise, for arrays.
+:mod:`mlsysim_sym.decisions` applies all this to the definitions of a model variant.
+
+Examples
+--------
+>>> import sympy as sp
+>>> x, y = sp.symbols("x y", positive=True)
+>>> resolve(sp.Max(x, 2 * y) + sp.Piecewise((x, y > 1), (y, True)), {x: 3.0, y: 0.5})
+(x + y, (x >= 2*y, y <= 1))
 """
 from __future__ import annotations
 
@@ -336,6 +346,7 @@ def resolve(expr: sp.Basic, values: Mapping[sp.Symbol, object], relax: bool = Fa
     return r.expr, r.conditions
 
 
-def closed_form(expr: sp.Basic) -> sp.Basic:
-    """``expr`` with every named cost term expanded to its formula."""
-    return expr.replace(lambda e: isinstance(e, NamedTerm), lambda e: e.doit())
+def evaluate(expr: sp.Basic, values: Mapping[sp.Symbol, object]):
+    """The value of any model expression at ``values`` (plain Python numbers: exact integer
+    division, named cost terms through their formula; a condition gives a bool)."""
+    return Numbers(values)(expr)

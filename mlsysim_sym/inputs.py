@@ -1,29 +1,116 @@
-"""From records and ``solve()`` arguments to parameter values (mlsysim's lowering).
+"""From ``solve()``'s arguments to parameter values: records, defaults, checks, lowering.
 
-This is input preparation, not physics: the precision's byte width and peak
-FLOP/s, mlsysim's fallbacks for missing fields (contract §1.3-§1.5, §2.2), and
-the :class:`~mlsysim_sym.model.Variant` that the workload and accelerator
-select. Every formula of the step lives in the model's expressions.
+One path, below the solver, that every entry point takes (``solve()``, sweeps,
+search, sensitivities, operating points, :func:`parameters_of`):
+
+1. **records**: :func:`as_workload` / :func:`as_fleet` take a catalog name, a
+   record of :mod:`mlsysim_sym.types` or an mlsysim object;
+2. **defaults**: :data:`SOLVE_DEFAULTS`, mlsysim's, for the keywords not given;
+3. **checks**: :data:`RULES`, one declarative table: mlsysim's checks in mlsysim's
+   order (``docs/contract.md`` §5), then ours. Each rule is a sympy condition on
+   the raw arguments and the model's quantities, so the same rule is compiled for
+   one configuration (``solve()`` raises the first broken rule) and for arrays (a
+   sweep masks each configuration with the same message);
+4. **lowering**: the precision's bytes and peak rate, the workload's FLOPs and
+   weight bytes, mlsysim's fallbacks for absent fields (``docs/contract.md``
+   §1-§2.2), and the :class:`~mlsysim_sym.model.Variant` they select.
+
+This is input preparation, not physics: every formula of the step lives in the
+model's expressions, and the checks read model quantities (``N``, ``G``, ``dp``,
+message sizes) from the same expressions.
+
+Examples
+--------
+>>> from mlsysim_sym.inputs import parameters_of
+>>> from mlsysim_sym.symbols import sym
+>>> variant, values = parameters_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4)
+>>> variant.family, values[sym.tp], values[sym.B], values[sym.n_nodes]
+('transformer', 8, 256, 32)
 """
 from __future__ import annotations
 
+import math
+import warnings
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Dict, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import sympy as sp
 
-from .model import Variant
-from .symbols import CONSTANTS, sym
+from . import catalog
+from .compile import lambdify_numeric, numeric_form
+from .model import Variant, build_model
+from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, by_argument, keywords, sym
 from .types import Fleet, Workload
 
+WorkloadLike = Union[str, Workload, object]
+FleetLike = Union[str, Fleet, object]
+
+
+# --------------------------------------------------------------------------------------------
+# 1. Records
+# --------------------------------------------------------------------------------------------
+def _record(value, record_type, lookup, what):
+    """A record of ``record_type``: itself, a catalog name looked up, or a converted mlsysim object."""
+    if isinstance(value, record_type):
+        return value
+    if isinstance(value, str):
+        return lookup(value)
+    converted = catalog.from_mlsysim(value)
+    if not isinstance(converted, record_type):
+        raise TypeError(f"{what} must be a {what} (a catalog name, a record or an mlsysim object), "
+                        f"got {type(value).__name__}")
+    return converted
+
+
+def as_workload(model: WorkloadLike) -> Workload:
+    """A catalog name, a :class:`~mlsysim_sym.types.Workload`, or an mlsysim workload object."""
+    return _record(model, Workload, catalog.workload, "model")
+
+
+def as_fleet(fleet: FleetLike) -> Fleet:
+    """A catalog name, a :class:`~mlsysim_sym.types.Fleet`, or an mlsysim ``Fleet``."""
+    return _record(fleet, Fleet, catalog.fleet, "fleet")
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Defaults
+# --------------------------------------------------------------------------------------------
+def _solve_defaults() -> Dict[str, object]:
+    out: Dict[str, object] = {}
+    for name, p in keywords().items():
+        out[name] = p.default
+        if name == "batch_size":
+            out["precision"] = "fp16"
+        if name == "microbatch_count":
+            out["topology_override"] = None
+    return out
+
+
+#: ``solve()``'s keyword arguments and defaults (mlsysim 0.3.0's), in its signature's order.
+SOLVE_DEFAULTS: Dict[str, object] = _solve_defaults()
+
+#: The numeric keywords of ``solve()`` (all but ``precision`` and ``topology_override``), in its order.
+KEYWORDS: Tuple[str, ...] = tuple(keywords())
+
+#: The keywords that enter the model as 0/1 (mlsysim tests them for truthiness).
+FLAG_KEYWORDS: Tuple[str, ...] = tuple(n for n, p in keywords().items() if p.kind is Kind.FLAG and n != "zero_stage")
+
+
+def solve_arguments(kwargs: Mapping[str, object], caller: str = "solve") -> Dict[str, object]:
+    """``kwargs`` completed with :data:`SOLVE_DEFAULTS`; an unknown keyword is a ``TypeError``."""
+    unknown = [k for k in kwargs if k not in SOLVE_DEFAULTS]
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}; "
+                        f"allowed: {', '.join(SOLVE_DEFAULTS)}")
+    return {**SOLVE_DEFAULTS, **kwargs}
+
+
+# --------------------------------------------------------------------------------------------
+# 4. Lowering (before the checks in this file: they need it)
+# --------------------------------------------------------------------------------------------
 #: Storage bytes per element (``mlsysim.core.units.PRECISION_MAP``).
 PRECISION_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-
-#: mlsysim 0.3.0's fallbacks for absent fields (SI).
-FALLBACK_PCIE_BANDWIDTH = 64e9       # cal.FALLBACK_PCIE_BANDWIDTH_GB_S
-FALLBACK_NVLINK_LATENCY = 500e-9     # Tech.Interconnect.NVLink.latency
-FALLBACK_FABRIC_LATENCY = 5e-6       # Systems.Fabrics.InfiniBand_NDR.latency
-FALLBACK_HIDDEN_DIM = 4096
 
 
 def resolve_precision(precision) -> Tuple[str, float]:
@@ -32,9 +119,11 @@ def resolve_precision(precision) -> Tuple[str, float]:
         raise TypeError(f"precision must be a string, got {type(precision).__name__}")
     key = precision.lower()
     if key not in PRECISION_BYTES:
-        supported = ", ".join(sorted(PRECISION_BYTES))
-        raise ValueError(f"precision '{precision}' is not supported. Supported precision values: {supported}")
+        raise ValueError(f"precision '{precision}' is not supported. Supported precision values: {_SUPPORTED}")
     return key, PRECISION_BYTES[key]
+
+
+_SUPPORTED = ", ".join(sorted(PRECISION_BYTES))
 
 
 def size_in_bytes(w: Workload, bpp) -> float:
@@ -49,14 +138,14 @@ def size_in_bytes(w: Workload, bpp) -> float:
 
 
 def lowered(w: Workload, bpp) -> Tuple[float, float]:
-    """``(forward flop per token or sample, weight bytes)`` of ``Workload.lower`` (contract §2.2)."""
+    """``(forward flop per token or sample, weight bytes)`` of ``Workload.lower`` (``docs/contract.md`` §2.2)."""
     P = w.parameters
     if w.is_transformer and P is None:
         size_in_bytes(w, bpp)       # mlsysim's error for a workload without parameters or size
     if w.kind == "workload" and P is None and w.model_size is not None:
         return (w.inference_flops or 0), w.model_size
     if P is None:
-        raise NotImplementedError(f"{_class_name(w)} has no 'parameters'; override lower() or set parameters.")
+        raise NotImplementedError(f"{_CLASS_NAMES[w.kind]} has no 'parameters'; override lower() or set parameters.")
     if w.kind == "sparse_transformer":
         ops = w.inference_flops or 2 * w.active_parameters
     elif w.kind == "cnn":
@@ -71,89 +160,475 @@ def lowered(w: Workload, bpp) -> Tuple[float, float]:
     return ops, weights
 
 
-def _class_name(w: Workload) -> str:
-    return {"transformer": "TransformerWorkload", "sparse_transformer": "SparseTransformerWorkload",
-            "cnn": "CNNWorkload", "ssm": "SSMWorkload", "embodied": "EmbodiedWorkload",
-            "diffusion": "DiffusionWorkload", "workload": "Workload"}[w.kind]
+_CLASS_NAMES = {"transformer": "TransformerWorkload", "sparse_transformer": "SparseTransformerWorkload",
+                "cnn": "CNNWorkload", "ssm": "SSMWorkload", "embodied": "EmbodiedWorkload",
+                "diffusion": "DiffusionWorkload", "workload": "Workload"}
 
 
-#: ``solve()`` keyword -> parameter symbol, for the arguments that enter the expressions as numbers.
-#: (``precision`` enters through ``bpp`` and ``R``; ``topology_override`` is never read.)
-RUN_SYMBOLS = {
-    "batch_size": sym.B, "efficiency": sym.eta, "tp_size": sym.tp, "pp_size": sym.pp, "ep_size": sym.ep,
-    "v_stages": sym.v, "microbatch_count": sym.m, "zero_stage": sym.z, "is_lora": sym.lora,
-    "activation_recomputation": sym.rc, "overlap_comm": sym.ov, "overlap_efficiency": sym.eta_ov,
-    "congestion_factor": sym.c, "straggler_factor": sym.f_s,
-    "moe_routing_imbalance_factor": sym.iota, "gradient_accumulation_steps": sym.GA, "seq_len": sym.s,
-}
-#: The flags mlsysim tests for truthiness; they enter the model as 0/1.
-FLAGS = ("is_lora", "activation_recomputation", "overlap_comm")
-
-#: Workload and hardware field names accepted wherever a parameter may be overridden (sweeps,
-#: sensitivities), with the symbol each one sets. Symbol names (``"BW_fab"``) are accepted too.
-FIELD_SYMBOLS = {
-    "parameters": sym.P, "inference_flops": sym.F, "layers": sym.L, "hidden_dim": sym.H,
-    "active_experts_per_token": sym.k_e,
-    "count": sym.n_nodes, "accelerators_per_node": sym.apn, "intra_node_bw": sym.BW_intra,
-    "nvlink_latency": sym.alpha_nv, "fabric_bandwidth": sym.BW_fab, "oversubscription_ratio": sym.osr,
-    "fabric_latency": sym.alpha_fab, "memory_capacity": sym.CAP, "memory_bandwidth": sym.BW_hbm,
-    "pcie_bandwidth": sym.BW_pcie, "dispatch_tax": sym.tau_d, "tdp": sym.TDP, "peak_flops": sym.R,
-    "sram_capacity": sym.CAP_sram, "sram_bandwidth": sym.BW_sram, "flash_bandwidth": sym.BW_flash,
-}
+def record_of(p: Param, w: Workload, f: Fleet):
+    """The record that holds ``p``'s field."""
+    return {Origin.WORKLOAD: w, Origin.FLEET: f, Origin.NODE: f.node, Origin.FABRIC: f.fabric,
+            Origin.ACCELERATOR: f.node.accelerator}[p.origin]
 
 
-def run_values(**kwargs) -> Dict[sp.Symbol, object]:
-    """``solve()`` keyword values -> ``{Symbol: value}`` (flags as 0/1)."""
-    out = {}
-    for name, value in kwargs.items():
-        if name in FLAGS:
-            value = 1 if value else 0
-        out[RUN_SYMBOLS[name]] = value
-    return out
+def field_value(p: Param, w: Workload, f: Fleet):
+    """The value of a record field parameter, with mlsysim's fallback when the field is absent."""
+    v = getattr(record_of(p, w, f), p.field)
+    if (not v if p.falsy else v is None) and p.fallback is not None:
+        return p.fallback
+    return v
+
+
+def with_field(w: Workload, f: Fleet, p: Param, value) -> Tuple[Workload, Fleet]:
+    """Copies of the records with the field of ``p`` set to ``value``."""
+    if p.origin is Origin.WORKLOAD:
+        return replace(w, **{p.field: value}), f
+    if p.origin is Origin.FLEET:
+        return w, replace(f, **{p.field: value})
+    node = f.node
+    if p.origin is Origin.NODE:
+        return w, replace(f, node=replace(node, **{p.field: value}))
+    if p.origin is Origin.FABRIC:
+        return w, replace(f, fabric=replace(f.fabric, **{p.field: value}))
+    return w, replace(f, node=replace(node, accelerator=replace(node.accelerator, **{p.field: value})))
+
+
+_FIELDS = tuple(p for p in PARAMS.values() if p.field is not None and p.origin is not Origin.SOLVE)
 
 
 @lru_cache(maxsize=512)
 def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Symbol, object]]:
-    """The variant, and the values of every parameter fixed by workload, fleet and precision."""
+    """The variant, and the values of every parameter fixed by workload, fleet and precision
+    (constants included; ``None`` where a record has no value and mlsysim no fallback)."""
     bpp = PRECISION_BYTES[key]
     acc = f.node.accelerator
     ops, W = lowered(w, bpp)
     W_grad = size_in_bytes(w, bpp)
     P = w.parameters
-    explicit = P is None or W != P * bpp or W_grad != P * bpp
     generic = not w.is_transformer
     variant = Variant(
         family="generic" if generic else "transformer",
-        explicit_weights=explicit,
+        explicit_weights=P is None or W != P * bpp or W_grad != P * bpp,
         sram=generic and acc.sram_capacity is not None and acc.sram_bandwidth is not None,
         flash=generic and acc.flash_bandwidth is not None,
     )
+    values: Dict[sp.Symbol, object] = dict(CONSTANT_VALUES)
+    values.update({p.symbol: field_value(p, w, f) for p in _FIELDS})
     peak = acc.flops_for(key)
-    S = sym
-    values: Dict[sp.Symbol, object] = dict(CONSTANTS)
-    values.update({
-        S.bpp: bpp, S.R: acc.peak_flops if peak is None else peak,
-        S.P: P, S.F: ops, S.W_lw: W, S.W_g: W_grad,
-        S.L: w.layers or 0, S.H: w.hidden_dim or FALLBACK_HIDDEN_DIM, S.k_e: w.active_experts_per_token or 1,
-        S.n_nodes: f.count, S.apn: f.node.accelerators_per_node,
-        S.BW_intra: f.node.intra_node_bw,
-        S.alpha_nv: FALLBACK_NVLINK_LATENCY if acc.nvlink_latency is None else acc.nvlink_latency,
-        S.BW_fab: f.fabric.bandwidth, S.osr: f.fabric.oversubscription_ratio,
-        S.alpha_fab: FALLBACK_FABRIC_LATENCY if f.fabric.latency is None else f.fabric.latency,
-        S.CAP: acc.memory_capacity, S.BW_hbm: acc.memory_bandwidth,
-        S.BW_pcie: FALLBACK_PCIE_BANDWIDTH if acc.pcie_bandwidth is None else acc.pcie_bandwidth,
-        S.tau_d: acc.dispatch_tax, S.TDP: 0.0 if acc.tdp is None else acc.tdp,
-        S.CAP_sram: acc.sram_capacity, S.BW_sram: acc.sram_bandwidth, S.BW_flash: acc.flash_bandwidth,
-    })
+    values.update({sym.bpp: bpp, sym.R_peak: acc.peak_flops if peak is None else peak,
+                   sym.F: ops, sym.W_lw: W, sym.W_g: W_grad})
     return variant, values
 
 
-def parameter_values(w: Workload, f: Fleet, key: str, **kwargs) -> Tuple[Variant, Dict[sp.Symbol, object]]:
-    """The variant and the value of every parameter symbol for one ``solve()`` call.
+def lower_arguments(w: Workload, args: Dict[str, object]) -> Dict[str, object]:
+    """mlsysim's reading of the keywords: flags as 0/1; ``seq_len`` 0 for a non-transformer
+    without TP or EP (mlsysim never reads it there, so any value goes)."""
+    out = dict(args)
+    for k in FLAG_KEYWORDS:
+        out[k] = 1 if out[k] else 0
+    if not w.is_transformer and out["tp_size"] == 1 and out["ep_size"] == 1:
+        out["seq_len"] = 0
+    return out
 
-    ``kwargs`` are ``solve()`` keywords (any subset of :data:`RUN_SYMBOLS`).
+
+# --------------------------------------------------------------------------------------------
+# 3. Checks
+# --------------------------------------------------------------------------------------------
+def _raw_name(p: Param) -> str:
+    return p.argument or p.name
+
+
+#: Parameter symbol -> the raw symbol of its argument. The checks speak about raw arguments
+#: (any real number, as a user may pass), not the model's symbols, whose assumptions (a
+#: positive integer ``tp``) would decide ``tp < 1`` before it is ever checked.
+RAW: Dict[sp.Symbol, sp.Symbol] = {p.symbol: sp.Symbol(_raw_name(p), real=True) for p in PARAMS.values()}
+A = type("Arguments", (), {_raw_name(p): RAW[p.symbol] for p in PARAMS.values()})
+#: Facts the checks read that are not numbers: whether the precision is a string, is supported,
+#: and falls back to the FP16 peak on mlsysim's Engine path.
+NOT_A_STRING, UNSUPPORTED, PEAK_FALLBACK = sp.symbols("precision_not_a_string precision_unsupported "
+                                                      "precision_peak_fallback")
+FACTS = (NOT_A_STRING, UNSUPPORTED, PEAK_FALLBACK)
+
+
+def _q(name: str) -> sp.Symbol:
+    """A model quantity inside a rule (replaced by its expression when the rule is compiled)."""
+    return sp.Symbol(name, real=True)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One check: ``broken`` (true where the check fails) when ``when`` holds.
+
+    ``broken`` and ``when`` are sympy conditions on the raw arguments (:data:`A`),
+    model quantities (``_q("dp")``) and :data:`FACTS`. ``message`` is formatted with
+    the arguments as given, the quantities' values, and the ``shows`` expressions.
+
+    ``scope``: ``"solve"`` (``solve()`` raises it, sweeps mask it) or ``"sweep"``
+    (sweeps only: values ``solve()`` computes with, as mlsysim does, but a sweep
+    should not). ``warning``: warn, do not raise (``solve()`` only).
+    ``transformer``: the check exists for transformers only. ``numeric``: the
+    arguments it reads must be real numbers (a ``TypeError`` names a non-number);
+    ``bools``: a bool counts as a number here (mlsysim computes with ``True`` as 1
+    except where it multiplies a quantity with units).
     """
-    variant, values = static_values(w, f, key)
-    values = dict(values)
-    values.update(run_values(**kwargs))
-    return variant, values
+
+    broken: sp.Basic
+    message: str
+    when: sp.Basic = sp.true
+    error: type = ValueError
+    scope: str = "solve"
+    warning: bool = False
+    transformer: bool = False
+    numeric: bool = True
+    bools: bool = True
+    shows: Tuple[Tuple[str, sp.Basic], ...] = ()
+
+    @property
+    def condition(self) -> sp.Basic:
+        return self.broken if self.when is sp.true else sp.ITE(self.when, self.broken, sp.false)
+
+_ARGUMENTS = frozenset(_raw_name(p) for p in PARAMS.values())
+
+
+class NonFinite(sp.logic.boolalg.BooleanFunction):
+    """True where a number is NaN or infinite (``not math.isfinite(x)``)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.true if x in (sp.nan, sp.oo, -sp.oo, sp.zoo) else sp.false
+        return None
+
+    def _numpycode(self, printer):
+        return f"numpy.logical_not({printer._module_format('numpy.isfinite')}({printer._print(self.args[0])}))"
+
+    def _pythoncode(self, printer):
+        return f"(not {printer._module_format('math.isfinite')}({printer._print(self.args[0])}))"
+
+    _lambdacode = _pythoncode
+
+
+class Fractional(sp.logic.boolalg.BooleanFunction):
+    """True where a number is not a whole number."""
+
+    nargs = 1
+
+    def _numpycode(self, printer):
+        x = printer._print(self.args[0])
+        return f"({printer._module_format('numpy.floor')}({x}) != ({x}))"
+
+    def _pythoncode(self, printer):
+        x = printer._print(self.args[0])
+        return f"({x} != int({x}))"
+
+    _lambdacode = _pythoncode
+
+
+def _at_least(name: str, minimum, label: Optional[str] = None, **kw) -> Rule:
+    return Rule(getattr(A, name) < minimum, f"{label or name} must be >= {minimum}, got {{{name}}}", **kw)
+
+
+def _in_range(name: str, lo, hi) -> Rule:
+    x = getattr(A, name)
+    return Rule(sp.Or(x < lo, x > hi), f"{name} must be in [{lo}, {hi}], got {{{name}}}")
+
+
+def _ring(msg, bw, lat, when) -> Tuple[Rule, ...]:
+    """The argument checks of mlsysim's ``calc_ring_allreduce_time`` / ``calc_all_to_all_time``."""
+    return (Rule(msg < 0, "message_bytes must be non-negative, got {msg} B", when, shows=(("msg", msg),)),
+            Rule(bw <= 0, "bandwidth_bytes_s must be positive, got {bw} B/s", when, shows=(("bw", bw),)),
+            Rule(lat < 0, "latency_s must be non-negative, got {lat} s", when, shows=(("lat", lat),)))
+
+
+def _rules() -> Tuple[Rule, ...]:
+    N, G, dp, rpn, nodes = _q("N"), _q("G"), _q("dp"), _q("rpn"), _q("nodes_dp")
+    grad, act, bw_inter, f_train = _q("M_grad_msg"), _q("M_act_msg"), _q("BW_inter"), _q("f_train")
+    dp_on = dp > 1
+    mlsysim = (
+        # V1-V8: DistributedModel.solve's argument checks
+        _at_least("tp_size", 1), _at_least("pp_size", 1), _at_least("ep_size", 1), _at_least("batch_size", 1),
+        _at_least("gradient_accumulation_steps", 1), _in_range("efficiency", 1e-9, 1.0),
+        _in_range("overlap_efficiency", 0.0, 1.0), _at_least("moe_routing_imbalance_factor", 1.0),
+        # V9-V10: the split must fit the fleet exactly
+        Rule(G > N, "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) > Total({N})"),
+        Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) "
+                                     "must divide total accelerators ({N}) exactly."),
+        Rule(A.batch_size < dp, "batch_size ({batch_size}) < dp_size ({dp}): some ranks will be idle. "
+                                "Using local_batch=1.", warning=True),
+        # V11: the precision (resolve_precision), and the Engine path's warning when it has no peak for it
+        Rule(NOT_A_STRING, "precision must be a string, got {precision_type}", error=TypeError, numeric=False),
+        Rule(UNSUPPORTED, "precision '{precision}' is not supported. Supported precision values: " + _SUPPORTED,
+             numeric=False),
+        Rule(sp.And(PEAK_FALLBACK, sp.Eq(G, 1)), "Precision '{precision_key}' not in {accelerator} precision_flops "
+             "(available: {available}); using default peak_flops (FP16). Results may be inaccurate.",
+             warning=True, numeric=False),
+        # V12: TrainingMemoryModel's checks (transformers)
+        _at_least("seq_len", 1, transformer=True),
+        Rule(f_train < 0, "trainable_fraction must be in [0.0, 1.0], got {f_train}", sp.Ne(A.is_lora, 0),
+             transformer=True),
+        Rule(sp.Not(sp.Or(*(sp.Eq(A.zero_stage, k) for k in range(4)))), "zero_stage must be 0, 1, 2, or 3",
+             transformer=True, numeric=False),
+        # the collective helpers' own checks: DP, then TP, then EP (non-physical hardware or seq_len < 0)
+        *_ring(grad, A.intra_node_bw, A.nvlink_latency, sp.And(dp_on, sp.Eq(nodes, 1))),
+        *_ring(grad, bw_inter, A.fabric_latency, sp.And(dp_on, sp.Ne(nodes, 1), sp.Eq(rpn, 1))),
+        Rule(A.intra_node_bw <= 0, "intra_node_bw must be positive, got {bw} B/s",
+             sp.And(dp_on, sp.Ne(nodes, 1), sp.Ne(rpn, 1)), shows=(("bw", A.intra_node_bw),)),
+        *_ring(grad / rpn, bw_inter, A.fabric_latency, sp.And(dp_on, sp.Ne(nodes, 1), sp.Ne(rpn, 1))),
+        *_ring(act, A.intra_node_bw, A.nvlink_latency,
+               sp.And(A.tp_size > 1, A.tp_size <= A.accelerators_per_node)),
+        *_ring(act, bw_inter, A.fabric_latency, sp.And(A.tp_size > 1, A.tp_size > A.accelerators_per_node)),
+        *_ring(act * A.active_experts_per_token * A.moe_routing_imbalance_factor, bw_inter, A.fabric_latency,
+               A.ep_size > 1),
+        # V13: calc_pipeline_bubble's checks (always called)
+        _at_least("microbatch_count", 1, "n_microbatches"), _at_least("v_stages", 1),
+    )
+    # ours: where mlsysim computes with NaN or inf (or fails inside pint or pydantic), name the argument
+    ours: List[Rule] = []
+    for name in keywords():
+        p = by_argument()[name]
+        if p.kind is Kind.FLAG and name != "zero_stage":
+            continue
+        x = getattr(A, name)
+        bools = name not in ("efficiency", "congestion_factor", "seq_len")
+        ours.append(Rule(NonFinite(x), f"{name} must be finite, got {{{name}}}", transformer=name == "zero_stage",
+                         bools=bools))
+        if name in ("tp_size", "pp_size", "ep_size"):
+            ours.append(Rule(Fractional(x), f"{name} must be a whole number, got {{{name}}}"))
+    # sweeps only: non-physical record values and fractional counts (solve() computes with them, as mlsysim)
+    sweep: List[Rule] = []
+    for p in PARAMS.values():
+        if p.kind is Kind.CONSTANT or p.argument is None:
+            continue
+        x = RAW[p.symbol]
+        if p.origin is not Origin.SOLVE:
+            sweep.append(Rule(NonFinite(x), f"{p.argument} must be finite, got {{{p.argument}}}", scope="sweep"))
+            if p.symbol.is_positive:
+                sweep.append(Rule(x <= 0, f"{p.argument} must be positive, got {{{p.argument}}}", scope="sweep"))
+            elif p.symbol.is_nonnegative:
+                sweep.append(Rule(x < 0, f"{p.argument} must be non-negative, got {{{p.argument}}}", scope="sweep"))
+        if p.kind is Kind.COUNT and p.argument not in ("tp_size", "pp_size", "ep_size", "seq_len"):
+            sweep.append(Rule(Fractional(x), f"{p.argument} must be a whole number, got {{{p.argument}}}",
+                              scope="sweep"))
+    return mlsysim + tuple(ours) + tuple(sweep)
+
+
+#: Every check, in order: mlsysim's (``docs/contract.md`` §5), then ours, then the sweeps' own.
+RULES: Tuple[Rule, ...] = _rules()
+
+#: Quantity placeholders of the rules -> model quantity names.
+_QUANTITY_NAMES = ("N", "G", "dp", "rpn", "nodes_dp", "M_grad_msg", "M_act_msg", "BW_inter", "f_train")
+
+
+def _raw_expression(expr: sp.Basic, variant: Variant) -> sp.Basic:
+    """A rule's expression with its quantities expanded, every parameter as its raw argument.
+
+    The quantities are translated to raw arguments *before* they enter the rule: written
+    in the model's symbols, ``BW_fab / osr <= 0`` would be decided False by sympy
+    (both are declared positive) before a negative bandwidth could ever be checked.
+    """
+    return numeric_form(expr.xreplace(_raw_quantities(variant)))
+
+
+@lru_cache(maxsize=None)
+def _raw_quantities(variant: Variant) -> Dict[sp.Symbol, sp.Basic]:
+    m = build_model(variant)
+    return {_q(n): m.closed_form(n).xreplace(RAW) for n in _QUANTITY_NAMES if n in m}
+
+
+class CompiledRules:
+    """The rules that apply to one variant and scope, compiled.
+
+    * :meth:`first` (``math``, one configuration): ``(index of the first broken error
+      rule or -1, then one flag per warning rule)``, all in one call, over the raw
+      arguments in the order of ``args`` (plus the :data:`FACTS`).
+    * :meth:`broken` (``math``): one rule's condition, evaluated lazily (its
+      ``when`` guards its ``broken``), for walking the table in order.
+    * :meth:`array` (``numpy``): one rule's condition over arrays.
+    """
+
+    def __init__(self, variant: Variant, scope: str, args: Tuple[sp.Symbol, ...]):
+        self.variant = variant
+        transformer = variant.family == "transformer"
+        keep = ("solve",) if scope == "solve" else ("solve", "sweep")
+        self.rules: Tuple[Rule, ...] = tuple(r for r in RULES if r.scope in keep and (transformer or not r.transformer))
+        self.conditions = tuple(_raw_expression(r.condition, variant) for r in self.rules)
+        #: per rule, the raw arguments it reads (its quantities expanded), sorted
+        self.reads = tuple(tuple(sorted({s.name for s in c.free_symbols} & _ARGUMENTS)) for c in self.conditions)
+        free = set().union(*(c.free_symbols for c in self.conditions))
+        raw_args = tuple(RAW[a] for a in args)
+        missing = free - set(raw_args) - set(FACTS)
+        self.args = raw_args + tuple(s for s in sorted(missing, key=str)) + FACTS
+        self._first = None
+        self._one: Dict[int, Callable] = {}
+        self._shows: Dict[int, Callable] = {}
+        self._arrays: Dict[int, tuple] = {}
+
+    @property
+    def errors(self) -> Tuple[int, ...]:
+        return tuple(i for i, r in enumerate(self.rules) if not r.warning)
+
+    @property
+    def first(self) -> Callable:
+        if self._first is None:
+            errs = self.errors
+            pw = sp.Piecewise(*((i, self.conditions[i]) for i in errs), (-1, True))
+            warns = [self.conditions[i] for i, r in enumerate(self.rules) if r.warning]
+            self._first = lambdify_numeric(self.args, [pw, *warns], "math")
+        return self._first
+
+    def broken(self, i: int, values: Mapping[sp.Symbol, object]) -> bool:
+        """Rule ``i`` at one point: ``values`` maps raw symbols to numbers (lazy: ``when`` first)."""
+        fn = self._one.get(i)
+        if fn is None:
+            c = self.conditions[i]
+            args = tuple(a for a in self.args if a in c.free_symbols)
+            fn = self._one[i] = (args, lambdify_numeric(args, [c], "math", cse=False))
+        args, f = fn
+        return bool(f(*(values[a] for a in args))[0])
+
+    def fields(self, i: int, values: Mapping[sp.Symbol, object], backend: str = "math") -> Dict[str, object]:
+        """The message fields of rule ``i`` that are computed: quantities and ``shows`` (``values``
+        maps raw symbols to numbers, or to arrays with ``backend="numpy"``)."""
+        r = self.rules[i]
+        names = [n for n in _QUANTITY_NAMES if "{" + n + "}" in r.message]
+        labels = names + [k for k, _ in r.shows]
+        if not labels:
+            return {}
+        key = (i, backend)
+        fn = self._shows.get(key)
+        if fn is None:
+            exprs = [_raw_expression(_q(n), self.variant) for n in names] + \
+                    [_raw_expression(e, self.variant) for _, e in r.shows]
+            args = tuple(a for a in self.args if any(a in e.free_symbols for e in exprs))
+            fn = self._shows[key] = (args, lambdify_numeric(args, exprs, backend, cse=False))
+        args, f = fn
+        out = f(*(values[a] for a in args))
+        return dict(zip(labels, out))
+
+    def array(self, i: int) -> Tuple[Tuple[sp.Symbol, ...], Callable]:
+        """``(args, fn)``: ``fn(*arrays)`` is rule ``i``'s broken mask over arrays (numpy, broadcasting)."""
+        fn = self._arrays.get(i)
+        if fn is None:
+            c = self.conditions[i]
+            args = tuple(a for a in self.args if a in c.free_symbols)
+            fn = self._arrays[i] = (args, lambdify_numeric(args, [c], "numpy"))
+        return fn
+
+
+def is_count(name: str) -> bool:
+    """True for the quantities a message shows as a whole number (accelerators, replicas, ranks, nodes)."""
+    return name in ("N", "G", "dp", "rpn", "nodes_dp")
+
+
+@lru_cache(maxsize=None)
+def compiled_rules(variant: Variant, scope: str, args: Tuple[sp.Symbol, ...]) -> CompiledRules:
+    """The :class:`CompiledRules` of a variant and scope, with arguments in the order ``args``
+    (model parameter symbols; cached)."""
+    return CompiledRules(variant, scope, args)
+
+
+def message(rule: Rule, given: Mapping[str, object], fields: Mapping[str, object]) -> str:
+    """A rule's message: ``given`` are the arguments as the user passed them."""
+    return rule.message.format(**{**given, **fields})
+
+
+def facts(w: Workload, f: Fleet, precision) -> Dict[str, object]:
+    """The precision facts of :data:`FACTS` and the strings its messages show."""
+    acc = f.node.accelerator
+    out = {"precision": precision, "precision_type": type(precision).__name__, "precision_key": None,
+           "accelerator": acc.name, "available": str([k for k, _ in acc.precision_flops])}
+    if not isinstance(precision, str):
+        return {**out, "flags": (True, False, False)}
+    key = precision.lower()
+    if key not in PRECISION_BYTES:
+        return {**out, "flags": (False, True, False)}
+    fallback = (not w.is_transformer and acc.flops_for(key) is None and key not in ("fp16", "bf16")
+                and bool(acc.precision_flops))
+    return {**out, "precision_key": key, "flags": (False, False, fallback)}
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float))
+
+
+def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3) -> str:
+    """Every rule of ``solve()`` in order at one configuration: warn, or raise the first broken one.
+
+    ``args`` are ``solve()``'s keywords, completed and lowered (:func:`lower_arguments`).
+    Returns the precision key. This is the careful path; ``solve()`` first runs the
+    compiled :attr:`CompiledRules.first` and comes here only when a rule is broken or
+    an argument is not a plain number.
+    """
+    fx = facts(w, f, args["precision"])
+    key = fx["precision_key"] or "fp16"          # no rule before the precision reads it
+    variant, static = static_values(w, f, key)
+    rules = compiled_rules(variant, "solve", ())
+    values = {RAW[s]: v for s, v in static.items()}
+    values.update({getattr(A, k): v for k, v in args.items() if k in _ARGUMENTS})
+    values.update(zip(FACTS, fx["flags"]))
+    transformer = w.is_transformer
+    for i, r in enumerate(rules.rules):
+        if r.numeric:
+            for name in rules.reads[i]:
+                if name in args:
+                    _number(name, args[name], r.bools or (not transformer and name == "seq_len"))
+        if r.transformer and not transformer:
+            continue
+        if rules.broken(i, values):
+            text = message(r, {**args, **fx}, rules.fields(i, values))
+            if r.warning:
+                warnings.warn(text, UserWarning, stacklevel=stacklevel)
+            else:
+                raise r.error(text)
+    return key
+
+
+def _number(name: str, value, bools: bool) -> None:
+    """A ``TypeError`` naming the argument when it is not a real number (or a bool where none may be)."""
+    if not _real(value):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if isinstance(value, bool) and not bools:
+        raise TypeError(f"{name} must be a number, got bool")
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError(f"{name} is beyond the float range, got an integer of {len(str(abs(value)))} "
+                             f"digits") from None
+
+
+# --------------------------------------------------------------------------------------------
+# All four steps: parameters_of
+# --------------------------------------------------------------------------------------------
+def configure(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object], caller: str = "solve",
+              stacklevel: int = 4) -> Tuple[Workload, Fleet, str, Dict[str, object]]:
+    """Records, defaults, checks and lowered keywords of one ``solve()`` call:
+    ``(workload, fleet, precision key, lowered keywords)``."""
+    w, f = as_workload(model), as_fleet(fleet)
+    args = lower_arguments(w, solve_arguments(kwargs, caller))
+    key = check(w, f, args, stacklevel=stacklevel)
+    return w, f, key, args
+
+
+def values_of(w: Workload, f: Fleet, key: str, args: Mapping[str, object]) -> Tuple[Variant, Dict[sp.Symbol, object]]:
+    """The variant and every parameter's value, from checked, lowered keywords."""
+    variant, static = static_values(w, f, key)
+    values = dict(static)
+    kw = keywords()
+    values.update({kw[k].symbol: v for k, v in args.items() if k in kw})
+    free = set(build_model(variant).parameters)
+    return variant, {s: v for s, v in values.items() if s in free}
+
+
+def parameters_of(model: WorkloadLike, fleet: FleetLike, **solve_kwargs) -> Tuple[Variant, Dict[sp.Symbol, object]]:
+    """``(variant, values)`` of one ``DistributedModel().solve(model, fleet, **solve_kwargs)`` call.
+
+    ``values`` maps every free symbol of ``build_model(variant)`` to its number, after
+    exactly the checks (same errors, same warnings) and lowering of ``solve()``, so
+    that ``build_model(variant)[q].subs(values)`` and ``sympy.lambdify`` of any
+    quantity give ``solve()``'s numbers.
+    """
+    w, f, key, args = configure(model, fleet, solve_kwargs, "parameters_of")
+    return values_of(w, f, key, args)

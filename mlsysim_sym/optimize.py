@@ -21,12 +21,13 @@ from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-import sympy as sp
 
-from .inputs import size_in_bytes
-from .solver import DistributedModel, DistributedResult, as_fleet, as_workload
-from .sweeps import sweep
-from .symbols import CONSTANTS, sym
+from .compile import lambdify_numeric
+from .display import html_table, quantity, text_table
+from .inputs import KEYWORDS, SOLVE_DEFAULTS, as_fleet, as_workload, size_in_bytes
+from .solver import SWEPT, DistributedModel, DistributedResult, describe
+from .sweeps import resolve_name, sweep
+from .symbols import CONSTANT_VALUES, sym
 
 OBJECTIVES = {"mfu": ("mfu", True), "throughput": ("effective_throughput", True),
               "step_time": ("step_latency_total", False)}
@@ -59,61 +60,85 @@ class SearchResult:
     candidates: Tuple[Candidate, ...]
     searched: int
     feasible: int
+    configuration: str = ""
 
     @property
     def best(self) -> Candidate:
         return self.candidates[0]
 
-    def __str__(self) -> str:
-        lines = [f"{self.feasible} feasible of {self.searched} configurations, ranked by {self.objective}"]
+    def _rows(self):
+        rows = []
         for i, c in enumerate(self.candidates, 1):
-            cfg = c.config
-            lines.append(
-                f"{i:3d}. tp={cfg['tp_size']} pp={cfg['pp_size']} ep={cfg['ep_size']} dp={c.dp} "
-                f"m={cfg['microbatch_count']} v={cfg['v_stages']} zero={cfg['zero_stage']} "
-                f"rc={int(cfg['activation_recomputation'])} ov={int(cfg['overlap_comm'])}: "
-                f"mfu={c.result.mfu:.4f} step={c.result.step_latency_total * 1e3:.1f} ms "
-                f"thr={c.result.effective_throughput:.2f}/s")
-        return "\n".join(lines)
+            cfg, r = c.config, c.result
+            sched = (f"m {cfg['microbatch_count']}, v {cfg['v_stages']}" if cfg["pp_size"] > 1 else "-")
+            extras = ", ".join(x for x, on in (("ZeRO-%d" % cfg["zero_stage"], cfg["zero_stage"]),
+                                                 ("recompute", cfg["activation_recomputation"]),
+                                                 ("overlap", cfg["overlap_comm"])) if on) or "-"
+            rows.append((str(i), f"{cfg['tp_size']} x {cfg['pp_size']} x {cfg['ep_size']} x {c.dp}", sched, extras,
+                         f"{r.mfu:.4f}", quantity(r.step_latency_total, "s"),
+                         quantity(r.effective_throughput, "1/s").replace(" /s", "/s"),
+                         quantity(r.node_profile.memory_footprint, "B")))
+        return rows
+
+    _HEADER = ("#", "tp x pp x ep x dp", "pipeline", "memory/overlap", "MFU", "step", "samples", "memory/acc")
+
+    def __str__(self) -> str:
+        head = (f"search of {self.configuration}: {self.feasible:,} feasible of {self.searched:,} "
+                f"configurations, ranked by {self.objective}")
+        return "\n".join([head] + text_table(self._rows(), self._HEADER, indent="  "))
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return html_table(self._rows(), self._HEADER, caption=f"search of {self.configuration}, ranked by "
+                                                               f"{self.objective}")
+
+
+def _choices(name: str, value, default) -> List:
+    if value is None:
+        return list(default)
+    return [value] if np.ndim(value) == 0 else list(value)
 
 
 def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int = 10,
-           tp: Optional[Sequence[int]] = None, pp: Optional[Sequence[int]] = None,
-           ep: Optional[Sequence[int]] = None,
+           tp_size: Optional[Sequence[int]] = None, pp_size: Optional[Sequence[int]] = None,
+           ep_size: Optional[Sequence[int]] = None,
            microbatch_count: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128),
            v_stages: Sequence[int] = (1, 2, 4), zero_stage: Sequence[int] = (0, 1, 2, 3),
            activation_recomputation: Sequence[bool] = (False, True),
            overlap_comm: Sequence[bool] = (False, True), **fixed) -> SearchResult:
     """Exhaustive search of the parallelism split and schedule (see the module docstring).
 
-    ``tp``/``pp``/``ep`` default to every divisor of the accelerator count (``ep``: only 1
-    for a dense model). ``fixed`` are other ``solve()`` keywords (precision, efficiency,
-    seq_len, gradient_accumulation_steps, ...), scalars. Splits with more data-parallel
-    replicas than ``batch_size`` are left out (they would train ``dp`` samples, one per rank).
+    The choices are named like ``solve()``'s keywords; each takes one value or a sequence.
+    ``tp_size``/``pp_size``/``ep_size`` default to every divisor of the accelerator count
+    (``ep_size``: only 1 for a dense model). ``fixed`` are other ``solve()`` keywords (precision,
+    efficiency, seq_len, gradient_accumulation_steps, ...) or record fields, one value each.
+    Splits with more data-parallel replicas than ``batch_size`` are left out (they would train
+    ``dp`` samples, one per rank).
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
-    clash = sorted(set(fixed) & set(CONFIG_KEYS))
-    if clash:
-        raise TypeError(f"search() sets {', '.join(clash)} itself; give the choices as tp=, pp=, ep=, "
-                        f"microbatch_count=, v_stages=, zero_stage=, activation_recomputation=, overlap_comm=")
+    for k in fixed:
+        if k != "precision":
+            resolve_name(k, "search")
     swept = sorted(k for k, v in fixed.items() if np.ndim(v) > 0)
     if swept:
         raise TypeError(f"search() takes one value for {', '.join(swept)}; sweep over it with sweep()")
     w, f = as_workload(model), as_fleet(fleet)
     n = f.total_accelerators
     divs = divisors(n)
-    tps = divs if tp is None else list(tp)
-    pps = divs if pp is None else list(pp)
-    eps = (divs if w.kind == "sparse_transformer" else [1]) if ep is None else list(ep)
+    tps = _choices("tp_size", tp_size, divs)
+    pps = _choices("pp_size", pp_size, divs)
+    eps = _choices("ep_size", ep_size, divs if w.kind == "sparse_transformer" else [1])
     splits = [(a, b, c) for a, b, c in itertools.product(tps, pps, eps) if n % (a * b * c) == 0]
     if not splits:
         raise ValueError(f"no tp x pp x ep among the choices divides the fleet's {n} accelerators")
     t_, p_, e_ = (np.array(x, dtype=float) for x in zip(*splits))
-    axes = [np.asarray(microbatch_count, float), np.asarray(v_stages, float), np.asarray(zero_stage, float),
-            np.asarray(activation_recomputation, float), np.asarray(overlap_comm, float)]
+    axes = [np.asarray(_choices(k, v, ()), float) for k, v in (
+        ("microbatch_count", microbatch_count), ("v_stages", v_stages), ("zero_stage", zero_stage),
+        ("activation_recomputation", activation_recomputation), ("overlap_comm", overlap_comm))]
     shape = (len(splits),) + tuple(len(a) for a in axes)
 
     def on(axis, x):
@@ -156,7 +181,9 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
             res = dm.solve(w, f, batch_size=batch_size, **config, **fixed)
         value = res.mfu if key == "mfu" else getattr(res, key)
         candidates.append(Candidate(config, res.parallelism["dp"], value, res))
-    return SearchResult(objective, tuple(candidates), searched, count)
+    return SearchResult(objective, tuple(candidates), searched, count,
+                        describe(w, f, fixed.get("precision", "fp16"), [batch_size] + [
+                            SWEPT if k in CONFIG_KEYS else fixed.get(k, SOLVE_DEFAULTS[k]) for k in KEYWORDS[1:]]))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -164,16 +191,15 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
 # ------------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _prescreen():
-    """ParallelismOptimizer's memory pre-screen, as an expression.
+    """ParallelismOptimizer's memory pre-screen per accelerator, as an expression.
 
-    Weights at 2 bytes (``size_in_bytes()`` at its fp16 default) sharded by TP and PP,
-    gradients of the same size, Adam state (12 B per parameter) sharded the same way.
+    Weights at 2 bytes (mlsysim calls ``size_in_bytes()`` at its fp16 default: the value of
+    ``W_g`` at a 2-byte precision) sharded by TP and PP, gradients of the same size, and
+    Adam state (12 B per parameter) sharded the same way.
     """
-    W16 = sp.Symbol("W_fp16", positive=True)
-    tp_, pp_ = sym.tp, sym.pp
-    weights = W16 / tp_ / pp_
-    expr = weights + weights + sym.P * sym.ADAM / (tp_ * pp_)
-    return sp.lambdify((W16, sym.P, tp_, pp_, sym.ADAM), expr, "math")
+    weights = sym.W_g / sym.tp / sym.pp
+    expr = weights + weights + sym.P * sym.ADAM / (sym.tp * sym.pp)
+    return lambdify_numeric((sym.W_g, sym.P, sym.tp, sym.pp, sym.ADAM), [expr], "math", cse=False)
 
 
 @dataclass(frozen=True)
@@ -213,7 +239,7 @@ class ParallelismOptimizer:
                     # without a parameter count mlsysim takes 6x the fp16 weight bytes for Adam,
                     # i.e. 12 B for each of w16 / 2 parameters
                     params = w.parameters if w.parameters is not None else w16 / 2
-                    per_gpu = prescreen(w16, params, tp, pp, CONSTANTS[sym.ADAM])
+                    per_gpu = prescreen(w16, params, tp, pp, CONSTANT_VALUES[sym.ADAM])[0]
                     if per_gpu > f.node.accelerator.memory_capacity * 0.9:
                         continue
                     res = dm.solve(w, f, batch_size=batch_size, precision=precision, efficiency=efficiency,

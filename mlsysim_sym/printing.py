@@ -1,31 +1,26 @@
-r"""The one LaTeX printer of the package: the book's notation, readable cases.
+r"""The one LaTeX printer of the package: the book's notation, equations, values, templates.
 
-:class:`LatexPrinter` is sympy's printer with
+Every symbol, quantity and cost term of the model prints itself in the book's
+notation through its own ``_latex`` hook (:mod:`mlsysim_sym.notation` holds the
+one table), so plain ``sympy.latex(expr)`` and a notebook's display already read
+like the book. :func:`latex` is that same printer with one setting more:
+``book=True`` prints the book's macros (``\TensorParallelDegree``) instead of
+their LaTeX, so a chapter can paste either form. Expanding the macros of a
+book-mode string gives the plain string exactly (tested).
 
-* every parameter, model quantity and formal argument named as in
-  :mod:`mlsysim_sym.notation`; with ``book=True`` the book's macros instead
-  (``\TensorParallelDegree``), so a chapter can paste either form;
-* cost terms (``RingAllReduce`` ...) printed under the book's name for them;
-* ``Piecewise`` as ``cases`` with *if* / *otherwise*, the Iverson bracket as the
-  book's indicator ``\mathbf{1}\{c\}``, floor and ceiling brackets;
-* a power with a negative symbolic exponent written as a fraction
-  (``x / N_{DP}^{\mathbf{1}\{z \geq 3\}}``), and sums of model quantities in
-  reading order (node time, then communication, then bubble).
-
-Expanding the book macros of a book-mode string gives the plain string exactly
-(tested), so both forms say the same thing.
-
-In a notebook, :func:`model_repr_latex` and :func:`quantity_repr_latex` are the
-``_repr_latex_`` of the model and its quantities; for any expression,
-``sympy.init_printing(latex_printer=mlsysim_sym.printing.latex)`` makes this
-printer the notebook's.
+Sums of model quantities print in reading order (node time, then communication,
+then bubble) and the Iverson bracket as the book's indicator
+``\mathbf{1}\{c\}``; both come from the hooks, not from this printer.
 
 Examples
 --------
+>>> import sympy
 >>> from mlsysim_sym.printing import latex
 >>> from mlsysim_sym.symbols import sym
 >>> latex(sym.tp * sym.pp)
 'N_{\\text{PP}} N_{\\text{TP}}'
+>>> latex(sym.tp * sym.pp) == sympy.latex(sym.tp * sym.pp)
+True
 >>> latex(sym.tp * sym.pp, book=True)
 '\\PipelineParallelDegree \\TensorParallelDegree'
 """
@@ -37,98 +32,18 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter as _SympyLatexPrinter
 
 from . import notation
-from .terms.base import Iverson, NamedTerm
+from .simplify import shorten, termwise
+from .symbols import PARAMS
+from .terms.collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
+from .terms.pipeline import BubbleFraction, BubbleTime
 
 
 class LatexPrinter(_SympyLatexPrinter):
-    """sympy's LaTeX printer in the notation of :mod:`mlsysim_sym.notation` (see the module docstring).
-
-    Settings beyond sympy's: ``book`` (print book macros where the book has a symbol).
-    ``symbol_names`` given by the caller extend (and override) the notation table.
-    """
+    """sympy's LaTeX printer with one more setting, ``book``: print the book's macros where the book
+    has a symbol. Without it, the output is exactly ``sympy.latex``'s."""
 
     printmethod = "_latex"
     _default_settings = {**_SympyLatexPrinter._default_settings, "book": False}
-
-    def __init__(self, settings: Optional[Mapping] = None):
-        settings = dict(settings or {})
-        names = dict(notation.symbol_names(bool(settings.get("book", False))))
-        names.update(settings.get("symbol_names") or {})
-        settings["symbol_names"] = names
-        super().__init__(settings)
-
-    # -- our expression classes ---------------------------------------------------------
-    def _print(self, expr, **kwargs) -> str:
-        if isinstance(expr, NamedTerm):
-            return self._print_term(expr, **kwargs)
-        if isinstance(expr, Iverson):
-            return self._print_indicator(expr, **kwargs)
-        return super()._print(expr, **kwargs)
-
-    def _term_name(self, cls) -> str:
-        t = notation.TERM_OF.get(cls)
-        if t is None:
-            return cls.tex
-        return t.book if (self._settings["book"] and t.book) else t.latex
-
-    def _print_term(self, expr, exp=None) -> str:
-        args = ", ".join(self._print(a) for a in expr.args)
-        body = r"%s\left(%s\right)" % (self._term_name(type(expr)), args)
-        return body if exp is None else r"\left(%s\right)^{%s}" % (body, exp)
-
-    def _print_indicator(self, expr, exp=None) -> str:
-        name = notation.INDICATOR[0] if self._settings["book"] else notation.INDICATOR[1]
-        body = r"%s\left\{%s\right\}" % (name, self._print(expr.args[0]))
-        return body if exp is None else r"%s^{%s}" % (body, exp)
-
-    # -- readable structure ---------------------------------------------------------------
-    def _print_Piecewise(self, expr, exp=None) -> str:
-        rows = []
-        for e, c in expr.args:
-            cond = r"\text{otherwise}" if c is sp.true else r"\text{if } %s" % self._print(c)
-            rows.append(r"%s & %s" % (self._print(e), cond))
-        tex = r"\begin{cases} %s \end{cases}" % r" \\ ".join(rows)
-        return tex if exp is None else r"\left(%s\right)^{%s}" % (tex, exp)
-
-    def _print_Mul(self, expr) -> str:
-        numer, denom = [], []
-        for f in sp.Mul.make_args(expr):
-            if f.is_Pow and not f.exp.is_Number and f.exp.could_extract_minus_sign():
-                denom.append(sp.Pow(f.base, -f.exp))
-            else:
-                numer.append(f)
-        if not denom:
-            return super()._print_Mul(expr)
-        n, d = sp.fraction(sp.Mul(*numer), exact=True)
-        sign = ""
-        if n.could_extract_minus_sign():
-            sign, n = "- ", -n
-        return r"%s\frac{%s}{%s}" % (sign, self._print(n), self._print(sp.Mul(d, *denom)))
-
-    def _as_ordered_terms(self, expr, order=None):
-        terms = super()._as_ordered_terms(expr, order=order)
-        if not expr.is_Add:
-            return terms
-        rank = notation.quantity_order()
-        keys = [min((rank[s] for s in t.free_symbols if s in rank), default=None) for t in terms]
-        named = sorted(((k, t) for k, t in zip(keys, terms) if k is not None), key=lambda kt: _reading_rank(kt[0]))
-        out = [t for _, t in named] + [t for k, t in zip(keys, terms) if k is None]
-        if out[0].could_extract_minus_sign():
-            first = next((t for t in out if not t.could_extract_minus_sign()), None)
-            if first is not None:
-                out.remove(first)
-                out.insert(0, first)
-        return out
-
-
-#: Quantities printed first in a sum, in this order (the step assembly reads node, DP, TP, EP, bubble).
-_FIRST = ("T_node", "T_dp_exposed", "T_dp", "T_tp", "T_ep", "T_bubble")
-
-
-def _reading_rank(model_index: int):
-    entries = notation.quantity_entries()
-    name = entries[model_index].name
-    return (0, _FIRST.index(name)) if name in _FIRST else (1, model_index)
 
 
 def latex(expr, book: bool = False, **settings) -> str:
@@ -150,7 +65,7 @@ def split_equation(lhs, rhs, book: bool = False, width: int = 150) -> str:
         return flat
     p = LatexPrinter({"book": book})
     lines: list = []
-    for i, t in enumerate(p._as_ordered_terms(rhs)):
+    for i, t in enumerate(p._as_ordered_terms(rhs, order=None)):
         neg = t.could_extract_minus_sign()
         body = p._print(-t if neg else t)
         piece = ("- " if neg else "+ " if i else "") + body
@@ -187,15 +102,23 @@ def quantity_latex(model, name: str, form: str = "structured", book: bool = Fals
     return equation(q.symbol, rhs[form](name), book=book)
 
 
+#: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`).
+TERM_CLASSES = {c.__name__: c for c in (RingAllReduce, HierarchicalAllReduce, AllToAll, BubbleFraction, BubbleTime)}
+
+
+def term_call(term: notation.Term) -> sp.Basic:
+    """The cost term applied to its formal arguments, e.g. ``RingAllReduce(M, N, beta, alpha)``."""
+    args = [notation.FORMAL[a] if a in notation.FORMAL else PARAMS[a].symbol for a in term.args]
+    return TERM_CLASSES[term.name](*args)
+
+
 def term_latex(term: notation.Term, book: bool = False) -> str:
     """The definition of a cost term on its formal arguments, in its alpha-beta form and shortened.
 
     ``T_ring(M, N, beta, alpha) = 2M(N-1)/(N beta) + 2 alpha (N-1) = 2(N-1)(M/(N beta) + alpha)``
     (a form equal to the previous one is left out).
     """
-    from .simplify import shorten, termwise
-
-    call = term.call()
+    call = term_call(term)
     formula = call.doit()
     parts = [call]
     for form in (termwise(formula), shorten(formula)):

@@ -1,30 +1,51 @@
 """The plain-API mirror: ``DistributedModel().solve(model, fleet, ...)``.
 
 Same keyword arguments, defaults, checks (order, exception types, messages) and
-warnings as ``mlsysim.solvers.DistributedModel.solve`` 0.3.0 (contract §5); the
-numbers come from evaluating the symbolic model (:mod:`mlsysim_sym.compile`).
-Results are plain floats in SI units: seconds, bytes, joules, flop/s, B/s,
-samples per second.
+warnings as ``mlsysim.solvers.DistributedModel.solve`` 0.3.0 (``docs/contract.md``
+§5); the checks are the rules of :mod:`mlsysim_sym.inputs` and the numbers come
+from evaluating the symbolic model (:mod:`mlsysim_sym.compile`). Results are plain
+floats in SI units: seconds, bytes, joules, flop/s, B/s, samples per second.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, Optional, Union
+from typing import Dict, Optional
 
-from . import catalog
+from . import notation
 from .compile import compile_quantities
-from .inputs import RUN_SYMBOLS, parameter_values, resolve_precision, static_values
-from .symbols import sym
+from .display import html_table, quantity, text_table
+from .inputs import (FACTS, KEYWORDS, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, compiled_rules,
+                     configure, facts, static_values, values_of)
+from .symbols import keywords
 from .types import Fleet, Workload
 
-WorkloadLike = Union[str, Workload, object]
-FleetLike = Union[str, Fleet, object]
+#: Result field -> model quantity. Node-profile fields are prefixed ``node_profile.``.
+OUTPUTS = {
+    "dp_communication_latency": "T_dp", "tp_communication_latency": "T_tp",
+    "ep_communication_latency": "T_ep", "communication_latency": "T_comm",
+    "pipeline_bubble_latency": "T_bubble", "bubble_fraction": "bubble_fraction",
+    "step_latency_total": "T_step", "scaling_efficiency": "scaling_efficiency",
+    "effective_throughput": "effective_throughput", "mfu": "mfu", "dp": "dp",
+    "node_profile.latency": "T_node", "node_profile.latency_compute": "T_compute",
+    "node_profile.latency_memory": "T_memory", "node_profile.latency_overhead": "T_overhead",
+    "node_profile.throughput": "throughput_node", "node_profile.arithmetic_intensity": "intensity",
+    "node_profile.energy": "energy", "node_profile.memory_footprint": "M_acc",
+    "node_profile.peak_flops_actual": "R_eff", "node_profile.peak_bw_actual": "BW_eff",
+    "node_profile.mfu": "mfu_node", "node_profile.hfu": "hfu_node", "node_profile.feasible": "feasible",
+    "node_profile.memory_bound": "memory_bound", "node_profile.overhead_dominated": "overhead_dominated",
+    "node_profile.offload_spill_bytes": "offload_spill",
+}
+OUTPUT_NAMES = tuple(OUTPUTS)
 
 
-@dataclass(slots=True)
+def output_unit(name: str) -> str:
+    """The SI unit of a result field (``"s"``, ``"B"``, ``"1"``, ...)."""
+    return notation.entry(OUTPUTS[name]).unit
+
+
+@dataclass(slots=True, repr=False)
 class NodeProfile:
     """One replica's roofline step, under mlsysim ``PerformanceProfile`` field names (SI units)."""
 
@@ -46,13 +67,21 @@ class NodeProfile:
     offload_effective_bw: Optional[float] = None   # B/s, only when infeasible
     overhead_dominated: bool = False
 
+    def __repr__(self) -> str:
+        fits = "fits" if self.feasible else f"does not fit: {quantity(self.offload_spill_bytes, 'B')} over HBM"
+        return (f"NodeProfile(T_node {quantity(self.latency, 's')} ({self.bottleneck.lower()}-bound: compute "
+                f"{quantity(self.latency_compute, 's')}, memory {quantity(self.latency_memory, 's')}, overhead "
+                f"{quantity(self.latency_overhead, 's')}), memory {quantity(self.memory_footprint, 'B')} per "
+                f"accelerator ({fits}), MFU {self.mfu:.4f})")
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, repr=False)
 class DistributedResult:
     """One training step, under mlsysim ``DistributedResult`` field names (SI units), plus fleet ``mfu``.
 
-    ``quantities`` maps every result name of :data:`OUTPUTS` (node fields as ``node_profile.*``)
-    to its value at this configuration.
+    Times in s, memory in B, energy in J, rates in flop/s and B/s, throughputs in
+    samples/s; ``quantities`` maps every result name of :data:`OUTPUTS` (node fields
+    as ``node_profile.*``) to its value, with ``None`` where the field is ``None``.
     """
 
     node_profile: NodeProfile
@@ -67,55 +96,50 @@ class DistributedResult:
     effective_throughput: float         # samples/s of the fleet
     parallelism: Dict[str, int]
     mfu: float                          # fleet MFU = node MFU x scaling efficiency
-    values: tuple = field(default=(), repr=False, compare=False)
+    values: tuple = field(default=(), compare=False)
+    inputs: tuple = field(default=(), compare=False)    # (workload, fleet, precision, keywords in KEYWORDS)
+
+    @property
+    def configuration(self) -> str:
+        """Which configuration this prices: model, fleet, and every keyword not at its default."""
+        if not self.inputs:
+            return ""
+        return describe(*self.inputs)
 
     @property
     def quantities(self) -> Dict[str, object]:
-        return dict(zip(OUTPUT_NAMES, self.values))
+        out = dict(zip(OUTPUT_NAMES, self.values))
+        if self.node_profile.feasible:      # mlsysim reports no spill when the state fits
+            out["node_profile.offload_spill_bytes"] = None
+        return out
 
+    def _rows(self):
+        n, p = self.node_profile, self.parallelism
+        ms = lambda t: quantity(t, "s")  # noqa: E731
+        return [
+            ("step time T_step", ms(self.step_latency_total)),
+            ("  replica step T_node", f"{ms(n.latency)} ({n.bottleneck.lower()}-bound)"),
+            ("    compute / memory / overhead", f"{ms(n.latency_compute)} / {ms(n.latency_memory)} / "
+                                                 f"{ms(n.latency_overhead)}"),
+            ("  communication DP / TP / EP", f"{ms(self.dp_communication_latency)} / "
+                                             f"{ms(self.tp_communication_latency)} / "
+                                             f"{ms(self.ep_communication_latency)}"),
+            ("  pipeline bubble", f"{ms(self.pipeline_bubble_latency)} (fraction {self.bubble_fraction:.4f})"),
+            ("MFU fleet / node", f"{self.mfu:.4f} / {n.mfu:.4f}"),
+            ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
+            ("throughput", quantity(self.effective_throughput, "1/s").replace(" /s", " samples/s")),
+            ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')} "
+                                       f"({'fits' if n.feasible else 'does not fit'})"),
+            ("energy per replica step", quantity(n.energy, "J")),
+            ("parallelism", f"dp {p['dp']}, tp {p['tp']}, pp {p['pp']}, ep {p['ep']}"),
+        ]
 
-def _comparable(val, name):
-    """mlsysim compares whatever it is given; a non-number fails there with Python's bare
-    "'<' not supported ..." TypeError. Ours names the argument (by its ``solve()`` keyword)."""
-    if not isinstance(val, (int, float)):
-        raise TypeError(f"{_KEYWORD.get(name, name)} must be a real number, got {type(val).__name__}")
-    return val
+    def __repr__(self) -> str:
+        head = "DistributedResult" + (f" of {self.configuration}" if self.configuration else "")
+        return "\n".join([head + ":"] + text_table(self._rows(), indent="  "))
 
-
-_KEYWORD = {"n_microbatches": "microbatch_count"}
-
-
-def _validate_at_least(val, minimum, name):
-    if _comparable(val, name) < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {val}")
-
-
-def _validate_range(val, lo, hi, name):
-    if _comparable(val, name) < lo or val > hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {val}")
-
-
-def _record(value, record_type, lookup, what):
-    """A record of ``record_type``: itself, a catalog name looked up, or a converted mlsysim object."""
-    if isinstance(value, record_type):
-        return value
-    if isinstance(value, str):
-        return lookup(value)
-    converted = catalog.from_mlsysim(value)
-    if not isinstance(converted, record_type):
-        raise TypeError(f"{what} must be a {what} (a catalog name, a record or an mlsysim object), "
-                        f"got {type(value).__name__}")
-    return converted
-
-
-def as_workload(model: WorkloadLike) -> Workload:
-    """A catalog name, a :class:`Workload`, or an mlsysim workload object."""
-    return _record(model, Workload, catalog.workload, "model")
-
-
-def as_fleet(fleet: FleetLike) -> Fleet:
-    """A catalog name, a :class:`Fleet`, or an mlsysim ``Fleet``."""
-    return _record(fleet, Fleet, catalog.fleet, "fleet")
+    def _repr_html_(self) -> str:
+        return html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")
 
 
 class DistributedModel:
@@ -128,192 +152,129 @@ class DistributedModel:
               overlap_comm: bool = False, overlap_efficiency: float = 0.85, congestion_factor: float = 1.0,
               straggler_factor: float = 1.0, moe_routing_imbalance_factor: float = 1.0,
               gradient_accumulation_steps: int = 1, seq_len: int = 2048) -> DistributedResult:
-        """Price one training step; see mlsysim's ``DistributedModel.solve`` for the arguments.
+        """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
-        ``topology_override`` is accepted and, as in mlsysim 0.3.0, never read.
+        Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
+        ``DistributedModel.solve`` (``docs/contract.md``).
+
+        Parameters
+        ----------
+        model
+            The workload: a catalog name (``"Llama3_70B"``, ``"Mixtral_8x7B"``, ``"ResNet50"``; see
+            ``mlsysim-sym --list``), a :class:`~mlsysim_sym.types.Workload`, or an mlsysim workload.
+        fleet
+            The cluster: a catalog name (``"Research_256"``, ``"Mega_100K"``), a
+            :class:`~mlsysim_sym.types.Fleet`, or an mlsysim ``Fleet``.
+        batch_size
+            Global batch, in samples (sequences), >= 1. Split over ``dp`` replicas, remainder dropped
+            (fewer samples than replicas: one each, with a warning).
+        precision
+            ``"fp32"``, ``"tf32"``, ``"bf16"``, ``"fp16"``, ``"fp8"``, ``"int8"`` or ``"int4"`` (any case):
+            sets the bytes per element and the peak FLOP/s.
+        efficiency
+            Achieved fraction of peak FLOP/s, in [1e-9, 1].
+        tp_size, pp_size, ep_size
+            Tensor-, pipeline- and expert-parallel degrees, >= 1; their product must divide the
+            fleet's accelerators. ``dp`` = accelerators / (tp x pp x ep).
+        v_stages
+            Virtual pipeline stages per device (interleaved 1F1B), >= 1.
+        microbatch_count
+            Microbatches per pipelined step, >= 1.
+        topology_override
+            Accepted and, as in mlsysim 0.3.0, never read.
+        zero_stage
+            ZeRO stage 0, 1, 2 or 3 (transformers; sharding of optimizer state, gradients, weights).
+        is_lora, activation_recomputation, overlap_comm
+            LoRA fine-tuning (adapters of rank 16); full activation recomputation (4 x forward FLOPs);
+            DP communication overlapped with the backward pass. Any truthy value counts as True.
+        overlap_efficiency
+            Share of the DP communication hidden under overlap, in [0, 1].
+        congestion_factor
+            Multiplier on DP, TP and EP communication time (not validated, as in mlsysim).
+        straggler_factor
+            Multiplier on the step when above 1 (the slowest worker gates it).
+        moe_routing_imbalance_factor
+            Multiplier on the all-to-all volume, >= 1.
+        gradient_accumulation_steps
+            Microsteps per optimizer update, >= 1: the DP all-reduce is amortized over them.
+        seq_len
+            Tokens per sample, >= 1 for transformers.
+
+        Returns
+        -------
+        DistributedResult
+            Plain floats in SI units: ``step_latency_total``, ``dp_communication_latency``,
+            ``tp_communication_latency``, ``ep_communication_latency``, ``communication_latency``
+            (before overlap) and ``pipeline_bubble_latency`` in s; ``bubble_fraction``,
+            ``scaling_efficiency`` and fleet ``mfu`` as fractions; ``effective_throughput`` in
+            samples/s; ``parallelism`` ``{"dp", "tp", "pp", "ep"}``. ``node_profile`` (one replica):
+            ``latency``, ``latency_compute``, ``latency_memory``, ``latency_overhead`` in s;
+            ``throughput`` in samples/s; ``arithmetic_intensity`` in flop/B; ``energy`` in J;
+            ``memory_footprint`` in B per accelerator; ``peak_flops_actual`` in flop/s;
+            ``peak_bw_actual`` in B/s; ``mfu``, ``hfu``; ``feasible``; ``bottleneck``
+            (``"Compute"``/``"Memory"``); ``offload_spill_bytes`` (B) and ``offload_effective_bw``
+            (B/s) only when the state does not fit; ``overhead_dominated``.
+
+        Raises
+        ------
+        ValueError, TypeError
+            mlsysim's messages, in its order, for its checks (``tp_size must be >= 1, got 0``,
+            ``Infeasible 4D Parallelism: ...``, ``precision 'fp64' is not supported ...``); a message
+            naming the argument for a NaN, an infinity, a non-number or a fractional split.
         """
         w, f = as_workload(model), as_fleet(fleet)
-        # V1-V8 (contract §5.1), in mlsysim's order
-        _validate_at_least(tp_size, 1, "tp_size")
-        _validate_at_least(pp_size, 1, "pp_size")
-        _validate_at_least(ep_size, 1, "ep_size")
-        _validate_at_least(batch_size, 1, "batch_size")
-        _validate_at_least(gradient_accumulation_steps, 1, "gradient_accumulation_steps")
-        _validate_range(efficiency, 1e-9, 1.0, "efficiency")
-        _validate_range(overlap_efficiency, 0.0, 1.0, "overlap_efficiency")
-        _validate_at_least(moe_routing_imbalance_factor, 1.0, "moe_routing_imbalance_factor")
-        # V9-V10: the split must be exact
-        n = f.total_accelerators
-        g = tp_size * pp_size * ep_size
-        if g > n:
-            raise ValueError(f"Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) > Total({n})")
-        if n % g != 0:
-            raise ValueError(f"Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) "
-                             f"must divide total accelerators ({n}) exactly.")
-        dp = n // g
-        if batch_size < dp:
-            warnings.warn(f"batch_size ({batch_size}) < dp_size ({dp}): some ranks will be idle. "
-                          f"Using local_batch=1.", stacklevel=2)
-        # V11: precision (the Engine path warns when it falls back to peak_flops)
-        key, bpp = resolve_precision(precision)
-        acc = f.node.accelerator
-        if not w.is_transformer and g == 1 and acc.flops_for(key) is None \
-                and key not in ("fp16", "bf16") and acc.precision_flops:
-            warnings.warn(f"Precision '{key}' not in {acc.name} precision_flops "
-                          f"(available: {[k for k, _ in acc.precision_flops]}); "
-                          f"using default peak_flops (FP16). Results may be inaccurate.", stacklevel=2)
-        # V12: the transformer memory model's own checks
-        if w.is_transformer:
-            _validate_at_least(seq_len, 1, "seq_len")
-            try:
-                stage_ok = zero_stage in {0, 1, 2, 3}
-            except TypeError:   # unhashable: mlsysim's own test fails with "unhashable type"
-                raise TypeError(f"zero_stage must be 0, 1, 2, or 3, got {type(zero_stage).__name__}") from None
-            if not stage_ok:
-                raise ValueError("zero_stage must be 0, 1, 2, or 3")
-        elif tp_size == 1 and ep_size == 1:
-            seq_len = 0     # mlsysim never reads it here (it only sizes TP and EP messages): any value goes
-        # the collective helpers' own checks, reachable only with non-physical hardware or seq_len < 0
-        template, positions, fn, physical = _bound(w, f, key)
-        if not physical or _comparable(seq_len, "seq_len") < 0:
-            _check_collectives(w, f, key, locals())
-        # V13: calc_pipeline_bubble's checks (mlsysim calls it even with pp = 1)
-        _validate_at_least(microbatch_count, 1, "n_microbatches")
-        _validate_at_least(v_stages, 1, "v_stages")
-        # beyond mlsysim: where it would compute with a non-number, NaN or inf (and return NaN or fail
-        # deep inside pint), say which argument is wrong
         numbers = (batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
                    overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
                    gradient_accumulation_steps, seq_len)
-        if not _all_finite_reals(numbers) or type(tp_size) is not int or type(pp_size) is not int \
-                or type(ep_size) is not int:
-            _name_the_bad_number(dict(zip(_NUMERIC, numbers)), w.is_transformer)
-        vector = template.copy()
-        for i, value in zip(positions, (
-                batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
-                1 if is_lora else 0, 1 if activation_recomputation else 0, 1 if overlap_comm else 0,
-                overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
-                gradient_accumulation_steps, seq_len)):
-            if i is not None:
-                vector[i] = value
-        return _result(fn(*vector), tp_size, pp_size, ep_size)
+        if type(precision) is str and {type(v) for v in numbers} <= _PLAIN_NUMBERS:
+            key = precision.lower()
+            bound = _bound(w, f, key) if key in _KEYS else None
+            if bound is not None:
+                template, positions, fn, first, transformer, fallback = bound
+                # mlsysim never reads seq_len here (it only sizes TP and EP messages): any value goes
+                seq = 0 if not transformer and tp_size == 1 and ep_size == 1 else seq_len
+                vector = template.copy()
+                for i, value in zip(positions, (
+                        batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
+                        1 if is_lora else 0, 1 if activation_recomputation else 0, 1 if overlap_comm else 0,
+                        overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
+                        gradient_accumulation_steps, seq)):
+                    if i is not None:
+                        vector[i] = value
+                try:
+                    broken, *warned = first(*vector, False, False, fallback)
+                except (ArithmeticError, ValueError, TypeError):
+                    broken, warned = -2, ()
+                if broken == -1:
+                    if any(warned):
+                        _warn(w, f, key, locals())
+                    return _result(fn(*vector), tp_size, pp_size, ep_size, (w, f, precision, (
+                        batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
+                        is_lora, activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor,
+                        straggler_factor, moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len)))
+        # the careful path: every rule in order (raises the first broken one), then the numbers
+        kw = {k: v for k, v in locals().items() if k in _KEYWORDS}
+        w, f, key, args = configure(w, f, kw, stacklevel=4)
+        variant, values = values_of(w, f, key, args)
+        c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
+        return _result(c.fn(*(values[a] for a in c.args)), args["tp_size"], args["pp_size"], args["ep_size"],
+                       (w, f, precision, tuple(kw[k] for k in KEYWORDS)))
 
 
-def _q(value, unit):
-    """A magnitude as pint prints it with mlsysim's ``~P`` default: ``'-1e-06 s'``."""
-    return f"{value} {unit}"
+_PLAIN_NUMBERS = {int, float}
+_KEYS = frozenset(("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4"))
+_KEYWORDS = frozenset(["precision", "topology_override", *keywords()])
 
 
-def _ring_checks(msg, bw, lat, name_bw="bandwidth_bytes_s"):
-    """``calc_ring_allreduce_time`` / ``calc_all_to_all_time`` argument checks, in their order."""
-    if msg < 0:
-        raise ValueError(f"message_bytes must be non-negative, got {_q(msg, 'B')}")
-    if bw <= 0:
-        raise ValueError(f"{name_bw} must be positive, got {_q(bw, 'B/s')}")
-    if lat < 0:
-        raise ValueError(f"latency_s must be non-negative, got {_q(lat, 's')}")
-
-
-def _check_collectives(w: Workload, f: Fleet, key: str, args: dict) -> None:
-    """mlsysim's collective helpers reject a negative message, a bandwidth <= 0 and a negative latency.
-
-    Only non-physical inputs reach these checks (a registry fleet never does), so the fast
-    path tests the inputs first; the placement (dp, ranks per node, nodes spanned) and the
-    message sizes then come from the model's own quantities.
-    """
-    variant, static = static_values(w, f, key)
-    S = sym
-    bw_intra, bw_fab, osr = static[S.BW_intra], static[S.BW_fab], static[S.osr]
-    a_nv, a_fab = static[S.alpha_nv], static[S.alpha_fab]
-    names = ("dp", "rpn", "nodes_dp", "M_grad_msg", "M_act_msg")
-    run = {k: args[k] for k in RUN_SYMBOLS}
-    _, values = parameter_values(w, f, key, **run)
-    dp, rpn, nodes, grad, act = (compile_quantities(variant, names, "math").evaluate(values)[n] for n in names)
-    tp, ep, apn = args["tp_size"], args["ep_size"], f.node.accelerators_per_node
-
-    def inter():   # fleet.fabric.bandwidth / oversubscription_ratio, as mlsysim divides it
-        return bw_fab / osr
-
-    if dp > 1:
-        bw_inter = inter()
-        if nodes == 1:
-            _ring_checks(grad, bw_intra, a_nv)
-        elif rpn == 1:
-            _ring_checks(grad, bw_inter, a_fab)
-        else:
-            if bw_intra <= 0:
-                raise ValueError(f"intra_node_bw must be positive, got {_q(bw_intra, 'B/s')}")
-            _ring_checks(grad / rpn, bw_inter, a_fab)   # the inter-node ring carries M / g
-    if tp > 1:
-        if tp <= apn:
-            _ring_checks(act, bw_intra, a_nv)
-        else:
-            _ring_checks(act, inter(), a_fab)
-    if ep > 1:
-        k = static[S.k_e]
-        _ring_checks(act * k * args["moe_routing_imbalance_factor"], inter(), a_fab)
-
-
-def _all_finite_reals(values) -> bool:
-    try:
-        return {type(v) for v in values} <= _REAL_TYPES and math.isfinite(sum(values))
-    except (OverflowError, TypeError):
-        return False
-
-
-def _name_the_bad_number(args: dict, transformer: bool) -> None:
-    """Where mlsysim would compute with a non-number, NaN or inf, or fail inside pint or pydantic.
-
-    * a non-number (str, None, list, ...) -> TypeError naming the argument;
-    * a bool where mlsysim multiplies a pint Quantity by it (efficiency, congestion_factor, and
-      seq_len of a transformer: mlsysim raises TypeError) -> TypeError; elsewhere a bool counts as
-      0 or 1, as in mlsysim;
-    * NaN or inf (mlsysim returns NaN or computes with inf) -> ValueError;
-    * a fractional tp/pp/ep (mlsysim's result model rejects it: pydantic ValidationError) -> ValueError.
-    ``zero_stage`` is not read for a non-transformer, so it is not checked there (as in mlsysim).
-    """
-    for name, value in args.items():
-        if name == "zero_stage" and not transformer:
-            continue
-        if not isinstance(value, (int, float)):
-            raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-        if isinstance(value, bool) and name in _NO_BOOL and (transformer or name != "seq_len"):
-            raise TypeError(f"{name} must be a number, got bool")
-        try:
-            finite = math.isfinite(value)
-        except OverflowError:
-            raise ValueError(f"{name} is beyond the float range, got an integer of {len(str(abs(value)))} digits")
-        if not finite:
-            raise ValueError(f"{name} must be finite, got {value}")
-        if name in ("tp_size", "pp_size", "ep_size") and value != int(value):
-            raise ValueError(f"{name} must be a whole number, got {value}")
-
-
-_REAL_TYPES = {int, float}
-_NO_BOOL = ("efficiency", "congestion_factor", "seq_len")
-#: The numeric keyword arguments of ``solve()``.
-_NUMERIC = ("batch_size", "efficiency", "tp_size", "pp_size", "ep_size", "v_stages", "microbatch_count",
-            "zero_stage", "overlap_efficiency", "congestion_factor", "straggler_factor",
-            "moe_routing_imbalance_factor", "gradient_accumulation_steps", "seq_len")
-
-#: Result field -> model quantity. Node-profile fields are prefixed ``node_profile.``.
-OUTPUTS = {
-    "dp_communication_latency": "T_dp", "tp_communication_latency": "T_tp",
-    "ep_communication_latency": "T_ep", "communication_latency": "T_comm",
-    "pipeline_bubble_latency": "T_bubble", "bubble_fraction": "bubble_fraction",
-    "step_latency_total": "T_step", "scaling_efficiency": "scaling_efficiency",
-    "effective_throughput": "effective_throughput", "mfu": "mfu", "dp": "dp",
-    "node_profile.latency": "T_node", "node_profile.latency_compute": "T_compute",
-    "node_profile.latency_memory": "T_memory", "node_profile.latency_overhead": "T_overhead",
-    "node_profile.throughput": "throughput_node", "node_profile.arithmetic_intensity": "intensity",
-    "node_profile.energy": "energy", "node_profile.memory_footprint": "M_acc",
-    "node_profile.peak_flops_actual": "R_eff", "node_profile.peak_bw_actual": "BW_eff",
-    "node_profile.mfu": "mfu_node", "node_profile.hfu": "hfu_node", "node_profile.feasible": "feasible",
-    "node_profile.memory_bound": "memory_bound", "node_profile.overhead_dominated": "overhead_dominated",
-    "node_profile.offload_spill_bytes": "offload_spill",
-}
-OUTPUT_NAMES = tuple(OUTPUTS)
-_ORDER = tuple(RUN_SYMBOLS)  # the order of the values filled in by solve()
+def _warn(w: Workload, f: Fleet, key: str, local: dict) -> None:
+    """Emit the warnings of the rules whose flags the compiled check raised (the careful path's
+    messages, in the rules' order)."""
+    kw = {k: v for k, v in local.items() if k in _KEYWORDS}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        configure(w, f, kw)
+    for c in caught:
+        warnings.warn(c.message, c.category, stacklevel=3)
 
 
 _BOUND: Dict[tuple, tuple] = {}
@@ -332,19 +293,54 @@ def _bound(w: Workload, f: Fleet, key: str):
 
 @lru_cache(maxsize=512)
 def _bind(w: Workload, f: Fleet, key: str):
-    """Compiled outputs for (workload, fleet, precision), with the static part of the argument vector filled."""
+    """Compiled outputs and checks for (workload, fleet, precision), with the static part of the
+    argument vector filled: ``(template, positions, outputs, first, transformer, peak fallback)``."""
     variant, static = static_values(w, f, key)
     c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
+    rules = compiled_rules(variant, "solve", c.args)
+    extra = rules.args[len(c.args):-len(FACTS)]
+    if extra:       # every argument of the checks is an argument of the outputs
+        raise RuntimeError(f"the checks read parameters the outputs do not: {extra}")
     index = {a: i for i, a in enumerate(c.args)}
     template = [static.get(a) for a in c.args]
-    positions = tuple(index.get(RUN_SYMBOLS[k]) for k in _ORDER)
-    S = sym
-    physical = (static[S.BW_intra] > 0 and static[S.BW_fab] > 0 and static[S.osr] > 0 and static[S.alpha_nv] >= 0
-                and static[S.alpha_fab] >= 0 and static[S.W_g] >= 0)
-    return template, positions, c.fn, physical
+    kw = keywords()
+    positions = tuple(index.get(kw[k].symbol) for k in KEYWORDS)
+    fallback = facts(w, f, key)["flags"][2]
+    return template, positions, c.fn, rules.first, w.is_transformer, fallback
 
 
-def _result(values, tp, pp, ep) -> DistributedResult:
+def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:
+    """``"Llama3_70B on Research_256: batch 256, tp 8, pp 4, 8 microbatches, fp16"``: the workload, the
+    fleet, and every ``solve()`` keyword not at its default (``arguments`` in :data:`KEYWORDS`)."""
+    parts, swept = [], []
+    for k, v in zip(KEYWORDS, arguments):
+        if v is SWEPT:
+            swept.append("batch" if k == "batch_size" else _SHORT[k])
+        elif k == "batch_size":
+            parts.append(f"batch {v}")
+        elif k in _FLAGS:
+            parts += [_SHORT[k]] if v else []
+        elif v != SOLVE_DEFAULTS[k]:
+            parts.append(f"{_SHORT[k]} {v}")
+    if precision is SWEPT:
+        swept.append("precision")
+    else:
+        parts.append(str(precision))
+    return f"{w.name} on {f.name}: " + ", ".join(parts) + (f"; varied: {', '.join(swept)}" if swept else "")
+
+
+_SHORT = {"efficiency": "efficiency", "tp_size": "tp", "pp_size": "pp", "ep_size": "ep", "v_stages": "v",
+          "microbatch_count": "m",
+          "zero_stage": "ZeRO", "is_lora": "LoRA", "activation_recomputation": "recompute",
+          "overlap_comm": "overlap", "overlap_efficiency": "overlap efficiency",
+          "congestion_factor": "congestion", "straggler_factor": "straggler",
+          "moe_routing_imbalance_factor": "MoE imbalance", "gradient_accumulation_steps": "GA", "seq_len": "seq"}
+_FLAGS = ("is_lora", "activation_recomputation", "overlap_comm")
+#: Marks a swept argument in :func:`describe`.
+SWEPT = type("Swept", (), {"__repr__": lambda self: "swept", "__str__": lambda self: "swept"})()
+
+
+def _result(values, tp, pp, ep, inputs=()) -> DistributedResult:
     (t_dp, t_tp, t_ep, t_comm, t_bub, bf, step, se, thr, mfu, dp, lat, lat_c, lat_m, lat_o, node_thr,
      intensity, energy, mem, peak_f, peak_bw, node_mfu, node_hfu, feasible, mem_bound, ovh_dom, spill) = values
     feasible = bool(feasible)
@@ -356,4 +352,4 @@ def _result(values, tp, pp, ep) -> DistributedResult:
     return DistributedResult(
         node, float(t_dp), float(t_tp), float(t_ep), float(t_comm), float(t_bub), float(bf), float(step),
         float(se), float(thr), {"dp": int(dp), "tp": tp, "pp": pp, "ep": ep}, float(mfu),
-        values)
+        values, inputs)

@@ -9,43 +9,65 @@ computed on small arrays (broadcasting), which is what makes grids cheap. With
 lists of random configurations).
 
 Invalid combinations are masked, never raised: ``result.valid`` is False and
-``result.reason`` holds the message ``solve()`` would raise (mlsysim's check
-order), numeric outputs are NaN there. A sweep also masks what ``solve()``
-accepts but cannot be meant: non-finite values, non-positive bandwidths,
-capacities and sizes, negative latencies, fractional counts, and any
-configuration whose result overflows. Warnings ``solve()`` would emit (batch below dp, precision fallback) are
-not emitted in a sweep.
+``result.reason`` holds the message ``solve()`` would raise there (the rules of
+:mod:`mlsysim_sym.inputs`, in mlsysim's order, formatted with that
+configuration's values); numeric outputs are NaN there. A sweep also masks what
+``solve()`` accepts but cannot be meant: non-finite values, non-positive
+bandwidths, capacities and sizes, negative latencies, fractional counts, and any
+configuration whose result overflows. Warnings ``solve()`` would emit (batch
+below dp, precision fallback) are not emitted in a sweep.
+
+Large grids are evaluated in chunks into preallocated outputs; an output that
+depends on few axes stays that small (a read-only broadcast view). A sweep whose
+outputs cannot fit in the memory available is refused before any work, with the
+size it would need.
 """
 from __future__ import annotations
 
-import inspect
-
+import math
+import os
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import sympy as sp
 
+from . import bounds
 from .compile import compile_quantities
-from .inputs import FIELD_SYMBOLS, FLAGS, PRECISION_BYTES, RUN_SYMBOLS, static_values
-from .model import Variant
-from .solver import OUTPUTS, DistributedModel, as_fleet, as_workload
-from .symbols import PARAMS, sym
-from .types import Fleet, Workload
+from .display import html_table, number, quantity, text_table
+from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, as_fleet, as_workload,
+                     compiled_rules, facts, is_count, static_values)
+from .model import Variant, build_model
+from .solver import OUTPUTS, SWEPT, describe, output_unit
+from .symbols import Kind, Origin, by_argument, keywords, sym
 
+#: Elements per chunk of a flattened sweep (cache-sized: ~20 % faster than one pass over 10^6).
 CHUNK = 16384
+#: Elements per chunk of a grid (large: its subexpressions on few axes are small anyway).
+GRID_CHUNK = 1 << 20
 
-#: symbol -> the argument name a user passes for it
-ARGUMENT_NAMES = {**{v: k for k, v in FIELD_SYMBOLS.items()}, **{v: k for k, v in RUN_SYMBOLS.items()}}
+#: The keywords of ``solve()`` a sweep takes (``topology_override`` is never read).
+DEFAULTS = {k: v for k, v in SOLVE_DEFAULTS.items() if k != "topology_override"}
 
-#: ``solve()`` defaults (mlsysim 0.3.0's), read off its signature.
-DEFAULTS = {k: p.default for k, p in inspect.signature(DistributedModel.solve).parameters.items()
-            if p.default is not inspect.Parameter.empty and k != "topology_override"}
 
-#: A valid stand-in for every swept symbol, used where a configuration is masked so that no
-#: division by zero is ever evaluated.
-_SAFE = {sym.tp: 1.0, sym.pp: 1.0, sym.ep: 1.0, sym.B: 1.0, sym.GA: 1.0, sym.m: 1.0, sym.v: 1.0,
-         sym.s: 1.0, sym.z: 0.0, sym.eta: 0.5, sym.eta_ov: 0.0, sym.iota: 1.0, sym.c: 1.0, sym.f_s: 1.0}
+def arguments() -> Dict[str, sp.Symbol]:
+    """Every argument a sweep takes besides ``precision``: ``solve()`` keywords and record fields
+    (as :data:`mlsysim_sym.symbols.PARAMS` names them), with the symbol each one sets."""
+    return {name: p.symbol for name, p in by_argument().items() if p.kind is not Kind.CONSTANT}
+
+
+def resolve_name(name: str, caller: str = "sweep") -> sp.Symbol:
+    """A ``solve()`` keyword or record field name -> its symbol (a ``TypeError`` lists the allowed ones)."""
+    table = arguments()
+    if name in table:
+        return table[name]
+    allowed = sorted(set(table) | {"precision"})
+    raise TypeError(f"{caller}() got an unexpected argument {name!r}; allowed: {', '.join(allowed)}")
+
+
+class SweepTooLarge(MemoryError):
+    """A sweep whose outputs would not fit in the memory available."""
 
 
 @dataclass
@@ -54,23 +76,38 @@ class SweepResult:
 
     ``result["step_latency_total"]`` or ``result.step_latency_total``; node-profile
     outputs as ``result["node_profile.memory_footprint"]``. ``axes`` maps each
-    swept argument to its values (grid sweeps).
+    swept argument to its values (grid sweeps). ``valid`` is False where a
+    configuration is masked and ``reason`` says why (``solve()``'s message).
     """
 
     values: Dict[str, np.ndarray]
     valid: np.ndarray
     reason_code: np.ndarray
-    reasons: Tuple[str, ...]
     axes: Dict[str, np.ndarray] = field(default_factory=dict)
+    configuration: str = ""
+    _explain: Optional[object] = field(default=None, repr=False)
+    _reasons: Optional[Tuple[np.ndarray, Tuple[str, ...]]] = field(default=None, repr=False)
 
     @property
     def shape(self) -> Tuple[int, ...]:
         return self.valid.shape
 
+    def _messages(self):
+        if self._reasons is None:
+            self._reasons = self._explain(self.reason_code) if self._explain else (
+                np.zeros(self.shape, dtype=np.int32), ("",))
+        return self._reasons
+
     @property
     def reason(self) -> np.ndarray:
-        """Why each configuration is masked ('' where valid)."""
-        return np.asarray(self.reasons, dtype=object)[self.reason_code]
+        """Why each configuration is masked ('' where valid): ``solve()``'s message for it."""
+        codes, texts = self._messages()
+        return np.asarray(texts, dtype=object)[codes]
+
+    @property
+    def reasons(self) -> Tuple[str, ...]:
+        """The distinct messages of :attr:`reason` ('' first)."""
+        return self._messages()[1]
 
     def __getitem__(self, name: str) -> np.ndarray:
         try:
@@ -86,38 +123,42 @@ class SweepResult:
     def __len__(self) -> int:
         return int(self.valid.size)
 
+    def _summary(self) -> List[Tuple[str, str, str, str]]:
+        ok = self.valid
+        rows = []
+        for n, x in self.values.items():
+            v = np.asarray(x)[np.broadcast_to(ok, x.shape)] if ok.any() else np.array([])
+            unit = output_unit(n)
+            if v.size == 0 or v.dtype == bool:
+                cells = ("-", "-", "-") if v.size == 0 else (f"{int(v.sum())} of {v.size} true", "", "")
+            else:
+                lo, hi, mid = float(v.min()), float(v.max()), float(np.median(v))
+                cells = tuple(quantity(t, unit) for t in (lo, mid, hi))
+            rows.append((n, *cells))
+        return rows
+
+    def _head(self) -> str:
+        n, ok = self.valid.size, int(np.count_nonzero(self.valid))
+        axes = ", ".join(f"{k} ({len(v)})" for k, v in self.axes.items())
+        return (f"SweepResult of {self.configuration or 'a sweep'}: shape {self.shape}, {ok:,} of {n:,} "
+                f"configurations valid" + (f"; axes {axes}" if axes else ""))
+
+    def __repr__(self) -> str:
+        lines = [self._head()]
+        lines += text_table(self._summary(), ("output", "min", "median", "max"), indent="  ")
+        bad = [t for t in self.reasons[1:]][:3]
+        if bad:
+            lines.append("  masked, e.g.: " + "; ".join(bad) + (" ..." if len(self.reasons) > 4 else ""))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return html_table(self._summary(), ("output", "min", "median", "max"), caption=self._head())
+
 
 def _is_swept(v) -> bool:
     if isinstance(v, np.ndarray):
         return v.ndim > 0
     return isinstance(v, (list, tuple, range))
-
-
-def resolve_name(name: str, caller: str = "sweep") -> sp.Symbol:
-    """A ``solve()`` keyword, a field name or a parameter symbol name -> its symbol."""
-    if name in RUN_SYMBOLS:
-        return RUN_SYMBOLS[name]
-    if name in FIELD_SYMBOLS:
-        return FIELD_SYMBOLS[name]
-    if name in PARAMS and PARAMS[name].kind != "constant":
-        return PARAMS[name].symbol
-    allowed = sorted(set(RUN_SYMBOLS) | set(FIELD_SYMBOLS) | {"precision"})
-    raise TypeError(f"{caller}() got an unexpected argument {name!r}; allowed: {', '.join(allowed)}")
-
-
-class _Mask:
-    """First failing check per configuration, in mlsysim's order."""
-
-    def __init__(self, shape):
-        self.code = np.zeros(shape, dtype=np.int16)
-        self.reasons: List[str] = [""]
-
-    def check(self, bad, reason: str):
-        bad = np.asarray(bad, dtype=bool)     # in its own (broadcastable, often small) shape
-        if bad.any():
-            self.reasons.append(reason)
-            first = (self.code == 0) & np.broadcast_to(bad, self.code.shape)
-            self.code[first] = len(self.reasons) - 1
 
 
 def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] = None, **kwargs) -> SweepResult:
@@ -132,8 +173,14 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     outputs
         Result names to compute (default: all of :data:`mlsysim_sym.solver.OUTPUTS`).
     **kwargs
-        Any ``solve()`` keyword, workload/hardware field (``fabric_bandwidth``, ``memory_capacity``, ...)
-        or parameter name (``BW_fab``), scalar or array-like. ``precision`` may be a list of strings.
+        Any ``solve()`` keyword or workload/hardware field (``fabric_bandwidth``, ``memory_capacity``,
+        ``peak_flops``, ... see :func:`arguments`), scalar or array-like. ``precision`` may be a list of strings.
+
+    Raises
+    ------
+    SweepTooLarge
+        (a ``MemoryError``) when the requested outputs would not fit in the memory available; ask for
+        fewer ``outputs=`` or a coarser grid.
     """
     w, f = as_workload(model), as_fleet(fleet)
     if isinstance(outputs, str):
@@ -142,129 +189,346 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     unknown = [n for n in names if n not in OUTPUTS]
     if unknown:
         raise KeyError(f"unknown outputs {unknown}; outputs: {', '.join(OUTPUTS)}")
-    args = dict(DEFAULTS)
     for k in kwargs:
         if k != "precision":
             resolve_name(k)
-    args.update(kwargs)
+    args = {**DEFAULTS, **kwargs}
 
     swept = [k for k, v in kwargs.items() if _is_swept(v)]  # axes in the caller's order
     axes = {k: np.asarray(args[k]) for k in swept}
     if grid:
         shape = tuple(len(axes[k]) for k in swept)
-        placed = {k: np.asarray(args[k]).reshape([-1 if i == j else 1 for j in range(len(swept))])
-                  for i, k in enumerate(swept)}
+        given = {k: np.asarray(args[k]).reshape([-1 if i == j else 1 for j in range(len(swept))])
+                 for i, k in enumerate(swept)}
     else:
-        shape = np.broadcast_shapes(*(np.shape(args[k]) for k in swept)) if swept else ()
-        placed = {k: np.asarray(args[k]) for k in swept}
-    value = {k: placed.get(k, v) for k, v in args.items()}
+        shape = tuple(np.broadcast_shapes(*(np.shape(args[k]) for k in swept))) if swept else ()
+        given = {k: _full_ndim(np.asarray(args[k]), len(shape)) for k in swept}
+    given = {k: given.get(k, v) for k, v in args.items()}
 
-    mask = _Mask(shape)
-    precisions = np.asarray(value.pop("precision"), dtype=object)
-    keys = np.asarray(np.vectorize(lambda p: p.lower() if isinstance(p, str) else "", otypes=[object])(precisions))
-    mask.check(~np.isin(keys, list(PRECISION_BYTES)), "precision is not supported")
-    distinct = sorted({k for k in np.ravel(keys) if k in PRECISION_BYTES}) or ["fp16"]
+    # the precision: its facts for the rules, and the values that depend on it
+    precision = np.asarray(given["precision"], dtype=object)
+    flags = np.vectorize(lambda p: facts(w, f, p)["flags"], otypes=[bool, bool, bool])(precision) \
+        if precision.ndim else tuple(np.asarray(x) for x in facts(w, f, precision.item())["flags"])
+    keys = np.vectorize(lambda p: p.lower() if isinstance(p, str) and p.lower() in PRECISION_BYTES else "fp16",
+                        otypes=[object])(precision)
+    distinct = sorted(set(np.ravel(keys)))
     statics = {k: static_values(w, f, k) for k in distinct}
-    explicit = any(v.explicit_weights for v, _ in statics.values())
-    variant = next(iter(statics.values()))[0]
-    variant = Variant(variant.family, explicit, variant.sram, variant.flash)
+    base_variant, base = statics[distinct[0]]
+    variant = Variant(base_variant.family, any(v.explicit_weights for v, _ in statics.values()),
+                      base_variant.sram, base_variant.flash)
+    values: Dict[sp.Symbol, object] = dict(base)
+    if len(distinct) > 1:
+        for s in (sym.bpp, sym.R_peak, sym.F, sym.W_lw, sym.W_g):
+            if values.get(s) is not None:
+                table = {k: statics[k][1][s] for k in distinct}
+                values[s] = np.vectorize(lambda k: float(table[k]), otypes=[float])(keys)
+    table = arguments()
+    kw = keywords()
+    for k, v in given.items():
+        if k == "precision":
+            continue
+        if k in FLAG_KEYWORDS:
+            v = np.asarray(v).astype(bool).astype(np.int8) if np.ndim(v) else (1 if v else 0)
+        values[table[k]] = v
+    if not w.is_transformer:     # as solve(): seq_len is not read without TP or EP
+        values[sym.s] = np.where((np.asarray(values[sym.tp]) == 1) & (np.asarray(values[sym.ep]) == 1), 0,
+                                 values[sym.s])
+        if not np.ndim(values[sym.s]):
+            values[sym.s] = values[sym.s].item()
 
     compiled = compile_quantities(variant, tuple(OUTPUTS[n] for n in names), "numpy")
-    base = statics[distinct[0]][1]
-    inputs: Dict[sp.Symbol, object] = dict(base)     # every parameter: the checks need them all
-    # precision-dependent parameters
-    for s_ in (sym.bpp, sym.R, sym.F, sym.W_lw, sym.W_g):
-        if len(distinct) > 1 and inputs.get(s_) is not None:
-            table = {k: statics[k][1][s_] for k in distinct}
-            inputs[s_] = np.vectorize(lambda k: float(table.get(k, table[distinct[0]])), otypes=[float])(keys)
-    # run arguments and field overrides
-    for k, v in value.items():
-        s_ = resolve_name(k)
-        if k in FLAGS:
-            v = np.asarray(v).astype(bool).astype(float) if np.ndim(v) else (1.0 if v else 0.0)
-        inputs[s_] = v
     for a in compiled.args:
-        if inputs.get(a) is None:
-            raise ValueError(f"{ARGUMENT_NAMES.get(a, a.name)} has no value for this workload or fleet (None); "
-                             f"pass it explicitly")
-    floats = {a: np.asarray(x, dtype=float) for a, x in inputs.items() if x is not None}
-    _validate(floats, w, f, mask)
+        if values.get(a) is None:
+            p = by_argument()
+            name = next((n for n, q in p.items() if q.symbol == a), a.name)
+            raise ValueError(f"{name} has no value for this workload or fleet (None); pass it explicitly")
 
-    bad = mask.code != 0
-    if bad.any():
-        for a in compiled.args:
-            if np.ndim(floats[a]):
-                safe = _SAFE.get(a, base.get(a)) if base.get(a) is not None or a in _SAFE else 1.0
-                floats[a] = np.where(bad, safe, floats[a])
-    vector = [floats[a] for a in compiled.args]
-    try:
-        out = _evaluate(compiled, vector, names, shape, grid)
-    except FloatingPointError:
-        # a value the checks let through still overflows or divides by zero somewhere (an extreme
-        # magnitude): evaluate quietly and mask every configuration whose outputs are not finite
-        out = _evaluate(compiled, vector, names, shape, grid, checked=False)
-        finite = np.ones(shape, dtype=bool)
-        for x in out:
-            finite &= np.broadcast_to(np.isfinite(np.asarray(x, dtype=float)), shape)
-        mask.check(~finite, "the result overflows or divides by zero (an extreme input)")
-        bad = mask.code != 0
-    values = {}
-    any_bad = bad.any()
+    rules = compiled_rules(variant, "sweep", ())
+    code = _first_broken(rules, values, flags, shape)
+    out_shapes = {n: shape if code is not None else _output_shape(variant, OUTPUTS[n], values, shape)
+                  for n in names}
+    _refuse_if_too_large(names, out_shapes, shape, code is not None)
+    bad = code != 0 if code is not None else None
+    out, code = _evaluate(compiled, values, names, out_shapes, shape, bad, code, grid or len(shape) != 1)
+    result_values = {}
+    bad = code != 0 if code is not None else None
     for n, x in zip(names, out):
-        x = np.asarray(x, dtype=bool if n == "node_profile.feasible" else float)
-        if any_bad:
+        if n == "node_profile.feasible":
+            x = np.asarray(x, dtype=bool)
+        if bad is not None:
             x = np.where(bad, False if x.dtype == bool else np.nan, x)
-        values[n] = np.broadcast_to(x, shape)    # a read-only view where an output depends on few axes
-    return SweepResult(values, ~bad, mask.code, tuple(mask.reasons), axes)
+        result_values[n] = np.broadcast_to(x, shape)    # a read-only view where an output depends on few axes
+    valid = np.ones(shape, dtype=bool) if bad is None else ~bad
+    codes = np.zeros(shape, dtype=np.int16) if code is None else code
+    explain = _Explainer(rules, given, values, flags, w, f, shape)
+    config = describe(w, f, given["precision"] if precision.ndim == 0 else SWEPT,
+                      [(SWEPT if k in swept else given[k]) for k in KEYWORDS])
+    return SweepResult(result_values, valid, codes, {k: axes[k] for k in swept} if grid else {}, config, explain)
 
 
-def _evaluate(compiled, vector, names, shape, grid, checked=True):
-    """Run the compiled outputs; with ``checked`` a division by zero, an overflow or an invalid
-    operation raises ``FloatingPointError`` instead of leaking inf or NaN."""
-    state = dict(divide="raise", invalid="raise", over="raise") if checked else dict(all="ignore")
-    with np.errstate(**state):
-        if grid or len(shape) != 1 or shape[0] <= 2 * CHUNK:
-            return compiled.fn(*vector)
-        # flattened: cache-sized chunks are ~20 % faster than one pass over 10^6 elements
-        out = [np.empty(shape) for _ in names]
-        for i in range(0, shape[0], CHUNK):
-            part = compiled.fn(*(x[i:i + CHUNK] if x.ndim else x for x in vector))
-            for o, p in zip(out, part):
-                o[i:i + CHUNK] = p
-        return out
+def _full_ndim(x: np.ndarray, ndim: int) -> np.ndarray:
+    return x.reshape((1,) * (ndim - x.ndim) + x.shape)
 
 
-def _validate(x: Mapping[sp.Symbol, np.ndarray], w: Workload, f: Fleet, mask: _Mask) -> None:
-    """``solve()``'s checks (in mlsysim's order) as masks, plus sweep-only checks: non-finite and
-    non-physical values, and fractional counts (which ``solve()`` accepts, as mlsysim does)."""
-    for a, arr in x.items():
-        if not np.all(np.isfinite(arr)):
-            mask.check(~np.isfinite(arr), f"{ARGUMENT_NAMES.get(a, a.name)} must be finite")
-    for a, name in ((sym.tp, "tp_size"), (sym.pp, "pp_size"), (sym.ep, "ep_size"), (sym.B, "batch_size"),
-                    (sym.GA, "gradient_accumulation_steps")):
-        mask.check(x[a] < 1, f"{name} must be >= 1")
-    mask.check((x[sym.eta] < 1e-9) | (x[sym.eta] > 1.0), "efficiency must be in [1e-09, 1.0]")
-    if sym.eta_ov in x:
-        mask.check((x[sym.eta_ov] < 0) | (x[sym.eta_ov] > 1.0), "overlap_efficiency must be in [0.0, 1.0]")
-    if sym.iota in x:
-        mask.check(x[sym.iota] < 1.0, "moe_routing_imbalance_factor must be >= 1.0")
-    N = x[sym.n_nodes] * x[sym.apn]
-    G = x[sym.tp] * x[sym.pp] * x[sym.ep]
-    mask.check(G > N, "Infeasible 4D Parallelism: TP * PP * EP > total accelerators")
-    mask.check(np.fmod(N, np.where(G > 0, G, 1)) != 0,
-               "Infeasible 4D Parallelism: TP * PP * EP must divide total accelerators exactly")
-    for a in (sym.tp, sym.pp, sym.ep, sym.B, sym.GA, sym.m, sym.v, sym.n_nodes, sym.apn):
-        if a in x:
-            mask.check(np.floor(x[a]) != x[a], f"{ARGUMENT_NAMES.get(a, a.name)} must be a whole number")
-    if w.is_transformer:
-        mask.check(x[sym.s] < 1, "seq_len must be >= 1")
-        mask.check(~np.isin(x[sym.z], (0, 1, 2, 3)), "zero_stage must be 0, 1, 2, or 3")
-    mask.check(x[sym.m] < 1, "n_microbatches must be >= 1")
-    mask.check(x[sym.v] < 1, "v_stages must be >= 1")
-    for a in (sym.BW_intra, sym.BW_fab, sym.BW_hbm, sym.BW_pcie, sym.R, sym.CAP, sym.osr, sym.P, sym.H, sym.k_e,
-              sym.W_lw, sym.W_g, sym.bpp):
-        if a in x:
-            mask.check(x[a] <= 0, f"{ARGUMENT_NAMES.get(a, a.name)} must be positive")
-    for a in (sym.alpha_nv, sym.alpha_fab, sym.tau_d, sym.TDP, sym.F, sym.L):
-        if a in x:
-            mask.check(x[a] < 0, f"{ARGUMENT_NAMES.get(a, a.name)} must be non-negative")
+# --------------------------------------------------------------------------------------------
+# Checks: the first broken rule per configuration
+# --------------------------------------------------------------------------------------------
+def _raw_values(rules, values: Mapping[sp.Symbol, object], flags) -> Dict[sp.Symbol, object]:
+    """Raw symbol -> value (as given: an integer array stays integer) for the rules' arguments."""
+    raw = {RAW[s]: v for s, v in values.items() if s in RAW}
+    raw.update(zip(FACTS, flags))
+    return {a: (1.0 if raw.get(a) is None else raw[a]) for a in rules.args}   # no rule reads an absent field
+
+
+def _box(v) -> object:
+    """The bounds of one argument's values (a :class:`~mlsysim_sym.bounds.Box`; True/False/None for a fact)."""
+    a = np.asarray(v)
+    if a.dtype == bool:
+        return bool(a.all()) if a.all() or not a.any() else None
+    if a.dtype.kind not in "iuf":
+        return bounds.ANY
+    lo, hi = (float(a.min()), float(a.max())) if a.ndim else (float(a), float(a))
+    whole = a.dtype.kind in "iu" or (lo == hi and float(lo).is_integer())
+    return bounds.Box(lo, hi, whole)
+
+
+def _first_broken(rules, values, flags, shape) -> Optional[np.ndarray]:
+    """Index + 1 of the first broken error rule per configuration (int16), or None when none is broken.
+
+    Each rule is first bounded over the ranges of the arguments (:mod:`mlsysim_sym.bounds`):
+    a rule no configuration can break costs nothing; the others are evaluated elementwise.
+    """
+    raw = _raw_values(rules, values, flags)
+    env = {a: _box(v) for a, v in raw.items()}
+    ev = bounds.evaluator(env)
+    code = None
+    for j, i in enumerate(rules.errors):
+        if bounds.truth(rules.conditions[i], env, ev) is False:
+            continue
+        args, fn = rules.array(i)
+        with np.errstate(all="ignore"):
+            b = np.asarray(fn(*(raw[a] for a in args))[0], dtype=bool)
+        if not b.any():
+            continue
+        if code is None:
+            code = np.zeros(shape, dtype=np.int16)
+        first = (code == 0) & np.broadcast_to(b, shape)
+        code[first] = j + 1
+    return code
+
+
+class _Explainer:
+    """Formats the messages of masked configurations on first use (``SweepResult.reason``)."""
+
+    def __init__(self, rules, given, values, flags, w, f, shape):
+        self.rules, self.given, self.values, self.flags = rules, given, values, flags
+        self.w, self.f, self.shape = w, f, shape
+
+    def __call__(self, code: np.ndarray):
+        texts: List[str] = [""]
+        out = np.zeros(self.shape, dtype=np.int32)
+        errors = self.rules.errors
+        for c in np.unique(code):
+            if c == 0:
+                continue
+            where = np.nonzero(code == c)
+            if c == _OVERFLOW:
+                rows, render = [()] * len(where[0]), lambda row: OVERFLOW
+            else:
+                i = errors[int(c) - 1]
+                fields = self._fields(i, self.rules.rules[i], where)
+                rows = list(zip(*fields.values())) if fields else [()] * len(where[0])
+                render = lambda row, r=self.rules.rules[i], names=tuple(fields): r.message.format(  # noqa: E731
+                    **dict(zip(names, row)))
+            index: Dict[tuple, int] = {}
+            ks = np.empty(len(rows), dtype=np.int32)
+            for j, row in enumerate(rows):
+                k = index.get(row)
+                if k is None:
+                    text = render(row)
+                    k = index[row] = texts.index(text) if text in texts else len(texts)
+                    if k == len(texts):
+                        texts.append(text)
+                ks[j] = k
+            out[where] = ks
+        return out, tuple(texts)
+
+    def _fields(self, i, rule, where) -> Dict[str, List[object]]:
+        """Each message field's values at the masked positions ``where`` (as given, or computed)."""
+        def at(v):
+            a = np.broadcast_to(np.asarray(v, dtype=object) if isinstance(v, str) else v, self.shape)
+            return [x.item() if hasattr(x, "item") else x for x in a[where]]
+
+        fields: Dict[str, List[object]] = {}
+        names = _field_names(rule.message)
+        for name in names:
+            if name in self.given:
+                fields[name] = at(self.given[name])
+            elif name == "precision_type":
+                fields[name] = [type(p).__name__ for p in at(self.given["precision"])]
+            elif name in ("accelerator", "available", "precision_key"):
+                fields[name] = [facts(self.w, self.f, p)[name] for p in at(self.given["precision"])]
+        computed = [n for n in names if n not in fields]
+        if computed:
+            sub = {RAW[s]: (np.broadcast_to(v, self.shape)[where] if np.ndim(v) else v)
+                   for s, v in self.values.items() if s in RAW and v is not None}
+            sub.update({FACTS[k]: np.broadcast_to(x, self.shape)[where] for k, x in enumerate(self.flags)})
+            got = self.rules.fields(i, sub, "numpy")
+            n = len(where[0])
+            for name in computed:
+                col = np.broadcast_to(got[name], (n,))
+                fields[name] = [_plain(x, is_count(name)) for x in col]
+        return fields
+
+
+def _plain(x, count: bool):
+    """A numpy number as the Python number a message shows (counts as ints)."""
+    x = x.item() if hasattr(x, "item") else x
+    return int(x) if count and isinstance(x, float) and x.is_integer() and abs(x) < 2 ** 53 else x
+
+
+OVERFLOW = "the result overflows or divides by zero (an extreme input)"
+
+
+def _field_names(message: str) -> List[str]:
+    import string
+
+    return [f for _, f, _, _ in string.Formatter().parse(message) if f]
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation in chunks
+# --------------------------------------------------------------------------------------------
+@lru_cache(maxsize=None)
+def _dependencies(variant: Variant, quantity: str) -> frozenset:
+    return frozenset(build_model(variant).closed_form(quantity).free_symbols)
+
+
+def _output_shape(variant, quantity, values, shape) -> Tuple[int, ...]:
+    """The shape of one output: the broadcast of the arguments it depends on (1 along the others)."""
+    deps = [np.shape(values[s]) for s in _dependencies(variant, quantity) if np.ndim(values.get(s))]
+    if not deps:
+        return (1,) * len(shape)
+    return tuple(np.broadcast_shapes(*deps, (1,) * len(shape)))
+
+
+def _available_memory() -> int:
+    """Bytes of memory available to this process (``MemAvailable``), or the physical memory."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+def _refuse_if_too_large(names, out_shapes, shape, masked: bool) -> None:
+    size = math.prod(shape)
+    need = sum(8 * math.prod(out_shapes[n]) for n in names)
+    if masked:
+        need = 8 * size * len(names) + 3 * size      # every output materialized, plus the masks
+    chunk = min(size, GRID_CHUNK)
+    need += 40 * 8 * chunk                           # the temporaries of one chunk
+    have = _available_memory()
+    if need > 0.8 * have:
+        raise SweepTooLarge(
+            f"a sweep of {size:,} configurations with {len(names)} output(s) needs about {_bytes(need)}, "
+            f"but only {_bytes(have)} of memory is available; ask for fewer outputs (outputs=('mfu',)) or a "
+            f"coarser grid")
+
+
+def _bytes(n: float) -> str:
+    return quantity(float(n), "B")
+
+
+def _chunks(shape: Tuple[int, ...], target: int):
+    """Index tuples covering ``shape`` in blocks of about ``target`` elements (C order)."""
+    if not shape or math.prod(shape) <= target:
+        yield tuple(slice(None) for _ in shape)
+        return
+    k = next(i for i in range(len(shape)) if math.prod(shape[i + 1:]) <= target)
+    step = max(1, target // max(1, math.prod(shape[k + 1:])))
+    for outer in np.ndindex(*shape[:k]):
+        for a in range(0, shape[k], step):
+            yield tuple(slice(i, i + 1) for i in outer) + (slice(a, min(a + step, shape[k])),) + \
+                tuple(slice(None) for _ in shape[k + 1:])
+
+
+def _take(x, idx):
+    """The part of a broadcastable input that a chunk ``idx`` needs (its size-1 axes kept whole), as float64."""
+    if not isinstance(x, np.ndarray):
+        return x
+    part = x[tuple(s if n > 1 else slice(None) for s, n in zip(idx, x.shape))]
+    return part if part.dtype == np.float64 else part.astype(np.float64)
+
+
+def _evaluate(compiled, values, names, out_shapes, shape, bad, code, grid):
+    """Every output, chunk by chunk, into preallocated arrays of their own shapes.
+
+    Inputs are converted to float64 chunk by chunk (in cache). A chunk holding masked
+    configurations is evaluated with valid stand-ins there (no division by zero is ever
+    evaluated); a division by zero, an overflow or an invalid operation in a valid
+    configuration (an extreme input) masks that configuration.
+    """
+    ndim = len(shape)
+    vector = []
+    for a in compiled.args:
+        v = values[a]
+        vector.append(_full_ndim(np.asarray(v), ndim) if np.ndim(v) else float(v))
+    safe = {i: _stand_in(a, values) for i, a in enumerate(compiled.args) if isinstance(vector[i], np.ndarray)}
+    target = GRID_CHUNK if grid else CHUNK
+    whole = math.prod(shape) <= target
+    outs: List[Optional[np.ndarray]] = [None] * len(names)
+    overflow = None
+    for idx in _chunks(shape, target):
+        part_in = [_take(x, idx) for x in vector]
+        part_bad = None if bad is None else bad[idx]
+        if part_bad is not None and part_bad.any():
+            for i, s in safe.items():
+                part_in[i] = np.where(part_bad, s, part_in[i])
+        try:
+            with np.errstate(divide="raise", invalid="raise", over="raise"):
+                part = compiled.fn(*part_in)
+        except FloatingPointError:
+            with np.errstate(all="ignore"):
+                part = compiled.fn(*part_in)
+            cshape = tuple(len(range(*s.indices(n))) for s, n in zip(idx, shape))
+            finite = np.ones(cshape, dtype=bool)
+            for x in part:
+                finite &= np.broadcast_to(np.isfinite(np.asarray(x, dtype=float)), cshape)
+            if overflow is None:
+                overflow = np.zeros(shape, dtype=bool)
+            overflow[idx] |= ~finite
+        if whole:
+            outs = [np.asarray(x) for x in part]
+            break
+        for j, x in enumerate(part):
+            out = outs[j]
+            if out is None:
+                x = np.asarray(x)
+                out = outs[j] = np.empty(out_shapes[names[j]], dtype=bool if x.dtype == bool else np.float64)
+            out[tuple(s if n > 1 else slice(None) for s, n in zip(idx, out.shape))] = x
+    if overflow is not None and overflow.any():
+        code = np.zeros(shape, dtype=np.int16) if code is None else code
+        code[(code == 0) & overflow] = _OVERFLOW
+    return outs, code
+
+
+#: The code of "the result overflows" (after every rule's code).
+_OVERFLOW = 32000
+
+
+def _stand_in(a: sp.Symbol, values) -> float:
+    """A valid value for masked configurations: ``solve()``'s default, or the first valid entry."""
+    kw = {p.symbol: p for p in keywords().values()}
+    if a in kw:
+        d = kw[a].default
+        return float(1 if d is True else 0 if d is False else d)
+    v = np.asarray(values[a], dtype=float).ravel()
+    good = v[np.isfinite(v) & (v > 0)]
+    return float(good[0]) if good.size else 1.0

@@ -1,221 +1,316 @@
-r"""Every symbol of the model, declared once, with its metadata beside it.
+r"""Every parameter of the model, declared once, with its metadata beside it.
 
 A :class:`Param` records what a sympy ``Symbol`` means: its unit, a one-line
 meaning, its LaTeX (the textbook's notation where the book has a symbol, from
-mlsysim's notation registry ``mlsysim.Symbols``), the book macro, and where its
-value comes from (a ``solve()`` keyword, a workload or hardware field, or a
-constant of mlsysim 0.3.0). The Symbol itself carries only sympy assumptions.
+mlsysim's notation registry ``mlsysim.Symbols``) and book macro, and where its
+value comes from, as structured fields: the ``solve()`` keyword that sets it
+(``argument``, with mlsysim's ``default``), or the record field (``record``,
+``field``, with mlsysim's ``fallback`` when the field is absent), or a constant
+of mlsysim 0.3.0 (``value``). The Symbol itself carries only sympy assumptions.
+
+Every table that maps names to symbols elsewhere in the package is derived from
+:data:`PARAMS` (:func:`by_argument`, :func:`of_kind`, :data:`CONSTANT_VALUES`,
+:func:`sensitivity_rows`, ...).
 
 Units are written over four base units: ``s``, ``B`` (byte), ``flop`` and
-``W``; counts and ratios are ``1``. Integer symbols are counts (or 0/1 flags),
-declared ``integer=True``.
+``W``; counts and ratios are ``1``. Counts are declared ``integer=True``.
+Where the values come from, and what mlsysim does with each, is
+``docs/contract.md`` §1.
 
 Examples
 --------
->>> from mlsysim_sym.symbols import PARAMS, sym
+>>> from mlsysim_sym.symbols import PARAMS, sym, by_argument
 >>> sym.tp, PARAMS["tp"].book
 (tp, '\\TensorParallelDegree')
->>> PARAMS["BW_fab"].unit
-'B/s'
+>>> by_argument()["fabric_bandwidth"].symbol, PARAMS["BW_fab"].unit
+(BW_fab, 'B/s')
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from types import SimpleNamespace
-from typing import Dict, Optional, Union
+from typing import Dict, Optional, Tuple, Union
 
 import sympy as sp
+
+from . import notation
 
 Number = Union[int, float]
 
 
+class Kind(str, Enum):
+    """What a parameter is: a count, a 0/1 switch (or the ZeRO stage), a real magnitude, or a constant."""
+
+    COUNT = "count"
+    FLAG = "flag"
+    REAL = "real"
+    CONSTANT = "constant"
+
+
+class Origin(str, Enum):
+    """Where a parameter's value comes from."""
+
+    SOLVE = "solve"              # a keyword argument of solve()
+    PRECISION = "precision"      # solve(precision=) through mlsysim's lowering
+    WORKLOAD = "workload"        # a field of the workload record
+    ACCELERATOR = "accelerator"  # a field of fleet.node.accelerator
+    NODE = "node"                # a field of fleet.node
+    FABRIC = "fabric"            # a field of fleet.fabric
+    FLEET = "fleet"              # a field of the fleet
+    CONSTANT = "constant"        # a constant of mlsysim 0.3.0
+
+
 @dataclass(frozen=True)
 class Param:
-    """Metadata of one model symbol (kept beside the Symbol, not inside it)."""
+    """Metadata of one model symbol (kept beside the Symbol, not inside it).
+
+    * ``argument``: the name a user passes for it (the ``solve()`` keyword, or the
+      record field as sweeps and sensitivities call it: ``fabric_bandwidth``), or the
+      constant's own name; ``None`` when only ``precision`` sets it.
+    * ``origin`` and ``field``: where the value is read (``fleet.fabric.bandwidth``
+      is origin ``FABRIC``, field ``bandwidth``); ``fallback`` is mlsysim's value when
+      the field is absent (``falsy=True``: also when it is 0, mlsysim's ``x or d``).
+    * ``default``: ``solve()``'s default, for keywords.
+    * ``value``: for constants, mlsysim 0.3.0's value in SI units.
+    * ``rows``: the rows of a sensitivity table it gets: ``"continuous"`` (a
+      derivative), ``"knob"`` (exact change at its neighbouring valid values).
+    """
 
     name: str
     symbol: sp.Symbol
     unit: str
     meaning: str
     latex: str
-    source: str
-    kind: str                       # "count", "flag", "real" or "constant"
-    book: Optional[str] = None      # the textbook macro, e.g. r"\TensorParallelDegree"
-    value: Optional[Number] = None  # constants only: mlsysim 0.3.0's value, in SI
+    kind: Kind
+    origin: Origin
+    argument: Optional[str] = None
+    field: Optional[str] = None
+    fallback: Optional[Number] = None
+    falsy: bool = False
+    default: object = None
+    value: Optional[Number] = None
+    book: Optional[str] = None
+    rows: Tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        """Where the value comes from, in words."""
+        if self.origin is Origin.SOLVE:
+            return f"solve({self.argument}=)"
+        if self.origin is Origin.CONSTANT:
+            return f"mlsysim 0.3.0 constant ({self.value})"
+        if self.origin is Origin.PRECISION:
+            return "precision (mlsysim's lowering)"
+        path = {"workload": "workload", "accelerator": "fleet.node.accelerator", "node": "fleet.node",
+                "fabric": "fleet.fabric", "fleet": "fleet"}[self.origin.value]
+        if self.field is None:
+            return f"{path}, through mlsysim's lowering"
+        fb = "" if self.fallback is None else f" (else {self.fallback})"
+        return f"{path}.{self.field}{fb}"
 
 
 PARAMS: Dict[str, Param] = {}
 sym = SimpleNamespace()
 
+_ASSUMPTIONS = {
+    "count": dict(integer=True, positive=True),
+    "count0": dict(integer=True, nonnegative=True),
+    "flag": dict(integer=True, nonnegative=True),
+    "positive": dict(positive=True),
+    "nonnegative": dict(nonnegative=True),
+    "real": dict(real=True),
+}
 
-def _declare(name, latex, unit, meaning, source, kind="real", book=None, value=None,
-             nonnegative=False, real=False):
+
+def _declare(name, latex, unit, meaning, kind, origin, assume, book=None, **fields) -> sp.Symbol:
     if name in PARAMS:
         raise RuntimeError(f"symbol {name!r} declared twice")
-    if kind in ("count",):
-        assumptions = dict(integer=True, positive=True)
-    elif kind == "flag":
-        assumptions = dict(integer=True, nonnegative=True)
-    elif real:
-        assumptions = dict(real=True)
-    elif nonnegative:
-        assumptions = dict(nonnegative=True)
-    else:
-        assumptions = dict(positive=True)
-    s = sp.Symbol(name, **assumptions)
-    PARAMS[name] = Param(name, s, unit, meaning, latex, source, kind, book, value)
+    s = notation.symbol(name, **_ASSUMPTIONS[assume])
+    note = f"The book's {notation.BOOK_CANDIDATES[name]} has this meaning" if name in notation.BOOK_CANDIDATES else ""
+    notation.declare(name, latex, meaning, unit, "parameter", book, note)
+    PARAMS[name] = Param(name, s, unit, meaning, latex, Kind(kind), Origin(origin), book=book, **fields)
     setattr(sym, name, s)
     return s
 
 
-def _count(name, latex, meaning, source, book=None, nonnegative=False):
-    if nonnegative:
-        s = sp.Symbol(name, integer=True, nonnegative=True)
-        PARAMS[name] = Param(name, s, "1", meaning, latex, source, "count", book)
-        setattr(sym, name, s)
-        return s
-    return _declare(name, latex, "1", meaning, source, "count", book)
+def _keyword(name, argument, default, latex, unit, meaning, kind="real", assume="positive", book=None, rows=()):
+    return _declare(name, latex, unit, meaning, kind, "solve", assume, book, argument=argument, default=default,
+                    rows=rows)
 
 
-def _const(name, latex, unit, meaning, source, value):
-    return _declare(name, latex, unit, meaning, source, "constant", value=value)
+def _field(name, origin, field, latex, unit, meaning, kind="real", assume="positive", book=None, argument=None,
+           fallback=None, falsy=False, rows=()):
+    return _declare(name, latex, unit, meaning, kind, origin, assume, book, argument=argument or field, field=field,
+                    fallback=fallback, falsy=falsy, rows=rows)
+
+
+def _const(name, latex, unit, meaning, value):
+    return _declare(name, latex, unit, meaning, "constant", "constant", "positive", argument=name, value=value)
 
 
 T = r"\text"
+C, K, CK = ("continuous",), ("knob",), ("continuous", "knob")
 
 # ----------------------------------------------------------------------------------
-# solve() keyword arguments (contract §1.1)
+# solve() keyword arguments (docs/contract.md §1.1)
 # ----------------------------------------------------------------------------------
-_count("B", "B", "global batch size, in samples (sequences)", "solve:batch_size", r"\BatchSize")
-_count("tp", rf"N_{{{T}{{TP}}}}", "tensor-parallel degree", "solve:tp_size", r"\TensorParallelDegree")
-_count("pp", rf"N_{{{T}{{PP}}}}", "pipeline-parallel degree", "solve:pp_size", r"\PipelineParallelDegree")
-_count("ep", rf"N_{{{T}{{EP}}}}", "expert-parallel degree", "solve:ep_size")
-_count("v", "V", "virtual pipeline stages per device (interleaving)", "solve:v_stages",
-       r"\VirtualPipelineStagesPerDevice")
-_count("m", "m", "microbatches per pipelined step", "solve:microbatch_count", r"\MicrobatchCount")
-_count("GA", "k", "gradient-accumulation steps per optimizer update",
-       "solve:gradient_accumulation_steps", r"\AccumulationStepCount")
-_count("s", "S", "sequence length, tokens per sample", "solve:seq_len", r"\SequenceLength",
-       nonnegative=True)
-_declare("z", rf"z_{{{T}{{ZeRO}}}}", "1", "ZeRO stage (0, 1, 2 or 3)", "solve:zero_stage", "flag")
-_declare("lora", rf"\ell_{{{T}{{LoRA}}}}", "1", "1 when fine-tuning with LoRA adapters, else 0",
-         "solve:is_lora", "flag")
-_declare("rc", rf"r_{{{T}{{rc}}}}", "1", "1 with full activation recomputation, else 0",
-         "solve:activation_recomputation", "flag")
-_declare("ov", rf"o_{{{T}{{DP}}}}", "1", "1 when DP communication overlaps the backward pass, else 0",
-         "solve:overlap_comm", "flag")
-_declare("eta", rf"\eta_{{{T}{{hw}}}}", "1", "achieved fraction of peak FLOP/s", "solve:efficiency",
-         book=r"\EfficiencyHw")
-_declare("eta_ov", rf"\eta_{{{T}{{ov}}}}", "1", "fraction of the DP communication hidden by overlap",
-         "solve:overlap_efficiency", nonnegative=True)
-_declare("c", rf"c_{{{T}{{cong}}}}", "1", "congestion multiplier on DP, TP and EP communication",
-         "solve:congestion_factor", real=True)
-_declare("f_s", rf"f_{{{T}{{strag}}}}", "1", "straggler multiplier on the step (applies only above 1)",
-         "solve:straggler_factor", real=True)
-_declare("iota", r"\iota", "1", "MoE routing imbalance multiplier on the all-to-all volume",
-         "solve:moe_routing_imbalance_factor")
-_declare("bpp", rf"s_{{{T}{{elem}}}}", "B", "bytes per element of the training precision",
-         "solve:precision", book=r"\ElementStorageSize")
-_declare("R", rf"R_{{{T}{{peak}}}}", "flop/s", "peak FLOP/s of one accelerator at the precision",
-         "accelerator.precision_flops[precision] (else accelerator.peak_flops)", book=r"\PeakRate")
+_keyword("B", "batch_size", 1, "B", "1", "global batch size, in samples (sequences)", "count", "count",
+         r"\BatchSize", K)
+_keyword("eta", "efficiency", 0.5, rf"\eta_{{{T}{{hw}}}}", "1", "achieved fraction of peak FLOP/s",
+         book=r"\EfficiencyHw", rows=C)
+_keyword("tp", "tp_size", 1, rf"N_{{{T}{{TP}}}}", "1", "tensor-parallel degree", "count", "count",
+         r"\TensorParallelDegree", K)
+_keyword("pp", "pp_size", 1, rf"N_{{{T}{{PP}}}}", "1", "pipeline-parallel degree", "count", "count",
+         r"\PipelineParallelDegree", K)
+_keyword("ep", "ep_size", 1, rf"N_{{{T}{{EP}}}}", "1", "expert-parallel degree", "count", "count", rows=K)
+_keyword("v", "v_stages", 1, "V", "1", "virtual pipeline stages per device (interleaving)", "count", "count",
+         r"\VirtualPipelineStagesPerDevice", K)
+_keyword("m", "microbatch_count", 1, "m", "1", "microbatches per pipelined step", "count", "count",
+         r"\MicrobatchCount", K)
+_keyword("z", "zero_stage", 0, rf"z_{{{T}{{ZeRO}}}}", "1", "ZeRO stage (0, 1, 2 or 3)", "flag", "flag", rows=K)
+_keyword("lora", "is_lora", False, rf"\ell_{{{T}{{LoRA}}}}", "1", "1 when fine-tuning with LoRA adapters, else 0",
+         "flag", "flag")
+_keyword("rc", "activation_recomputation", False, rf"r_{{{T}{{rc}}}}", "1",
+         "1 with full activation recomputation, else 0", "flag", "flag")
+_keyword("ov", "overlap_comm", False, rf"o_{{{T}{{DP}}}}", "1",
+         "1 when DP communication overlaps the backward pass, else 0", "flag", "flag")
+_keyword("eta_ov", "overlap_efficiency", 0.85, rf"\eta_{{{T}{{ov}}}}", "1",
+         "fraction of the DP communication hidden by overlap", assume="nonnegative", rows=C)
+# mlsysim does not validate these two: they may be any real number
+_keyword("c", "congestion_factor", 1.0, rf"c_{{{T}{{cong}}}}", "1",
+         "congestion multiplier on DP, TP and EP communication", assume="real", rows=C)
+_keyword("f_s", "straggler_factor", 1.0, rf"f_{{{T}{{strag}}}}", "1",
+         "straggler multiplier on the step (applies only above 1)", assume="real", rows=C)
+_keyword("iota", "moe_routing_imbalance_factor", 1.0, r"\iota", "1",
+         "MoE routing imbalance multiplier on the all-to-all volume", rows=C)
+_keyword("GA", "gradient_accumulation_steps", 1, "k", "1", "gradient-accumulation steps per optimizer update",
+         "count", "count", r"\AccumulationStepCount", K)
+# smooth in the model (no floor acts on it): a derivative and exact neighbours
+_keyword("s", "seq_len", 2048, "S", "1", "sequence length, tokens per sample", "count", "count0",
+         r"\SequenceLength", CK)
 
 # ----------------------------------------------------------------------------------
-# Workload fields (contract §1.2), after mlsysim's lowering (§2.2)
+# Set by the precision, through mlsysim's lowering (docs/contract.md §1.5)
 # ----------------------------------------------------------------------------------
-_declare("P", "P", "1", "parameter count of the model (all experts)", "workload.parameters",
-         book=r"\Parameters")
-_declare("F", rf"F_{{{T}{{fwd}}}}", "flop",
-         "forward FLOPs per token (transformers) or per sample (other workloads)",
-         "workload.inference_flops (else 2 x active or total parameters)", nonnegative=True)
-_count("L", "N_L", "layers of the model (0 when the workload has none; the overhead and TP terms use max(1, N_L))",
-       "workload.layers (else 0)", r"\LayerCount", nonnegative=True)
-_count("H", "d", "hidden dimension", "workload.hidden_dim (else 4096)", r"\HiddenDimension")
-_count("k_e", rf"k_{{{T}{{experts}}}}", "experts each token is routed to",
-       "workload.active_experts_per_token (else 1)", r"\RoutedExpertCount")
-_declare("W_lw", rf"W_{{{T}{{lowered}}}}", "B",
-         "weight bytes of the lowered graph (set when they are not parameters x element size)",
-         "workload.model_size or parameters x element size")
-_declare("W_g", rf"W_{{{T}{{grad}}}}", "B",
-         "weight bytes that size the DP gradient (Workload.size_in_bytes; set like W_lw)",
-         "workload.model_size or parameters x element size")
+_declare("bpp", rf"s_{{{T}{{elem}}}}", "B", "bytes per element of the training precision", "real", "precision",
+         "positive", r"\ElementStorageSize")
+_field("R_peak", "accelerator", "peak_flops", rf"R_{{{T}{{peak}}}}", "flop/s",
+       "peak FLOP/s of one accelerator at the precision (precision_flops[precision], else peak_flops)",
+       book=r"\PeakRate", rows=C)
 
 # ----------------------------------------------------------------------------------
-# Fleet, node, fabric, accelerator fields (contract §1.3, §1.4)
+# Workload fields (docs/contract.md §1.2), after mlsysim's lowering (§2.2)
 # ----------------------------------------------------------------------------------
-_count("n_nodes", rf"N_{{{T}{{nodes}}}}", "nodes in the fleet", "fleet.count", r"\ClusterNodeCount")
-_count("apn", rf"G_{{{T}{{node}}}}", "accelerators per node", "fleet.node.accelerators_per_node",
-       r"\AcceleratorsPerNode")
-_declare("BW_intra", rf"\beta_{{{T}{{intra}}}}", "B/s", "intra-node (NVLink) bandwidth per direction",
-         "fleet.node.intra_node_bw")
-_declare("alpha_nv", rf"\alpha_{{{T}{{intra}}}}", "s", "intra-node (NVLink) message latency",
-         "accelerator.nvlink.latency (else 500 ns)")
-_declare("BW_fab", rf"\beta_{{{T}{{fab}}}}", "B/s", "fabric (NIC) bandwidth per accelerator",
-         "fleet.fabric.bandwidth")
-_declare("osr", "R", "1", "fabric oversubscription ratio",
-         "fleet.fabric.oversubscription_ratio", book=r"\OversubscriptionRatio")
-_declare("alpha_fab", rf"\alpha_{{{T}{{fab}}}}", "s", "fabric message latency",
-         "fleet.fabric.latency (else 5 us)")
-_declare("CAP", rf"M_{{{T}{{device}}}}", "B", "HBM capacity of one accelerator",
-         "accelerator.memory.capacity", book=r"\DeviceMemoryCapacity")
-_declare("BW_hbm", rf"\text{{BW}}_{{{T}{{accelerator}}}}", "B/s", "HBM bandwidth of one accelerator",
-         "accelerator.memory.bandwidth", book=r"\AcceleratorMemoryBandwidth")
-_declare("BW_pcie", rf"\text{{BW}}_{{{T}{{PCIe}}}}", "B/s", "host link bandwidth per direction (offload)",
-         "accelerator.interconnect.bandwidth_per_direction (else 64 GB/s)")
-_declare("tau_d", rf"t_{{{T}{{dispatch}}}}", "s", "dispatch overhead per step",
-         "accelerator.dispatch_tax", book=r"\OperationDispatchOverhead")
-_declare("TDP", rf"P_{{{T}{{TDP}}}}", "W", "thermal design power of one accelerator (0 when unknown)",
-         "accelerator.tdp (else 0)", nonnegative=True)
-_declare("CAP_sram", rf"M_{{{T}{{SRAM}}}}", "B", "on-chip SRAM capacity (Engine path only)",
-         "accelerator.memory.sram_capacity")
-_declare("BW_sram", rf"\text{{BW}}_{{{T}{{SRAM}}}}", "B/s", "on-chip SRAM bandwidth (Engine path only)",
-         "accelerator.memory.sram_bandwidth")
-_declare("BW_flash", rf"\text{{BW}}_{{{T}{{flash}}}}", "B/s", "flash bandwidth (Engine path only)",
-         "accelerator.memory.flash_bandwidth")
+_field("P", "workload", "parameters", "P", "1", "parameter count of the model (all experts)", book=r"\Parameters",
+       rows=C)
+_field("F", "workload", None, rf"F_{{{T}{{fwd}}}}", "flop",
+       "forward FLOPs per token (transformers) or per sample (other workloads), lowered "
+       "(inference_flops, else 2 x active or total parameters)", assume="nonnegative", argument="inference_flops",
+       rows=C)
+_field("L", "workload", "layers", "N_L", "1",
+       "layers of the model (0 when the workload has none; the overhead and TP terms use max(1, N_L))",
+       "count", "count0", r"\LayerCount", fallback=0, falsy=True, rows=K)
+_field("H", "workload", "hidden_dim", "d", "1", "hidden dimension", "count", "count", r"\HiddenDimension",
+       fallback=4096, falsy=True, rows=C)
+_field("k_e", "workload", "active_experts_per_token", rf"k_{{{T}{{experts}}}}", "1", "experts each token is routed to",
+       "count", "count", r"\RoutedExpertCount", fallback=1, falsy=True)
+_field("W_lw", "workload", None, rf"W_{{{T}{{lowered}}}}", "B",
+       "weight bytes of the lowered graph (set when they are not parameters x element size)",
+       argument="weight_bytes", rows=C)
+_field("W_g", "workload", None, rf"W_{{{T}{{grad}}}}", "B",
+       "weight bytes that size the DP gradient (Workload.size_in_bytes; set like W_lw)", argument="gradient_bytes",
+       rows=C)
 
 # ----------------------------------------------------------------------------------
-# Constants of mlsysim 0.3.0 (contract §2.0), SI values
+# Fleet, node, fabric, accelerator fields (docs/contract.md §1.3, §1.4)
 # ----------------------------------------------------------------------------------
-_const("ADAM", rf"b_{{{T}{{opt}}}}", "B", "optimizer-state bytes per trainable parameter (Adam)",
-       "cal.TRAINING_OPTIMIZER_BYTES_ADAM", 12.0)
-_const("TAX", rf"t_{{{T}{{layer}}}}", "s", "framework tax per layer per kernel launch",
-       "cal.FRAMEWORK_LAYER_TAX_MS", 1e-5)
-_const("E_idle", rf"e_{{{T}{{idle}}}}", "1", "idle share of TDP drawn during a step",
-       "cal.ENERGY_IDLE_FRACTION", 0.3)
-_const("E_dyn", rf"e_{{{T}{{dyn}}}}", "1", "dynamic share of TDP, scaled by HFU",
-       "cal.ENERGY_DYNAMIC_FRACTION", 0.7)
+_field("n_nodes", "fleet", "count", rf"N_{{{T}{{nodes}}}}", "1", "nodes in the fleet", "count", "count",
+       r"\ClusterNodeCount", rows=K)
+_field("apn", "node", "accelerators_per_node", rf"G_{{{T}{{node}}}}", "1", "accelerators per node", "count",
+       "count", r"\AcceleratorsPerNode")
+_field("BW_intra", "node", "intra_node_bw", rf"\beta_{{{T}{{intra}}}}", "B/s",
+       "intra-node (NVLink) bandwidth per direction", rows=C)
+_field("alpha_nv", "accelerator", "nvlink_latency", rf"\alpha_{{{T}{{intra}}}}", "s",
+       "intra-node (NVLink) message latency", fallback=500e-9, rows=C)
+_field("BW_fab", "fabric", "bandwidth", rf"\beta_{{{T}{{fab}}}}", "B/s", "fabric (NIC) bandwidth per accelerator",
+       argument="fabric_bandwidth", rows=C)
+_field("osr", "fabric", "oversubscription_ratio", "R", "1", "fabric oversubscription ratio",
+       book=r"\OversubscriptionRatio", rows=C)
+_field("alpha_fab", "fabric", "latency", rf"\alpha_{{{T}{{fab}}}}", "s", "fabric message latency",
+       argument="fabric_latency", fallback=5e-6, rows=C)
+_field("CAP", "accelerator", "memory_capacity", rf"M_{{{T}{{device}}}}", "B", "HBM capacity of one accelerator",
+       book=r"\DeviceMemoryCapacity", rows=C)
+_field("BW_hbm", "accelerator", "memory_bandwidth", rf"\text{{BW}}_{{{T}{{accelerator}}}}", "B/s",
+       "HBM bandwidth of one accelerator", book=r"\AcceleratorMemoryBandwidth", rows=C)
+_field("BW_pcie", "accelerator", "pcie_bandwidth", rf"\text{{BW}}_{{{T}{{PCIe}}}}", "B/s",
+       "host link bandwidth per direction (offload)", fallback=64e9, rows=C)
+_field("tau_d", "accelerator", "dispatch_tax", rf"t_{{{T}{{dispatch}}}}", "s", "dispatch overhead per step",
+       book=r"\OperationDispatchOverhead", rows=C)
+_field("TDP", "accelerator", "tdp", rf"P_{{{T}{{TDP}}}}", "W", "thermal design power of one accelerator (0 when unknown)",
+       assume="nonnegative", fallback=0.0, rows=C)
+_field("CAP_sram", "accelerator", "sram_capacity", rf"M_{{{T}{{SRAM}}}}", "B",
+       "on-chip SRAM capacity (Engine path only)", rows=C)
+_field("BW_sram", "accelerator", "sram_bandwidth", rf"\text{{BW}}_{{{T}{{SRAM}}}}", "B/s",
+       "on-chip SRAM bandwidth (Engine path only)", rows=C)
+_field("BW_flash", "accelerator", "flash_bandwidth", rf"\text{{BW}}_{{{T}{{flash}}}}", "B/s",
+       "flash bandwidth (Engine path only)", rows=C)
+
+# ----------------------------------------------------------------------------------
+# Constants of mlsysim 0.3.0 (docs/contract.md §2.0), SI values
+# ----------------------------------------------------------------------------------
+_const("ADAM", rf"b_{{{T}{{opt}}}}", "B", "optimizer-state bytes per trainable parameter (Adam)", 12.0)
+_const("TAX", rf"t_{{{T}{{layer}}}}", "s", "framework tax per layer per kernel launch", 1e-5)
+_const("E_idle", rf"e_{{{T}{{idle}}}}", "1", "idle share of TDP drawn during a step", 0.3)
+_const("E_dyn", rf"e_{{{T}{{dyn}}}}", "1", "dynamic share of TDP, scaled by HFU", 0.7)
 _const("alpha_h", rf"\alpha_{{{T}{{hier}}}}", "s",
-       "intra-node latency of the hierarchical all-reduce (its default, never overridden)",
-       "calc_hierarchical_allreduce_time(intra_node_lat=500 ns)", 5e-7)
-_const("r_lora", rf"r_{{{T}{{LoRA}}}}", "1", "LoRA rank used for the trainable fraction",
-       "distributed._LORA_RANK", 16)
-_const("n_ar", rf"n_{{{T}{{AR}}}}", "1", "TP all-reduces per layer per training step (2 fwd + 2 bwd)",
-       "TP_ALLREDUCES_PER_LAYER_TRAINING", 4)
+       "intra-node latency of the hierarchical all-reduce (its default, never overridden)", 5e-7)
+_const("r_lora", rf"r_{{{T}{{LoRA}}}}", "1", "LoRA rank used for the trainable fraction", 16)
+_const("n_ar", rf"n_{{{T}{{AR}}}}", "1", "TP all-reduces per layer per training step (2 fwd + 2 bwd)", 4)
 _const("K_sel", rf"K_{{{T}{{sel}}}}", "1",
        "Korthikanti coefficient, selective recompute: activation bytes per token, hidden unit and layer "
-       "at a 2-byte precision (the model scales it by s_elem / 2 B)",
-       "physics.memory (Korthikanti et al. 2023)", 34)
+       "at a 2-byte precision (the model scales it by s_elem / 2 B)", 34)
 _const("K_full", rf"K_{{{T}{{full}}}}", "1",
        "Korthikanti coefficient, full recompute: activation bytes per token, hidden unit and layer "
-       "at a 2-byte precision (the model scales it by s_elem / 2 B)",
-       "physics.memory (Korthikanti et al. 2023)", 2)
-_const("f_buf", rf"f_{{{T}{{buf}}}}", "1", "gradient-bucket buffer as a fraction of gradient memory",
-       "TrainingMemoryModel communication_buffer_fraction", 0.05)
-_const("f_lora", rf"f_{{{T}{{LoRA}}}}", "1", "DP gradient volume factor under LoRA",
-       "DistributedModel.solve", 0.01)
-_const("f_act", rf"f_{{{T}{{act}}}}", "1", "activation traffic per sample as a fraction of the weights",
-       "Engine.solve / _replica_profile heuristic", 0.1)
+       "at a 2-byte precision (the model scales it by s_elem / 2 B)", 2)
+_const("f_buf", rf"f_{{{T}{{buf}}}}", "1", "gradient-bucket buffer as a fraction of gradient memory", 0.05)
+_const("f_lora", rf"f_{{{T}{{LoRA}}}}", "1", "DP gradient volume factor under LoRA", 0.01)
+_const("f_act", rf"f_{{{T}{{act}}}}", "1", "activation traffic per sample as a fraction of the weights", 0.1)
 _const("f_lora_mem", rf"f_{{{T}{{LoRA,mem}}}}", "1",
-       "Engine-path memory of a LoRA run as a multiple of the weights", "Engine.solve", 1.1)
-_const("eps_t", rf"\epsilon_{{t}}", "s", "time below which calc_bottleneck treats a roofline term as zero",
-       "calc_bottleneck (1e-15 ms)", 1e-18)
+       "Engine-path memory of a LoRA run as a multiple of the weights", 1.1)
+_const("eps_t", rf"\epsilon_{{t}}", "s", "time below which calc_bottleneck treats a roofline term as zero", 1e-18)
 
+# ----------------------------------------------------------------------------------
+# Tables derived from PARAMS (never typed again elsewhere)
+# ----------------------------------------------------------------------------------
 #: Symbol -> Param, for lookups from expressions.
 BY_SYMBOL: Dict[sp.Symbol, Param] = {p.symbol: p for p in PARAMS.values()}
 
-#: Default values of the constants, as a Symbol -> value mapping.
-CONSTANTS: Dict[sp.Symbol, Number] = {p.symbol: p.value for p in PARAMS.values() if p.kind == "constant"}
+#: Symbol -> mlsysim 0.3.0's value, for the constants.
+CONSTANT_VALUES: Dict[sp.Symbol, Number] = {p.symbol: p.value for p in PARAMS.values() if p.kind is Kind.CONSTANT}
 
 
-def latex_names() -> Dict[sp.Symbol, str]:
-    """Symbol -> LaTeX, for ``sympy.latex(..., symbol_names=...)``."""
-    return {p.symbol: p.latex for p in PARAMS.values()}
+def of_kind(*kinds: Kind) -> Tuple[Param, ...]:
+    """The parameters of the given kinds, in declaration order."""
+    return tuple(p for p in PARAMS.values() if p.kind in kinds)
+
+
+def of_origin(*origins: Origin) -> Tuple[Param, ...]:
+    """The parameters whose value comes from the given origins, in declaration order."""
+    return tuple(p for p in PARAMS.values() if p.origin in origins)
+
+
+def by_argument() -> Dict[str, Param]:
+    """Argument name (``solve()`` keyword, record field, constant name) -> its parameter."""
+    return {p.argument: p for p in PARAMS.values() if p.argument is not None}
+
+
+def keywords() -> Dict[str, Param]:
+    """``solve()`` keyword -> the parameter it sets, in ``solve()``'s order (``precision`` aside)."""
+    return {p.argument: p for p in of_origin(Origin.SOLVE)}
+
+
+def sensitivity_rows(role: str) -> Dict[str, sp.Symbol]:
+    """Argument name -> symbol of the parameters with sensitivity rows of ``role``
+    (``"continuous"`` or ``"knob"``)."""
+    return {p.argument: p.symbol for p in PARAMS.values() if role in p.rows}

@@ -1,13 +1,15 @@
 """Compiled evaluation: the shipped generated code is fresh, and every backend gives the same numbers."""
 import importlib.util
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlsysim_sym import catalog
-from mlsysim_sym.compile import _lambdify, compile_quantities, fingerprint
-from mlsysim_sym.inputs import parameter_values
+from mlsysim_sym import _shipped
+from mlsysim_sym.compile import _lambdify, compile_quantities
+from mlsysim_sym.inputs import parameters_of
 from mlsysim_sym.model import Variant
 from mlsysim_sym.solver import OUTPUTS
 
@@ -33,15 +35,11 @@ def test_solve_uses_the_shipped_code_and_it_matches_lambdify():
     shipped = compile_quantities(Variant(), names, "math")
     assert shipped.fn.__code__.co_filename.endswith("math_transformer.py")
     fresh = _lambdify(Variant(), names, "math")
-    variant, values = parameter_values(catalog.workload("GPT3"), catalog.fleet("Training_1K_A100"), "fp8",
-                                       batch_size=512, tp_size=16, pp_size=8, v_stages=2, microbatch_count=4,
-                                       is_lora=True, activation_recomputation=True, efficiency=0.5, ep_size=1,
-                                       zero_stage=0, overlap_comm=False, overlap_efficiency=0.85,
-                                       congestion_factor=1.0, straggler_factor=1.0,
-                                       moe_routing_imbalance_factor=1.0, gradient_accumulation_steps=1,
-                                       seq_len=2048)
+    variant, values = parameters_of("GPT3", "Training_1K_A100", precision="fp8", batch_size=512, tp_size=16,
+                                    pp_size=8, v_stages=2, microbatch_count=4, is_lora=True,
+                                    activation_recomputation=True)
     assert shipped.evaluate(values) == fresh.evaluate(values)
-    assert len(fingerprint()) == 64
+    assert len(_shipped.fingerprint()) == 64
 
 
 @pytest.mark.parametrize("model,fleet", [("Mixtral_8x7B", "Kempner_H100_384"), ("ResNet50", "Lab_64_A100"),
@@ -50,12 +48,13 @@ def test_numpy_backend_equals_math_backend(model, fleet):
     names = tuple(OUTPUTS.values())
     rng = np.random.default_rng(3)
     w, f = catalog.workload(model), catalog.fleet(fleet)
-    variant, values = parameter_values(w, f, "bf16", batch_size=1000, tp_size=2, pp_size=4, ep_size=2,
-                                       v_stages=2, microbatch_count=8, zero_stage=1, is_lora=False,
-                                       activation_recomputation=False, efficiency=0.4, overlap_comm=True,
-                                       overlap_efficiency=0.7, congestion_factor=1.3, straggler_factor=1.1,
-                                       moe_routing_imbalance_factor=1.3, gradient_accumulation_steps=3,
-                                       seq_len=4096)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # batch below dp on Mega_100K, as solve() warns
+        variant, values = parameters_of(w, f, precision="bf16", batch_size=1000, tp_size=2, pp_size=4, ep_size=2,
+                                        v_stages=2, microbatch_count=8, zero_stage=1, efficiency=0.4,
+                                        overlap_comm=True, overlap_efficiency=0.7, congestion_factor=1.3,
+                                        straggler_factor=1.1, moe_routing_imbalance_factor=1.3,
+                                        gradient_accumulation_steps=3, seq_len=4096)
     scalar = compile_quantities(variant, names, "math").evaluate(values)
     batch = rng.integers(1, 5000, 50)
     arrays = dict(values)
@@ -72,9 +71,7 @@ def test_numpy_backend_equals_math_backend(model, fleet):
 
 
 def _shipped_copy(tmp_path, edit=None, mode=0o644, name="math_transformer.py"):
-    from mlsysim_sym.compile import _generated_path
-
-    text = _generated_path(Variant(), "math").read_text()
+    text = _shipped.path(Variant(), "math").read_text()
     path = tmp_path / name
     path.write_text(edit(text) if edit else text)
     path.chmod(mode)
@@ -83,8 +80,6 @@ def _shipped_copy(tmp_path, edit=None, mode=0o644, name="math_transformer.py"):
 
 @pytest.mark.parametrize("case", ["body edited", "header edited", "group-writable", "world-writable", "garbage"])
 def test_tampered_shipped_code_is_detected_and_rebuilt(tmp_path, monkeypatch, case):
-    import mlsysim_sym.compile as comp
-
     edits = {
         "body edited": (lambda t: t.replace("x0 = ", "x0 = 2*", 1), 0o644),
         "header edited": (lambda t: t.replace("BODY_SHA256 = '", "BODY_SHA256 = '0", 1), 0o644),
@@ -95,9 +90,9 @@ def test_tampered_shipped_code_is_detected_and_rebuilt(tmp_path, monkeypatch, ca
     edit, mode = edits[case]
     path = _shipped_copy(tmp_path, edit, mode)
     clean = _shipped_copy(tmp_path, name="clean.py")
-    monkeypatch.setattr(comp, "_generated_path", lambda variant, backend: path)
+    monkeypatch.setattr(_shipped, "path", lambda variant, backend: path)
     names = tuple(OUTPUTS.values())
-    assert comp._load_generated(Variant(), names, "math") is None     # never executed
+    assert _shipped.load(Variant(), names, "math") is None     # never executed
     # an untouched copy with safe permissions is accepted
-    monkeypatch.setattr(comp, "_generated_path", lambda variant, backend: clean)
-    assert comp._load_generated(Variant(), names, "math") is not None
+    monkeypatch.setattr(_shipped, "path", lambda variant, backend: clean)
+    assert _shipped.load(Variant(), names, "math") is not None

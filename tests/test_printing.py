@@ -1,4 +1,4 @@
-"""The one LaTeX printer: golden headline equations, the book's notation, templates."""
+"""The one LaTeX printer: golden headline equations, the book's notation in plain sympy.latex too, templates."""
 import re
 
 import jinja2
@@ -10,11 +10,15 @@ from mlsysim_sym.model import StepTimeModel, Variant, build_model
 from mlsysim_sym.printing import (LatexPrinter, environment, equation, expr_repr_latex, latex, md_text,
                                   model_latex, model_repr_latex, number, quantity_latex, quantity_repr_latex,
                                   split_equation, term_latex, tex_text, value_latex)
-from mlsysim_sym.simplify import DECOMPOSITION, operating_point_of
+from mlsysim_sym.operating_point import operating_point_of
+from mlsysim_sym.simplify import DECOMPOSITION
 from mlsysim_sym.symbols import PARAMS, sym
 from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson
+from mlsysim_sym.terms.memory import ShardDivisor
 
-TERM = {t.cls.__name__: t for t in notation.TERMS}
+TERM = {t.name: t for t in notation.TERMS}
+VARIANTS = (Variant(), Variant("transformer", True), Variant("generic"), Variant("generic", True),
+            Variant("generic", False, True, False), Variant("generic", True, True, True))
 _MACRO = re.compile(r"\\([A-Za-z]+)")
 
 
@@ -93,10 +97,10 @@ def test_golden_step_time(model):
         r"\tilde{T}_{\text{step}} = T_{\text{node}} + T_{\text{DP,exposed}} + T_{\text{TP}} + T_{\text{EP}} "
         r"+ T_{\text{bubble}}")
     assert quantity_latex(model, "T_step") == (
-        r"T_{\text{step}} = \begin{cases} \tilde{T}_{\text{step}} f_{\text{strag}} & \text{if } f_{\text{strag}} > 1 "
-        r"\\ \tilde{T}_{\text{step}} & \text{otherwise} \end{cases}")
+        r"T_{\text{step}} = \begin{cases} \tilde{T}_{\text{step}} f_{\text{strag}} & \text{for}\: f_{\text{strag}} > 1 "
+        r"\\\tilde{T}_{\text{step}} & \text{otherwise} \end{cases}")
     assert quantity_latex(model, "T_node") == (
-        r"T_{\text{node}} = \max\left(T_{\text{compute}}, T_{\text{memory}}\right) + L_{\text{lat}}")
+        r"T_{\text{node}} = L_{\text{lat}} + \max\left(T_{\text{compute}}, T_{\text{memory}}\right)")
 
 
 def test_golden_scaling_efficiency_and_mfu(model):
@@ -128,15 +132,36 @@ def test_book_mode_expands_to_the_plain_form(model):
 
 
 def test_notation_covers_every_symbol_once():
-    names = notation.symbol_names()
-    for variant in (Variant(), Variant("generic"), Variant("generic", True, True, True)):
+    table = notation.table()
+    used = set()
+    for variant in VARIANTS:
         m = build_model(variant)
-        assert all(m.quantity(n).symbol in names for n in m)
-    assert all(p.symbol in names for p in PARAMS.values())
-    latexes = [e.latex for e in notation.table().values()]
+        assert all(n in table and table[n].kind == "quantity" for n in m)
+        used |= set(m)
+    # every quantity of the table is one of some variant (no stale entry), every parameter is in the table
+    assert used == {e.name for e in notation.entries("quantity")}
+    assert all(table[p.name].kind == "parameter" and table[p.name].latex == p.latex for p in PARAMS.values())
+    latexes = [e.latex for e in table.values()]
     assert len(latexes) == len(set(latexes)), "one glyph for two meanings"
-    assert set(notation.symbol_names(book=True).values()) >= set(notation.book_macros()) - {
+    assert {e.book for e in table.values() if e.book} >= set(notation.book_macros()) - {
         t.book for t in notation.TERMS} - {notation.INDICATOR[0]}
+
+
+def test_plain_sympy_latex_equals_the_package_printer_for_every_definition_and_expansion():
+    # the notation lives in the symbols' and terms' own _latex hooks: sympy.latex (and a notebook's display)
+    # prints the book's notation without being told, exactly as mlsysim_sym.latex does
+    checked = 0
+    for variant in VARIANTS:
+        m = build_model(variant)
+        for name in m:
+            q = m.quantity(name)
+            for expr in (q.symbol, m.definition(name), m[name]):
+                assert sp.latex(expr) == latex(expr), (variant, name)
+                checked += 1
+            assert sp.latex(q.symbol) == q.latex == notation.entry(name).latex
+    assert checked > 800
+    # and the notebook display of any model expression is the same LaTeX
+    assert build_model()["T_step"]._repr_latex_() == "$\\displaystyle " + latex(build_model()["T_step"]) + "$"
 
 
 def test_symbols_the_book_lacks_are_listed_with_readable_notation():
@@ -154,8 +179,9 @@ def test_book_macros_match_the_notation_registry():
     for macro, tex in macros.items():
         entry = mlsysim.Symbols[macro]
         assert entry.macro == macro and entry.latex == tex, macro
-    for name, (macro, tex) in notation.BOOK_QUANTITIES.items():
-        assert mlsysim.Symbols[macro].latex == tex, name
+    for e in notation.entries("quantity"):
+        if e.book:
+            assert mlsysim.Symbols[e.book].latex == e.latex, e.name
 
 
 def test_newcommands_define_every_macro():
@@ -167,10 +193,11 @@ def test_newcommands_define_every_macro():
 # --------------------------------------------------------------------------------------------
 # Printer behaviour
 # --------------------------------------------------------------------------------------------
-def test_piecewise_prints_as_cases_with_if_and_otherwise():
+def test_piecewise_prints_as_sympy_prints_it():
     x = sp.Symbol("x", positive=True)
     tex = latex(sp.Piecewise((sym.tp, x > 1), (sym.pp, True)))
-    assert tex == r"\begin{cases} N_{\text{TP}} & \text{if } x > 1 \\ N_{\text{PP}} & \text{otherwise} \end{cases}"
+    assert tex == sp.latex(sp.Piecewise((sym.tp, x > 1), (sym.pp, True))) == (
+        r"\begin{cases} N_{\text{TP}} & \text{for}\: x > 1 \\N_{\text{PP}} & \text{otherwise} \end{cases}")
 
 
 def test_floor_ceiling_and_indicator_brackets():
@@ -181,17 +208,23 @@ def test_floor_ceiling_and_indicator_brackets():
     assert latex(Iverson(sym.pp > 1), book=True) == r"\EventIndicator\left\{\PipelineParallelDegree > 1\right\}"
 
 
-def test_negative_symbolic_exponent_becomes_a_fraction():
-    assert latex(sym.P / sym.tp ** Iverson(sym.z >= 1)) == (
+def test_a_zero_shard_prints_as_a_fraction():
+    shard = sym.P / ShardDivisor(sym.tp, Iverson(sym.z >= 1))
+    assert latex(shard) == sp.latex(shard) == (
         r"\frac{P}{N_{\text{TP}}^{\mathbf{1}\left\{z_{\text{ZeRO}} \geq 1\right\}}}")
-    assert latex(-sym.P * sym.tp ** -Iverson(sym.z >= 1)).startswith(r"- \frac{P}")
+    assert latex(-shard).startswith(r"- \frac{P}")
+    assert ShardDivisor(sym.tp, 1) == sym.tp and ShardDivisor(sym.tp, 0) == 1    # at a point: plain
+    # the power it stands for is what is computed
+    assert shard.doit() == sym.P * sym.tp ** -Iverson(sym.z >= 1)
 
 
 def test_sums_of_quantities_read_in_step_order(model):
     q = {n: model.quantity(n).symbol for n in model}
     assert latex(q["T_bubble"] + q["T_ep"] + q["T_node"]) == (
         r"T_{\text{node}} + T_{\text{EP}} + T_{\text{bubble}}")
-    assert latex(q["M_acc"] - sym.CAP) == r"M_{\text{total}} - M_{\text{device}}"
+    assert latex(q["T_tp"] + q["T_dp"] + q["T_ep"]) == r"T_{\text{DP}} + T_{\text{TP}} + T_{\text{EP}}"
+    # everything else sorts as sympy sorts it (by name)
+    assert latex(q["M_acc"] - sym.CAP) == sp.latex(q["M_acc"] - sym.CAP)
 
 
 def test_caller_symbol_names_extend_the_table():
@@ -204,7 +237,8 @@ def test_caller_symbol_names_extend_the_table():
 def test_long_sums_are_split_over_lines(model):
     p = operating_point_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
     tex = split_equation(p["T_step"].symbol, p.closed("T_step", DECOMPOSITION + ("T_node",)))
-    assert tex.startswith("\\begin{aligned}\nT_{\\text{step}} &= T_{\\text{node}}") and tex.count(r"&\quad +") >= 2
+    assert tex.startswith("\\begin{aligned}\nT_{\\text{step}} &= ") and tex.count(r"&\quad +") >= 2
+    assert "&\\quad + T_{\\text{node}}" in tex
     assert split_equation(sym.tp, sym.pp) == r"N_{\text{TP}} = N_{\text{PP}}"
 
 

@@ -1,4 +1,4 @@
-"""Regime resolution: the smooth expression and the conditions that select it."""
+"""Branches and decisions: the smooth expression of a regime and the conditions that select it."""
 from __future__ import annotations
 
 import random
@@ -8,25 +8,20 @@ import pytest
 import sympy as sp
 
 from mlsysim_sym import DistributedModel, build_model
-from mlsysim_sym.inputs import parameter_values
+from mlsysim_sym.branches import DECISIONS, Tie, resolution, resolve
+from mlsysim_sym.decisions import label, model_decisions
+from mlsysim_sym.inputs import parameters_of
 from mlsysim_sym.model import Variant
-from mlsysim_sym.regime import (DECISIONS, Tie, label, model_decisions, resolution, resolve)
-from mlsysim_sym.solver import as_fleet, as_workload
 from mlsysim_sym.symbols import sym
 from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson
 
 x, y = sp.symbols("x y", positive=True)
 n, g = sp.symbols("n g", positive=True, integer=True)
 GOLDEN = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
-RUN = dict(batch_size=1, efficiency=0.5, tp_size=1, pp_size=1, ep_size=1, v_stages=1, microbatch_count=1,
-           zero_stage=0, is_lora=False, activation_recomputation=False, overlap_comm=False,
-           overlap_efficiency=0.85, congestion_factor=1.0, straggler_factor=1.0, moe_routing_imbalance_factor=1.0,
-           gradient_accumulation_steps=1, seq_len=2048)
 
 
 def point(model="Llama3_70B", fleet="Research_256", **kw):
-    w, f = as_workload(model), as_fleet(fleet)
-    return parameter_values(w, f, "fp16", **dict(RUN, **kw))
+    return parameters_of(model, fleet, **kw)
 
 
 def value(expr, values):

@@ -49,7 +49,7 @@ def test_search_objectives_and_errors():
     with pytest.raises(ValueError, match="objective must be one of"):
         search("Llama3_8B", "Lab_64_H100", 64, objective="speed")
     with pytest.raises(ValueError, match="no configuration fits"):
-        search("GPT4", "Lab_64_A100", 64, tp=(1,), pp=(1,), zero_stage=(0,))
+        search("GPT4", "Lab_64_A100", 64, tp_size=(1,), pp_size=(1,), zero_stage=(0,))
 
 
 @pytest.mark.parametrize("fleet", catalog.fleet_names())
@@ -85,8 +85,11 @@ def test_search_leaves_out_splits_with_more_replicas_than_samples():
     assert r.best.config["tp_size"] * r.best.config["pp_size"] * r.best.config["ep_size"] >= 16384 // 4096
 
 
-def test_search_names_the_arguments_it_sets_itself():
-    with pytest.raises(TypeError, match="search\\(\\) sets tp_size itself"):
-        search("Llama3_8B", "Lab_64_H100", 64, tp_size=8)
+def test_search_takes_solve_keywords_for_its_choices():
+    # one value or a sequence, under solve()'s names; an unknown name is an error that lists the allowed ones
+    r = search("Llama3_8B", "Lab_64_H100", 64, tp_size=8, pp_size=[1, 2], microbatch_count=4, top_k=3)
+    assert {c.config["tp_size"] for c in r.candidates} == {8} and {c.config["microbatch_count"] for c in r.candidates} == {4}
+    with pytest.raises(TypeError, match="search\\(\\) got an unexpected argument 'tp'"):
+        search("Llama3_8B", "Lab_64_H100", 64, tp=8)
     with pytest.raises(TypeError, match="one value for precision"):
         search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"])

@@ -33,8 +33,9 @@ with warnings.catch_warnings():
 import mlsysim_oracle as O  # noqa: E402
 
 from mlsysim_sym import DistributedModel  # noqa: E402
-from mlsysim_sym.regime import model_decisions  # noqa: E402
-from mlsysim_sym.sensitivity import (CONSTANTS, CONTINUOUS, HEADLINE, INTEGER_KNOBS, regime,  # noqa: E402
+from mlsysim_sym.decisions import model_decisions  # noqa: E402
+from mlsysim_sym.sensitivity.gradients import shift_values  # noqa: E402
+from mlsysim_sym.sensitivity import (CONSTANT_ROWS, CONTINUOUS, HEADLINE, INTEGER_KNOBS, regime,  # noqa: E402
                                      regime_signature, sensitivities, sensitivities_at, sensitivity_sweep)
 from mlsysim_sym.sweeps import DEFAULTS  # noqa: E402
 from mlsysim_sym.symbols import sym  # noqa: E402
@@ -184,7 +185,7 @@ def _check(name, w, f, kw, tabs, stats, failures):
     mfu = tabs["mfu"]
     base = O.mlsysim_solve(w, f, **kw)
     for row in mfu.rows:
-        if row.parameter in CONSTANTS or float(row.value) == 0:
+        if row.parameter in CONSTANT_ROWS or float(row.value) == 0:
             continue
         fn = perturb(w, f, kw, row.parameter)
         if fn is None:
@@ -408,7 +409,7 @@ def test_fleet_mfu_is_node_mfu_times_scaling_efficiency():
         node = sensitivities(w, f, "node_mfu", **kw)
         tabs = tables(i)
         for row in tabs["mfu"].rows:
-            if row.parameter not in CONSTANTS and row.kink is None and node[row.parameter].kink is None:
+            if row.parameter not in CONSTANT_ROWS and row.kink is None and node[row.parameter].kink is None:
                 expect = node[row.parameter].elasticity + tabs["scaling_efficiency"][row.parameter].elasticity
                 assert row.elasticity == pytest.approx(expect, rel=1e-9, abs=1e-12), (i, row.parameter)
 
@@ -448,7 +449,7 @@ def test_relaxed_program_is_the_derivative_of_the_relaxed_expression():
     args = sorted(expr.free_symbols, key=str)
     fn = sp.lambdify(args, expr, "math")
     vals = dict(t.values)
-    vals.update(md.shift_values(reg.shift, t.values))      # each floor = its quotient + its fraction here
+    vals.update(shift_values(md, reg.shift, t.values))      # each floor = its quotient + its fraction here
     assert fn(*[vals[a] for a in args]) == pytest.approx(t.value, rel=1e-12)
     for knob in ("pp_size", "microbatch_count", "batch_size", "layers", "count"):
         x = INTEGER_KNOBS[knob]

@@ -81,7 +81,8 @@ def test_iverson_and_select():
     assert Iverson(sp.Integer(2) > 1) == 1 and Iverson(sp.Integer(1) > 1) == 0
     f = sp.lambdify(p, select(p > 1, 10, 20), "numpy")
     assert f(np.array([1.0, 2.0])).tolist() == [20.0, 10.0]
-    assert sp.latex(Iverson(p > 1)) == r"\left[p > 1\right]"
+    # the book's indicator, from the notation table, in plain sympy.latex too
+    assert sp.latex(Iverson(p > 1)) == r"\mathbf{1}\left\{p > 1\right\}"
 
 
 def test_numpy_floor_of_one_division_is_exact_below_2_53():

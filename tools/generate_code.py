@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mlsysim_sym.compile import generated_module_name, generated_source
+from mlsysim_sym._shipped import module_name
+from mlsysim_sym.compile import generated_source
 from mlsysim_sym.model import Variant
 from mlsysim_sym.solver import OUTPUTS
 
@@ -20,7 +21,7 @@ OUT = Path(__file__).resolve().parents[1] / "mlsysim_sym" / "_generated"
 def expected() -> dict:
     files = {"__init__.py": '"""Pre-generated scalar code of solve(); see tools/generate_code.py."""\n'}
     for v in VARIANTS:
-        files[generated_module_name(v) + ".py"] = generated_source(v, tuple(OUTPUTS.values()))
+        files[module_name(v) + ".py"] = generated_source(v, tuple(OUTPUTS.values()))
     return files
 
 

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .. import notation
+
 
 class NamedTerm(sp.Function):
     """A named formula that stays unevaluated until ``doit()``.
 
-    Subclasses set ``nargs``, ``tex`` (LaTeX of the name) and ``formula``.
+    Subclasses set ``nargs`` and ``formula``; the LaTeX of the name is the class's
+    entry in :data:`mlsysim_sym.notation.TERMS`.
     """
-
-    tex = r"T"
 
     @classmethod
     def eval(cls, *args):
@@ -44,13 +45,16 @@ class NamedTerm(sp.Function):
         return d.xreplace(dict(zip(dummies, self.args)))
 
     def _latex(self, printer, exp=None):
-        body = r"%s\left(%s\right)" % (self.tex, ", ".join(printer._print(a) for a in self.args))
-        return body if exp is None else r"%s^{%s}" % (body, exp)
+        name = notation.term(type(self).__name__).tex(bool(printer._settings.get("book", False)))
+        body = r"%s\left(%s\right)" % (name, ", ".join(printer._print(a) for a in self.args))
+        return body if exp is None else r"\left(%s\right)^{%s}" % (body, exp)
 
-    def _numpycode(self, printer):
-        return printer._print(self.formula(*self.args))
+    def _code(self, printer):
+        # Parenthesized: the formula is a sum, and ``3*T(...)`` must not print as ``3*a + b``.
+        return "(%s)" % printer._print(self.formula(*self.args))
 
-    _pythoncode = _lambdacode = _mpmathcode = _numpycode
+    # every code printer lambdify can pick (each looks up its own method name)
+    _pythoncode = _lambdacode = _mpmathcode = _numpycode = _scipycode = _cupycode = _jaxcode = _code
 
 
 class _IntDiv(sp.Function):
@@ -93,13 +97,18 @@ class FloorDiv(_IntDiv):
 
     def _numpycode(self, printer):
         a, b = self._args_code(printer)
-        return f"{printer._module_format('numpy.floor')}(({a})/({b}))"
+        return f"{printer._module_format(printer._module + '.floor')}(({a})/({b}))"
+
+    def _mpmathcode(self, printer):
+        a, b = self._args_code(printer)
+        return f"{printer._module_format('mpmath.floor')}(({a})/({b}))"
 
     def _pythoncode(self, printer):
         a, b = self._args_code(printer)
         return f"(({a}) // ({b}))"
 
     _lambdacode = _pythoncode
+    _scipycode = _cupycode = _jaxcode = _numpycode
 
     def _latex(self, printer, exp=None):
         a, b = (printer._print(x) for x in self.args)
@@ -129,13 +138,18 @@ class CeilDiv(_IntDiv):
 
     def _numpycode(self, printer):
         a, b = self._args_code(printer)
-        return f"{printer._module_format('numpy.ceil')}(({a})/({b}))"
+        return f"{printer._module_format(printer._module + '.ceil')}(({a})/({b}))"
+
+    def _mpmathcode(self, printer):
+        a, b = self._args_code(printer)
+        return f"{printer._module_format('mpmath.ceil')}(({a})/({b}))"
 
     def _pythoncode(self, printer):
         a, b = self._args_code(printer)
         return f"(-((-({a})) // ({b})))"
 
     _lambdacode = _pythoncode
+    _scipycode = _cupycode = _jaxcode = _numpycode
 
     def _latex(self, printer, exp=None):
         a, b = (printer._print(x) for x in self.args)
@@ -176,15 +190,17 @@ class Iverson(sp.Function):
         return sp.S.Zero
 
     def _numpycode(self, printer):
-        return f"{printer._module_format('numpy.where')}({printer._print(self.args[0])}, 1.0, 0.0)"
+        return f"{printer._module_format(printer._module + '.where')}({printer._print(self.args[0])}, 1.0, 0.0)"
 
     def _pythoncode(self, printer):
         return f"(1 if {printer._print(self.args[0])} else 0)"
 
-    _lambdacode = _pythoncode
+    _lambdacode = _mpmathcode = _pythoncode
+    _scipycode = _cupycode = _jaxcode = _numpycode
 
     def _latex(self, printer, exp=None):
-        body = r"\left[%s\right]" % printer._print(self.args[0])
+        name = notation.indicator(bool(printer._settings.get("book", False)))
+        body = r"%s\left\{%s\right\}" % (name, printer._print(self.args[0]))
         return body if exp is None else r"%s^{%s}" % (body, exp)
 
 

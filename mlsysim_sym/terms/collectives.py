@@ -31,7 +31,6 @@ class RingAllReduce(NamedTerm):
     """
 
     nargs = 4
-    tex = r"T_{\text{ring}}"
 
     @staticmethod
     def formula(M, n, beta, alpha):
@@ -42,7 +41,6 @@ class AllToAll(NamedTerm):
     r"""All-to-all time ``(n-1)/n * M/beta + (n-1)*alpha``: each rank keeps ``1/n`` of its data."""
 
     nargs = 4
-    tex = r"T_{\text{a2a}}"
 
     @staticmethod
     def formula(M, n, beta, alpha):
@@ -59,7 +57,6 @@ class HierarchicalAllReduce(NamedTerm):
     """
 
     nargs = 7
-    tex = r"T_{\text{hier}}"
 
     @staticmethod
     def formula(M, nn, g, beta_in, alpha_in, beta_out, alpha_out):

@@ -14,14 +14,50 @@ divides by the TP degree). Hu et al. (2022), "LoRA". mlsysim 0.3.0
 from __future__ import annotations
 
 import sympy as sp
+from sympy.printing.precedence import PRECEDENCE
 
 from ..symbols import sym
-from .base import CeilDiv, Iverson, select
+from .base import CeilDiv, Iverson, NamedTerm, select
+
+
+class ShardDivisor(NamedTerm):
+    r"""``n^{[c]}``: the ranks a ZeRO stage shards a state over, ``n`` when the stage applies, else 1.
+
+    Kept as a term so that a sharded state prints as the fraction the book writes,
+    ``x / N_DP^{1{z >= 3}}``; its formula is the power of an Iverson bracket.
+
+    Examples
+    --------
+    >>> from sympy import Symbol
+    >>> n = Symbol("n", positive=True)
+    >>> ShardDivisor(n, 1), ShardDivisor(n, 0)
+    (n, 1)
+    """
+
+    nargs = 2
+    is_positive = True
+
+    @classmethod
+    def eval(cls, n, on):
+        if on == 0:
+            return sp.S.One
+        if on == 1:
+            return n
+        return None
+
+    @staticmethod
+    def formula(n, on):
+        return n ** on
+
+    def _latex(self, printer, exp=None):
+        n, on = self.args
+        body = r"%s^{%s}" % (printer.parenthesize(n, PRECEDENCE["Pow"], strict=True), printer._print(on))
+        return body if exp is None else r"\left(%s\right)^{%s}" % (body, exp)
 
 
 def zero_sharded(x, dp, z, stage):
     """``x / N_DP^{[z >= stage]}``: sharded over the DP group from ZeRO stage ``stage`` on."""
-    return x / dp ** Iverson(z >= stage)
+    return x / ShardDivisor(dp, Iverson(z >= stage))
 
 
 def lora_trainable_fraction(H, L, P, lora):

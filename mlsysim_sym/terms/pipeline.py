@@ -18,7 +18,6 @@ class BubbleFraction(NamedTerm):
     r"""Idle share of a pipelined step: ``(p-1) / (v*m + p - 1)``; 0 for ``p = 1``."""
 
     nargs = 3
-    tex = r"b_{\text{pipe}}"
 
     @staticmethod
     def formula(p, v, m):
@@ -29,7 +28,6 @@ class BubbleTime(NamedTerm):
     r"""Idle time added to a busy time ``T``: ``T*b/(1-b) = T*(p-1)/(v*m)``."""
 
     nargs = 4
-    tex = r"T_{\text{bubble}}"
 
     @staticmethod
     def formula(T, p, v, m):

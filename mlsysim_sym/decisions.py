@@ -1,35 +1,21 @@
-"""Regimes: which side of every ``Max`` / ``Min`` / ``Piecewise`` / Iverson bracket is active.
+"""The decisions of a model variant: every ``Max`` / ``Min`` / ``Piecewise`` / Iverson bracket of its definitions.
 
-At one operating point the step-time model is a *smooth* function: resolve every
-decision to its active side and it is a plain rational expression, which can be
-differentiated and printed per regime.
+At one operating point the step-time model is a *smooth* function once every
+decision takes its active side (:mod:`mlsysim_sym.branches`). Here the decisions of
+the *definitions* of a variant (``T_node = Max(T_compute, T_memory) + T_overhead``,
+the DP all-reduce placement, memory fits or spills, ...) get a name (the quantity
+that holds them) and a readable label ("compute-bound"), and their data (the sides
+of a ``Max``, the two sides of every relation) are evaluated together from compiled
+code, for one point or for arrays of points.
 
-* :func:`resolve` takes any model expression and the parameter values of a point
-  and returns ``(smooth_expr, conditions)``: every ``Max``/``Min`` replaced by its
-  active argument, every ``Piecewise`` by its active branch, every Iverson bracket
-  by 0 or 1, every :class:`~mlsysim_sym.terms.base.FloorDiv` / ``CeilDiv`` frozen
-  at its value (``relax=True``: replaced by the real quotient ``a/b``). The
-  conditions are the relations that hold at the point and keep that regime
-  (``T_compute >= T_memory``, ``f_s <= 1``, ...), built from the resolved sides.
-* :func:`resolution` returns the same plus the choices made and the **ties**: a
-  decision whose two sides are within a relative :data:`KINK_RTOL` (a kink, where
-  the derivative is one-sided).
-* :class:`ModelDecisions` does this on the *definitions* of a model variant
-  (``T_node = Max(T_compute, T_memory) + T_overhead``, ...), where every decision
-  has a name and a label ("compute-bound"), and evaluates all of them at once,
-  from compiled code, for one point or for arrays of points.
-
-:func:`resolve`, :func:`resolution` and their helpers work on any expression and
-live in :mod:`mlsysim_sym.branches` (re-exported here); this module holds the
-decisions of a model variant (:func:`model_decisions`) and their labels (:func:`label`).
+A **regime** is the set of sides the decisions take at a point.
 
 Examples
 --------
->>> import sympy as sp
->>> from mlsysim_sym.regime import resolve
->>> x, y = sp.symbols("x y", positive=True)
->>> resolve(sp.Max(x, 2 * y) + sp.Piecewise((x, y > 1), (y, True)), {x: 3.0, y: 0.5})
-(x + y, (x >= 2*y, y <= 1))
+>>> from mlsysim_sym.decisions import model_decisions
+>>> md = model_decisions()
+>>> [d.quantity for d in md.decisions][:3]
+['lb', 'O_hw', 'f_train']
 """
 from __future__ import annotations
 
@@ -40,15 +26,11 @@ from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
 import numpy as np
 import sympy as sp
 
-from .branches import (COMPARE, DECISIONS, KINK_RTOL, ORDERED, Numbers, Resolution, Tie, atoms_of, closed_form,
-                       extreme, first_true, near, resolution, resolve, truth)
-from .model import StepTimeModel, Variant, build_model
+from .compile import lambdify_numeric, numeric_form
+from .model import StepTimeModel, Variant, build_model, closed_form
+from .branches import COMPARE, DECISIONS, KINK_RTOL, ORDERED, Tie, atoms_of, extreme, first_true, near, truth
+from .symbols import sym
 from .terms.base import Iverson
-
-__all__ = [
-    "DECISIONS", "KINK_RTOL", "Decision", "ModelDecisions", "Resolution", "Tie", "atoms_of", "closed_form",
-    "extreme", "first_true", "label", "model_decisions", "near", "resolution", "resolve", "truth",
-]
 
 
 # --------------------------------------------------------------------------------------
@@ -191,8 +173,6 @@ class ModelDecisions:
 
     @lru_cache(maxsize=None)
     def _compiled(self, backend: str):
-        from .compile import lambdify_numeric, numeric_form
-
         exprs = [numeric_form(closed_form(x.xreplace(self.expansion))) for d in self.decisions for x in d.data]
         args = tuple(p for p in self.model.parameters if any(p in e.free_symbols for e in exprs))
         fn = lambdify_numeric(args, exprs, backend)
@@ -212,64 +192,6 @@ class ModelDecisions:
         idx = range(len(self.decisions)) if indices is None else indices
         return {i: self.decisions[i].choose(data[i]) for i in idx}
 
-    def smooth(self, names, choices: Mapping[int, int], resolve: Callable[[int], bool],
-               relax: bool = False, shift: Optional[Dict[sp.Basic, sp.Symbol]] = None):
-        """Quantities in a regime: each decision ``i`` with ``resolve(i)`` replaced by side ``choices[i]``.
-
-        ``names`` is one quantity name (returns its expression) or a tuple of names
-        (returns a tuple); named terms are expanded. Also returns the substitution
-        ``quantity symbol -> resolved expansion`` of the closure, for building other
-        expressions (tie functions) in the same regime.
-        """
-        many = not isinstance(names, str)
-        need = set().union(*(self.closure(n) for n in (names if many else (names,))))
-        subs: Dict[sp.Symbol, sp.Basic] = {}
-        for n in (n for n in self.model if n in need):
-            own = {self.decisions[i].node: int(choices[i]) for i in self.of_quantity[n] if resolve(i)}
-            r = resolution(self.model.definition(n), None, relax, freeze=False, choices=own,
-                           only=lambda node, own=own: node in own, conditions=False, shift=shift)
-            subs[self.symbol_of[n]] = r.expr.xreplace(subs)
-        exprs = tuple(closed_form(subs[self.symbol_of[n]]) for n in (names if many else (names,)))
-        return (exprs if many else exprs[0]), subs
-
-    def in_regime(self, expr: sp.Basic, quantity: str, choices: Mapping[int, int], resolve: Callable[[int], bool],
-                  subs: Mapping[sp.Symbol, sp.Basic], relax: bool = False,
-                  shift: Optional[Dict[sp.Basic, sp.Symbol]] = None) -> sp.Basic:
-        """A subexpression of ``quantity``'s definition, resolved like :meth:`smooth` and expanded."""
-        own = {self.decisions[i].node: int(choices[i]) for i in self.of_quantity[quantity] if resolve(i)}
-        r = resolution(expr, None, relax, freeze=False, choices=own, only=lambda node: node in own,
-                       conditions=False, shift=shift)
-        return closed_form(r.expr.xreplace(dict(subs)))
-
-    def side_choices(self, values: Mapping[sp.Symbol, object], forced: Mapping[int, int],
-                     indices: Sequence[int]) -> Dict[int, int]:
-        """Choices of the decisions ``indices`` when the decisions ``forced`` take the given sides.
-
-        The quantities are re-evaluated with those sides, so a decision downstream of
-        a forced one follows it (one side of a tie at a jump: memory spilling makes
-        the step memory-bound).
-        """
-        env = dict(values)
-        need = set().union(*(self.closure(self.decisions[i].quantity) for i in indices))
-        for n in (n for n in self.model if n in need):
-            own = {self.decisions[i].node: k for i, k in forced.items() if self.decisions[i].quantity == n}
-            env[self.symbol_of[n]] = Numbers(env, own)(self.model.definition(n))
-        num = Numbers(env)
-        out = {}
-        for i in indices:
-            d = self.decisions[i]
-            out[i] = int(forced[i]) if i in forced else int(d.choose([num(x) for x in d.data]))
-        return out
-
-    def shift_values(self, shift: Mapping[sp.Basic, sp.Symbol], values: Mapping[sp.Symbol, object]):
-        """``{delta: floor(a/b) - a/b}`` at a point, for the symbols of a relaxed ``shift`` map."""
-        num = Numbers(values)
-        out = {}
-        for node, delta in shift.items():
-            a, b = (num(x.xreplace(self.expansion)) for x in node.args)
-            out[delta] = num(node.xreplace(self.expansion)) - a / b
-        return out
-
 
 @lru_cache(maxsize=None)
 def model_decisions(variant: Variant = Variant()) -> ModelDecisions:
@@ -287,25 +209,29 @@ def _dp_label(k, v):
     return ("DP ring on NVLink (one node)", "DP ring on the fabric", "DP hierarchical (NVLink + fabric)")[k]
 
 
+#: The memory tier a bandwidth symbol stands for.
+_TIERS = {sym.BW_sram: "SRAM tier", sym.BW_flash: "flash tier", sym.BW_hbm: "fits in HBM"}
+
+
 def _bw_label(k, d):
     if k == 0:
         return "spills to host memory (offload)"
-    names = {"BW_sram": "SRAM tier", "BW_flash": "flash tier", "BW_hbm": "fits in HBM"}
-    return names.get(str(d.node.args[k].expr), f"memory tier {k}")
+    return _TIERS.get(d.node.args[k].expr, f"memory tier {k}")
 
 
-def _arg(k, d) -> str:
-    """The active argument of a ``Max``/``Min`` (sympy orders their arguments)."""
-    return str(d.node.args[k])
+def _is(d, k, name: str) -> bool:
+    """Whether the active argument ``k`` of a ``Max``/``Min`` is the quantity or parameter ``name``
+    (sympy orders their arguments, so the side is found by symbol, not by position)."""
+    return d.node.args[k].is_Symbol and d.node.args[k].name == name
 
 
 #: quantity -> label of the active side of its decisions (in definition order), from
 #: (choice, decision, facts). ``None``: not worth naming.
 _LABELS: Dict[str, Tuple[Callable, ...]] = {
-    "T_node": (lambda k, d, v: "compute-bound" if _arg(k, d) == "T_compute" else "memory-bound",),
+    "T_node": (lambda k, d, v: "compute-bound" if _is(d, k, "T_compute") else "memory-bound",),
     "BW_eff": (lambda k, d, v: _bw_label(k, d),
                lambda k, d, v: None if v.get("feasible", True)
-               else "offload at PCIe bandwidth" if _arg(k, d) == "BW_pcie" else "offload at HBM bandwidth"),
+               else "offload at PCIe bandwidth" if _is(d, k, "BW_pcie") else "offload at HBM bandwidth"),
     "T_dp_allreduce": (lambda k, d, v: _dp_label(k, v),),
     "T_tp_allreduce": (lambda k, d, v: "no TP (tp = 1)" if v.get("tp") == 1
                        else ("TP on NVLink", "TP on the fabric")[k],),
@@ -314,7 +240,7 @@ _LABELS: Dict[str, Tuple[Callable, ...]] = {
     "T_step": (lambda k, d, v: ("straggler (x f_s)", "no straggler (f_s <= 1)")[k],),
     "lb": (lambda k, d, v: "batch < dp: one sample per replica" if v.get("B_lt_dp") else None,),
     "f_train": (lambda k, d, v: None if not v.get("lora")
-                else "LoRA fraction capped at 1" if _arg(k, d) == "1" else "LoRA trainable fraction",),
+                else "LoRA fraction capped at 1" if d.node.args[k] == 1 else "LoRA trainable fraction",),
 }
 
 

@@ -1,16 +1,17 @@
-"""Derivatives: an output of the model and its exact gradient in one regime, compiled.
+"""An output of the model and its exact gradient in one regime, compiled.
 
 In a regime (every ``Max``/``Min``/``Piecewise`` whose side moves with a continuous
-parameter replaced by its active side, see :mod:`mlsysim_sym.regime`) an output is
-a smooth expression. :class:`Regime` differentiates it and compiles the result:
+parameter replaced by its active side, see :mod:`mlsysim_sym.decisions`) an output
+is a smooth expression. :class:`Gradient` differentiates it and compiles the result:
 
+* :func:`smooth` resolves the definitions of a variant's quantities to one regime;
 * :func:`_gradient_program` writes the outputs and their gradients as one
   straight-line program: common subexpressions first, then the chain rule in
   reverse over them (reverse mode), so the gradient with respect to every symbol
   costs about one more pass over the program;
 * :func:`_compile` lambdifies that program (``math`` for one point, ``numpy``
   for arrays), with the parameters as arguments in :data:`~mlsysim_sym.symbols.PARAMS` order;
-* :func:`regime` builds a :class:`Regime` once per (variant, outputs, signature,
+* :func:`gradient` builds a :class:`Gradient` once per (variant, outputs, regime,
   relax, wrt) and caches it, so a warm evaluation costs one call of the program.
 
 :func:`at_point` evaluates an output and its gradient at one point and, where two
@@ -19,32 +20,32 @@ model enters on either side.
 
 Examples
 --------
->>> from mlsysim_sym.derivatives import regime
 >>> from mlsysim_sym.sensitivity import sensitivities
+>>> from mlsysim_sym.sensitivity.gradients import gradient
 >>> from mlsysim_sym.symbols import sym
 >>> t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
->>> r = regime(t.variant, ("mfu",), t.signature, False, (sym.eta, sym.tau_d, sym.TDP))
->>> r.wrt                                   # the symbols the output depends on in this regime
+>>> g = gradient(t.variant, ("mfu",), t.signature, False, (sym.eta, sym.tau_d, sym.TDP))
+>>> g.wrt                                   # the symbols the output depends on in this regime
 (eta, tau_d)
->>> mfu, grad = r.evaluate(t.values, "mfu")
+>>> mfu, grad = g.evaluate(t.values, "mfu")
 >>> round(t.values[sym.eta] * grad[sym.eta] / mfu, 6)       # the elasticity of the table's row
 0.716093
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from .branches import near
-from .compile import cse_real, lambdify_numeric, numeric_form
-from .model import Variant
-from .regime import ModelDecisions, model_decisions
-from .symbols import PARAMS
+from ..compile import cse_real, lambdify_numeric, numeric_form
+from ..decisions import ModelDecisions, model_decisions
+from ..model import Variant, closed_form
+from ..branches import Numbers, near, resolution
+from ..symbols import PARAMS
 
 
-class Regime:
+class Gradient:
     """The output in one regime and its derivatives, compiled (``math``; ``numpy`` on demand).
 
     ``signature`` lists ``(decision index, side)`` for every resolved decision;
@@ -60,7 +61,7 @@ class Regime:
         self.md: ModelDecisions = model_decisions(variant)
         self.choices = dict(signature)
         self.shift: Optional[Dict[sp.Basic, sp.Symbol]] = {} if relax else None
-        self.exprs, self.subs = self.md.smooth(outputs, self.choices, self._resolves, relax, self.shift)
+        self.exprs, self.subs = smooth(self.md, outputs, self.choices, self._resolves, relax, self.shift)
         self.wrt_all = wrt
         self._program = _gradient_program(self.exprs, wrt)
         self.wrt = self._program[2]
@@ -77,7 +78,7 @@ class Regime:
 
     def _with_shifts(self, values):
         """The values, plus the fractional corrections of the floors in the relaxed form."""
-        return {**values, **self.md.shift_values(self.shift, values)} if self.shift else values
+        return {**values, **shift_values(self.md, self.shift, values)} if self.shift else values
 
     def evaluate(self, values: Mapping[sp.Symbol, object], output: str) -> Tuple[float, Dict[sp.Symbol, float]]:
         """``(output, {x: d output / d x})`` at one point."""
@@ -99,8 +100,8 @@ class Regime:
         key = (index, parts)
         if key not in self._ties:
             d = self.md.decisions[index]
-            exprs = [self.md.in_regime(p, d.quantity, self.choices, self._resolves, self.subs, self.relax,
-                                       self.shift) for p in parts]
+            exprs = [in_regime(self.md, p, d.quantity, self.choices, self._resolves, self.subs, self.relax,
+                                  self.shift) for p in parts]
             program = _gradient_program(exprs, self.wrt_all)
             self._ties[key] = (program[2], *_compile(program, "math"))
         xs, args, fn = self._ties[key]
@@ -159,13 +160,11 @@ def _compile(program, backend):
 
 
 @lru_cache(maxsize=4096)
-def regime(variant: Variant, outputs: Tuple[str, ...], signature: Tuple[Tuple[int, int], ...], relax: bool,
-           wrt: Tuple[sp.Symbol, ...]) -> Regime:
-    """The :class:`Regime` of ``outputs`` for a signature, differentiated by ``wrt`` (built once, then cached).
-
-    :func:`mlsysim_sym.sensitivity.regime` is the same with every row's symbol as ``wrt``.
-    """
-    return Regime(variant, outputs, signature, relax, wrt)
+def gradient(variant: Variant, outputs: Tuple[str, ...], signature: Tuple[Tuple[int, int], ...], relax: bool,
+             wrt: Tuple[sp.Symbol, ...]) -> Gradient:
+    """The :class:`Gradient` of ``outputs`` in the regime ``signature``, with respect to ``wrt``
+    (built once, then cached)."""
+    return Gradient(variant, outputs, signature, relax, wrt)
 
 
 def _side_regimes(md, group, signature, values, data, ties, x, grads, wrt, relax):
@@ -198,8 +197,8 @@ def _side_regimes(md, group, signature, values, data, ties, x, grads, wrt, relax
     sides = []
     for forced in (left, right):
         changed = {i: k for i, k in forced.items() if k != base[i]}
-        full = md.side_choices(values, forced, tuple(base)) if changed else base
-        sides.append(regime(md.variant, group, tuple((i, full[i]) for i in base), relax, wrt))
+        full = side_choices(md, values, forced, tuple(base)) if changed else base
+        sides.append(gradient(md.variant, group, tuple((i, full[i]) for i in base), relax, wrt))
     return (", ".join(dict.fromkeys(names)), *sides)
 
 
@@ -214,7 +213,7 @@ def at_point(md: ModelDecisions, group: Tuple[str, ...], output: str, values, da
     point, and ``jump`` tells whether the output itself is discontinuous there.
     """
     signature = tuple((i, int(md.decisions[i].choose(data[i]))) for i in resolved)
-    reg = regime(md.variant, group, signature, relax, wrt)
+    reg = gradient(md.variant, group, signature, relax, wrt)
     f, grad = reg.evaluate(values, output)
     own = set(md.decisions_of(output))
     ties = []
@@ -240,3 +239,69 @@ def at_point(md: ModelDecisions, group: Tuple[str, ...], output: str, values, da
                 if jump or not near(dl, dr, 1e-12):         # else both sides agree: no kink in x
                     kinks[x] = (name, (fl, dl), (fr, dr), bool(jump))
     return f, grad, kinks, signature
+
+
+# --------------------------------------------------------------------------------------
+# Quantities in one regime
+# --------------------------------------------------------------------------------------
+
+def smooth(md: ModelDecisions, names, choices: Mapping[int, int], resolve: Callable[[int], bool],
+           relax: bool = False, shift: Optional[Dict[sp.Basic, sp.Symbol]] = None):
+    """Quantities in a regime: each decision ``i`` with ``resolve(i)`` replaced by side ``choices[i]``.
+
+    ``names`` is one quantity name (returns its expression) or a tuple of names
+    (returns a tuple); named terms are expanded. Also returns the substitution
+    ``quantity symbol -> resolved expansion`` of the closure, for building other
+    expressions (tie functions) in the same regime.
+    """
+    many = not isinstance(names, str)
+    need = set().union(*(md.closure(n) for n in (names if many else (names,))))
+    subs: Dict[sp.Symbol, sp.Basic] = {}
+    for n in (n for n in md.model if n in need):
+        own = {md.decisions[i].node: int(choices[i]) for i in md.of_quantity[n] if resolve(i)}
+        r = resolution(md.model.definition(n), None, relax, freeze=False, choices=own,
+                       only=lambda node, own=own: node in own, conditions=False, shift=shift)
+        subs[md.symbol_of[n]] = r.expr.xreplace(subs)
+    exprs = tuple(closed_form(subs[md.symbol_of[n]]) for n in (names if many else (names,)))
+    return (exprs if many else exprs[0]), subs
+
+
+def in_regime(md: ModelDecisions, expr: sp.Basic, quantity: str, choices: Mapping[int, int],
+              resolve: Callable[[int], bool], subs: Mapping[sp.Symbol, sp.Basic], relax: bool = False,
+              shift: Optional[Dict[sp.Basic, sp.Symbol]] = None) -> sp.Basic:
+    """A subexpression of ``quantity``'s definition, resolved like :func:`smooth` and expanded."""
+    own = {md.decisions[i].node: int(choices[i]) for i in md.of_quantity[quantity] if resolve(i)}
+    r = resolution(expr, None, relax, freeze=False, choices=own, only=lambda node: node in own,
+                   conditions=False, shift=shift)
+    return closed_form(r.expr.xreplace(dict(subs)))
+
+
+def side_choices(md: ModelDecisions, values: Mapping[sp.Symbol, object], forced: Mapping[int, int],
+                 indices: Sequence[int]) -> Dict[int, int]:
+    """Choices of the decisions ``indices`` when the decisions ``forced`` take the given sides.
+
+    The quantities are re-evaluated with those sides, so a decision downstream of
+    a forced one follows it (one side of a tie at a jump: memory spilling makes
+    the step memory-bound).
+    """
+    env = dict(values)
+    need = set().union(*(md.closure(md.decisions[i].quantity) for i in indices))
+    for n in (n for n in md.model if n in need):
+        own = {md.decisions[i].node: k for i, k in forced.items() if md.decisions[i].quantity == n}
+        env[md.symbol_of[n]] = Numbers(env, own)(md.model.definition(n))
+    num = Numbers(env)
+    out = {}
+    for i in indices:
+        d = md.decisions[i]
+        out[i] = int(forced[i]) if i in forced else int(d.choose([num(x) for x in d.data]))
+    return out
+
+
+def shift_values(md: ModelDecisions, shift: Mapping[sp.Basic, sp.Symbol], values: Mapping[sp.Symbol, object]):
+    """``{delta: floor(a/b) - a/b}`` at a point, for the symbols of a relaxed ``shift`` map."""
+    num = Numbers(values)
+    out = {}
+    for node, delta in shift.items():
+        a, b = (num(x.xreplace(md.expansion)) for x in node.args)
+        out[delta] = num(node.xreplace(md.expansion)) - a / b
+    return out

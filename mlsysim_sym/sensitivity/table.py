@@ -11,10 +11,10 @@ import html
 import math
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
-from .symbols import latex_names
+from ..printing import latex
 
 if TYPE_CHECKING:
-    from .sensitivity import DiscreteRow, Row, Sensitivities
+    from .point import DiscreteRow, Row, Sensitivities
 
 
 def _num(x) -> str:
@@ -86,8 +86,8 @@ def _tex_num(x) -> str:
 
 
 def as_latex(t: Sensitivities) -> str:
-    """The continuous rows as a LaTeX array in the book's notation (``_repr_latex_``)."""
-    names = latex_names()
+    """The continuous rows as a LaTeX array in the book's notation (``_repr_latex_``), printed by the
+    package's one printer (:func:`mlsysim_sym.printing.latex`)."""
     lines = []
     for i, r in enumerate(t.rows):
         if r.kink is None:
@@ -95,7 +95,7 @@ def as_latex(t: Sensitivities) -> str:
         else:
             d = f"{_tex_num(r.left.derivative)} \\mid {_tex_num(r.right.derivative)}"
             el = f"{_tex_num(r.left.elasticity)} \\mid {_tex_num(r.right.elasticity)}"
-        lines.append(f"{i + 1} & {names.get(r.symbol, str(r.symbol))} & \\text{{{r.parameter.replace('_', ' ')}}} & "
+        lines.append(f"{i + 1} & {latex(r.symbol)} & \\text{{{r.parameter.replace('_', ' ')}}} & "
                      f"{_tex_num(float(r.value))} & {d} & {el} \\\\")
     return ("$\\begin{array}{rllrrr}\\# & & \\text{parameter} & x & \\partial y/\\partial x & "
             "\\partial \\ln y/\\partial \\ln x \\\\ \\hline " + " ".join(lines) + "\\end{array}$")

@@ -1,0 +1,76 @@
+"""Numbers with units for people: plain text and HTML tables (no sympy here).
+
+Values are SI floats; :func:`quantity` prints one with an SI prefix and its unit
+(``3.369 s``, ``59.41 GB``, ``494.7 TFLOP/s``), :func:`text_table` and
+:func:`html_table` lay out rows of cells. The result objects of the package
+(``DistributedResult``, ``SweepResult``, search results, operating points) use
+these for their ``repr`` and ``_repr_html_``.
+
+Examples
+--------
+>>> quantity(3.368626711354994, "s"), quantity(59411380584.0, "B"), quantity(0.0125, "s")
+('3.369 s', '59.41 GB', '12.5 ms')
+>>> quantity(0.38671, "1"), quantity(40.01, "1/s")
+('0.3867', '40.01 /s')
+"""
+from __future__ import annotations
+
+import html
+import math
+from typing import Iterable, List, Optional, Sequence
+
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
+             (1e-6, "u"), (1e-9, "n"))
+#: Units shown with an SI prefix, and how each is written.
+_PREFIXED = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
+_PLAIN = {"1": "", "1/s": " /s", "flop/B": " FLOP/B"}
+
+
+def number(x, digits: int = 4) -> str:
+    """A number to ``digits`` significant digits; integers as integers; ``-0`` as ``0``."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float) and math.isnan(x):
+        return "nan"
+    if float(x) == 0:
+        return "0"
+    if float(x).is_integer() and abs(x) < 1e7:
+        return str(int(x))
+    return f"{x:.{digits}g}"
+
+
+def quantity(value, unit: str, digits: int = 4) -> str:
+    """``value`` (SI) with an SI prefix and ``unit`` (``"s"``, ``"B"``, ``"flop/s"``, ``"1"``, ...)."""
+    if value is None or isinstance(value, bool) or unit in _PLAIN:
+        return number(value, digits) + _PLAIN.get(unit, "")
+    if unit not in _PREFIXED:
+        return f"{number(value, digits)} {unit}"
+    if value == 0 or math.isnan(value) or math.isinf(value) or abs(value) < 0.9995e-9:
+        return f"{number(value, digits)} {_PREFIXED[unit]}"
+    scale, prefix = next(((s, p) for s, p in _PREFIXES if abs(value) >= s * 0.9995), _PREFIXES[-1])
+    return f"{number(value / scale, digits)} {prefix}{_PREFIXED[unit]}"
+
+
+def text_table(rows: Sequence[Sequence[str]], header: Optional[Sequence[str]] = None, indent: str = "") -> List[str]:
+    """Rows of cells as aligned lines (text cells left, the rest right-aligned like numbers)."""
+    rows = [list(map(str, r)) for r in rows]
+    allrows = ([list(header)] if header else []) + rows
+    if not allrows:
+        return []
+    widths = [max(len(r[i]) for r in allrows if i < len(r)) for i in range(max(len(r) for r in allrows))]
+    out = []
+    for r in allrows:
+        cells = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)]
+        out.append((indent + "  ".join(cells)).rstrip())
+    return out
+
+
+def html_table(rows: Iterable[Sequence[str]], header: Optional[Sequence[str]] = None, caption: str = "") -> str:
+    """An HTML table (every cell escaped)."""
+    e = html.escape
+    head = "" if not header else "<thead><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr></thead>"
+    body = "".join("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    cap = f"<caption>{e(caption)}</caption>" if caption else ""
+    return f"<table>{cap}{head}<tbody>{body}</tbody></table>"

@@ -1,0 +1,425 @@
+"""Sensitivities at one point: continuous rows (exact derivatives, one-sided at kinks), integer knobs, the table.
+
+See the package docstring (:mod:`mlsysim_sym.sensitivity`) for what each row means.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Dict, List, Mapping, Optional, Tuple
+
+import sympy as sp
+
+from ..compile import compile_quantities
+from ..decisions import ModelDecisions, label, model_decisions
+from ..inputs import SOLVE_DEFAULTS, configure, values_of, with_field
+from ..model import Variant
+from ..optimize import divisors
+from ..printing import latex
+from ..branches import resolution
+from ..solver import OUTPUTS, DistributedModel
+from ..symbols import Kind, by_argument, of_kind, sensitivity_rows
+from .gradients import Gradient, at_point, gradient, smooth
+from .table import as_html, as_latex, as_text
+
+#: Continuous rows: name -> symbol (see the module docstring for where each comes from).
+CONTINUOUS: Dict[str, sp.Symbol] = sensitivity_rows("continuous")
+#: mlsysim's constants, rows with ``include_constants=True`` (named by symbol).
+CONSTANT_ROWS: Dict[str, sp.Symbol] = {p.name: p.symbol for p in of_kind(Kind.CONSTANT)}
+_WRT = tuple(CONTINUOUS.values()) + tuple(CONSTANT_ROWS.values())
+
+#: Integer knobs: name -> the symbol of the relaxed derivative (None: no relaxed derivative: a switch).
+INTEGER_KNOBS: Dict[str, Optional[sp.Symbol]] = {
+    name: (None if by_argument()[name].kind is Kind.FLAG else s) for name, s in sensitivity_rows("knob").items()}
+_KNOB_SYMBOLS = tuple(s for s in INTEGER_KNOBS.values() if s is not None)
+
+#: Friendly output names -> model quantity (any quantity name or ``solve()`` result field works too).
+OUTPUT_ALIASES = {
+    "mfu": "mfu", "step_time": "T_step", "scaling_efficiency": "scaling_efficiency",
+    "effective_throughput": "effective_throughput", "memory": "M_acc", "node_mfu": "mfu_node",
+    "node_latency": "T_node", "energy": "energy", "communication": "T_comm", "bubble": "T_bubble",
+}
+_FIELD_OF = {q: f for f, q in OUTPUTS.items()}
+
+
+def quantity_name(output: str, variant: Variant = Variant()) -> str:
+    """The model quantity of an output name (alias, quantity name or ``solve()`` result field)."""
+    q = OUTPUT_ALIASES.get(output, OUTPUTS.get(output, output))
+    if q not in model_decisions(variant).symbol_of:
+        raise KeyError(f"unknown output {output!r}; use one of {', '.join(OUTPUT_ALIASES)}, "
+                       f"a model quantity name or a solve() result field")
+    return q
+
+
+# --------------------------------------------------------------------------------------
+# Regimes: the smooth expression, its derivatives, compiled (cached; see .gradients)
+# --------------------------------------------------------------------------------------
+
+def regime(variant: Variant, outputs: Tuple[str, ...], signature: Tuple[Tuple[int, int], ...], relax: bool = False,
+           wrt: Tuple[sp.Symbol, ...] = _WRT) -> Gradient:
+    """The :class:`~mlsysim_sym.sensitivity.gradients.Gradient` of ``outputs`` in the regime ``signature``,
+    by default with respect to the symbol of every continuous row and constant (built once, then cached)."""
+    return gradient(variant, outputs, signature, relax, wrt)
+
+
+#: The headline outputs share one compiled program per regime.
+HEADLINE = ("mfu", "T_step", "scaling_efficiency", "effective_throughput", "M_acc")
+
+
+def _group(quantity: str) -> Tuple[str, ...]:
+    return HEADLINE if quantity in HEADLINE else (quantity,)
+
+
+@lru_cache(maxsize=None)
+def _continuous_decisions(md: ModelDecisions, group: Tuple[str, ...]) -> Tuple[int, ...]:
+    """Decisions of ``group`` whose side moves with a continuous parameter (resolved for derivatives)."""
+    wrt = set(_WRT)
+    return tuple(i for i in md.decisions_of(group) if md.decisions[i].moves_with & wrt)
+
+
+# --------------------------------------------------------------------------------------
+# Result rows
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OneSided:
+    """The derivative on one side of a kink, and the regime the model enters there."""
+
+    derivative: float
+    elasticity: float
+    value: float          # the output on that side, continued to the point (differs at a jump)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One continuous parameter: value, derivative, elasticity, regime (``left``/``right`` at a kink)."""
+
+    parameter: str
+    symbol: sp.Symbol
+    value: float
+    derivative: Optional[float]
+    elasticity: Optional[float]
+    regime: str
+    kink: Optional[str] = None
+    left: Optional[OneSided] = None
+    right: Optional[OneSided] = None
+    jump: bool = False
+
+    @property
+    def magnitude(self) -> float:
+        """The largest ``|elasticity|`` of the row (either side at a kink; -1 when undefined)."""
+        es = [self.elasticity] if self.kink is None else [self.left.elasticity, self.right.elasticity]
+        es = [abs(e) for e in es if e is not None and not math.isnan(e)]
+        return max(es) if es else -1.0
+
+
+@dataclass(frozen=True)
+class Step:
+    """The output after moving an integer knob to ``value`` (exact, through the solver)."""
+
+    value: int
+    output: float
+    delta: float
+    relative: float
+    warnings: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DiscreteRow:
+    """An integer knob: the exact change of the output at its previous and next valid value.
+
+    ``skipped`` lists the values tried on the way that the solver rejects, with its message.
+    """
+
+    knob: str
+    value: int
+    down: Optional[Step]
+    up: Optional[Step]
+    skipped: Tuple[Tuple[int, str], ...]
+
+
+def _row(name, x, v, f, grad, kinks, regime_text) -> Row:
+    if x in kinks:
+        kink, (fl, dl), (fr, dr), jump = kinks[x]
+        return Row(name, x, v, None, None, regime_text, kink, OneSided(dl, _elasticity(v, dl, fl), fl),
+                   OneSided(dr, _elasticity(v, dr, fr), fr), jump)
+    d = grad.get(x, 0.0)
+    return Row(name, x, v, d, _elasticity(v, d, f), regime_text)
+
+
+# --------------------------------------------------------------------------------------
+# One point
+# --------------------------------------------------------------------------------------
+
+def _elasticity(x, d, f) -> float:
+    return float("nan") if f == 0 else float(x) * d / f
+
+
+def regime_signature(variant: Variant, values: Mapping[sp.Symbol, object], output: str = "mfu"):
+    """The continuous regime of ``output`` at a point, as ``(decision index, side)`` pairs (cheap: no build)."""
+    md = model_decisions(variant)
+    data = md.data(values)
+    return tuple((i, int(md.decisions[i].choose(data[i])))
+                 for i in _continuous_decisions(md, _group(quantity_name(output, variant))))
+
+
+def _facts(variant: Variant, values) -> Dict[str, object]:
+    """The few values the regime labels read, from the compiled model."""
+    q = compile_quantities(variant, ("dp", "feasible"), "math").evaluate(values)
+    return {"dp": q["dp"], "tp": values[_SYM["tp_size"]], "feasible": bool(q["feasible"]),
+            "lora": values[_SYM["is_lora"]], "B_lt_dp": values[_SYM["batch_size"]] < q["dp"]}
+
+
+_SYM = {k: p.symbol for k, p in by_argument().items()}
+
+
+def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], output: str = "mfu",
+                     include_constants: bool = False) -> "Sensitivities":
+    """The continuous sensitivities at a point given as ``Symbol -> value`` (no solver checks, no knobs)."""
+    md = model_decisions(variant)
+    q = quantity_name(output, variant)
+    data = md.data(values)
+    continuous = _continuous_decisions(md, _group(q))
+    f, grad, kinks, signature = at_point(md, _group(q), q, values, data, continuous, False, _WRT)
+    choices = md.choices(data, md.decisions_of(q))
+    facts = _facts(variant, values)
+    labels = {i: label(md, i, choices[i], facts) for i in choices}
+    names = dict(CONTINUOUS, **(CONSTANT_ROWS if include_constants else {}))
+    params = md.parameters
+    continuous = set(continuous)
+    rows = []
+    for name, x in names.items():
+        if x not in params or values.get(x) is None:
+            continue
+        d, v = md.decisions, values[x]
+        where = [labels[i] for i in choices if labels[i] and (x in d[i].moves_with if i in continuous else
+                                                              x in d[i].branch_params[int(choices[i])])]
+        regime_text = ", ".join(dict.fromkeys(where))
+        rows.append(_row(name, x, v, f, grad, kinks, regime_text))
+    rows.sort(key=lambda r: -r.magnitude)
+    summary = [labels[i] for i in choices if labels[i]]
+    return Sensitivities(output, q, f, tuple(dict.fromkeys(summary)), signature, tuple(rows), variant,
+                         dict(values))
+
+
+def sensitivities(model, fleet, output: str = "mfu", *, include_constants: bool = False,
+                  **solve_kwargs) -> "Sensitivities":
+    """Ranked sensitivities of ``output`` at one ``solve()`` configuration.
+
+    Parameters
+    ----------
+    model, fleet
+        As in :meth:`mlsysim_sym.DistributedModel.solve`: catalog names, records, or mlsysim objects.
+    output
+        ``"mfu"`` (fleet), ``"step_time"``, ``"scaling_efficiency"``, ``"effective_throughput"``,
+        ``"memory"`` (per accelerator), or any model quantity / ``solve()`` result field.
+    include_constants
+        Also rank mlsysim's constants (framework tax, hierarchical latency, Adam bytes, ...).
+    **solve_kwargs
+        ``solve()``'s keyword arguments (validated, and warned about, exactly as ``solve()`` does).
+    """
+    w, f, key, args = configure(model, fleet, solve_kwargs, "sensitivities")   # solve()'s checks and warnings
+    variant, values = values_of(w, f, key, args)
+    table = sensitivities_at(variant, values, output, include_constants)
+    kw = {k: v for k, v in {**SOLVE_DEFAULTS, **solve_kwargs}.items() if k != "topology_override"}
+    return replace(table, context=(w, f, kw))
+
+
+# --------------------------------------------------------------------------------------
+# Integer knobs
+# --------------------------------------------------------------------------------------
+
+def _solve_output(w, f, kw, quantity):
+    """``(output, warnings)`` through the solver's checks, or raises the solver's error."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if quantity in _FIELD_OF:
+            r = DistributedModel().solve(w, f, **kw)
+            out = float(r.quantities[_FIELD_OF[quantity]])
+        else:
+            variant, values = values_of(*configure(w, f, kw))
+            out = float(compile_quantities(variant, (quantity,), "math").evaluate(values)[quantity])
+    return out, tuple(str(c.message) for c in caught)
+
+
+def _set(w, f, kw, knob, value):
+    """The configuration with the knob at ``value`` (a record field for ``count`` and ``layers``)."""
+    p = by_argument()[knob]
+    if p.field is not None:
+        return (*with_field(w, f, p, value), kw)
+    return w, f, dict(kw, **{knob: value})
+
+
+def _current(w, f, kw, knob) -> int:
+    p = by_argument()[knob]
+    if knob == "layers":
+        return w.layers or 1
+    if p.field is not None:
+        return getattr(f if p.origin.value == "fleet" else w, p.field)
+    return kw[knob]
+
+
+def _candidates(w, f, kw, knob, k) -> Tuple[List[int], List[int]]:
+    """Values to try above and below ``k``, nearest first (the solver decides validity)."""
+    n = f.total_accelerators
+    sizes = {"tp_size": kw["tp_size"], "pp_size": kw["pp_size"], "ep_size": kw["ep_size"]}
+    if knob in sizes:
+        rest = math.prod(v for s, v in sizes.items() if s != knob)
+        divs = divisors(n // rest) if n % rest == 0 else []
+        up = sorted({k + 1} | {d for d in divs if d > k})[:2]
+        down = sorted({k - 1} | {d for d in divs if d < k}, reverse=True)[:2]
+        return up, down
+    if knob == "count":
+        g = kw["tp_size"] * kw["pp_size"] * kw["ep_size"]
+        step = g // math.gcd(g, f.node.accelerators_per_node)
+        return sorted({k + 1, k + step}), sorted({k - 1, k - step}, reverse=True)
+    return [k + 1], [k - 1]
+
+
+def _neighbour(w, f, kw, knob, candidates, base, quantity, skipped) -> Optional[Step]:
+    for v in candidates:
+        if knob in ("layers", "count") and v < 1:
+            skipped.append((v, f"{knob} must be >= 1"))
+            continue
+        try:
+            out, msgs = _solve_output(*_set(w, f, kw, knob, v), quantity)
+        except (ValueError, TypeError) as exc:
+            skipped.append((v, str(exc)))
+            continue
+        return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs)
+    return None
+
+
+def discrete_sensitivities(table: "Sensitivities") -> Tuple[DiscreteRow, ...]:
+    """Exact changes of the output at the neighbouring values of the integer knobs (needs a ``solve()`` context)."""
+    if table.context is None:
+        raise ValueError("integer knobs need the solve() context: use sensitivities(model, fleet, ...)")
+    w, f, kw = table.context
+    base, _ = _solve_output(w, f, kw, table.quantity)
+    rows = []
+    for knob in INTEGER_KNOBS:
+        k = _current(w, f, kw, knob)
+        up, down = _candidates(w, f, kw, knob, k)
+        skipped: List[Tuple[int, str]] = []
+        hi = _neighbour(w, f, kw, knob, up, base, table.quantity, skipped)
+        lo = _neighbour(w, f, kw, knob, down, base, table.quantity, skipped)
+        rows.append(DiscreteRow(knob, k, lo, hi, tuple(sorted(skipped))))
+    return tuple(rows)
+
+
+def relaxed_sensitivities(table: "Sensitivities") -> Tuple[Row, ...]:
+    """Relaxed derivatives of the output with respect to the integer knobs (``zero_stage`` has none).
+
+    Every floor and ceiling moves like its real quotient (its fractional part at the
+    point held fixed, so the relaxed form equals the model at the point), in the
+    regime of the point, the fleet held fixed (``tp_size`` changes ``dp``). A
+    smooth interpolation of an integer model: a guide, not a prediction; the
+    exact changes are in :func:`discrete_sensitivities`.
+    """
+    md = model_decisions(table.variant)
+    data = md.data(table.values)
+    full = md.decisions_of(_group(table.quantity))
+    f, grad, kinks, _ = at_point(md, _group(table.quantity), table.quantity, table.values, data, full, True,
+                               _KNOB_SYMBOLS)
+    return tuple(_row(k, x, table.values[x], f, grad, kinks, "relaxed")
+                 for k, x in INTEGER_KNOBS.items() if x is not None)
+
+
+# --------------------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sensitivities:
+    """Ranked sensitivities of one output at one point (rows by decreasing ``|elasticity|``).
+
+    ``table["efficiency"]`` is a :class:`Row`; ``table.discrete["tp_size"]`` a
+    :class:`DiscreteRow` (computed on first access); ``table.expression(name)`` the
+    sympy derivative in this regime; ``print(table)`` and notebooks show the table.
+    """
+
+    output: str
+    quantity: str
+    value: float
+    regime: Tuple[str, ...]
+    signature: Tuple[Tuple[int, int], ...]
+    rows: Tuple[Row, ...]
+    variant: Variant
+    values: Dict[sp.Symbol, object] = field(repr=False)
+    context: Optional[tuple] = field(default=None, repr=False, compare=False)
+    _cache: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+
+    def __getitem__(self, name: str) -> Row:
+        for r in self.rows:
+            if r.parameter == name or str(r.symbol) == name:
+                return r
+        raise KeyError(f"no row {name!r}; rows: {', '.join(r.parameter for r in self.rows)}")
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def discrete(self) -> "_Named":
+        """Exact neighbour changes of the integer knobs (:func:`discrete_sensitivities`), computed on first use."""
+        if "discrete" not in self._cache:
+            self._cache["discrete"] = _Named(discrete_sensitivities(self))
+        return self._cache["discrete"]
+
+    @property
+    def relaxed(self) -> "_Named":
+        """Relaxed derivatives of the integer knobs (:func:`relaxed_sensitivities`), computed on first use."""
+        if "relaxed" not in self._cache:
+            self._cache["relaxed"] = _Named(relaxed_sensitivities(self))
+        return self._cache["relaxed"]
+
+    def expression(self, parameter: Optional[str] = None, frozen: bool = True) -> sp.Basic:
+        """The output (``parameter=None``) or its derivative, as sympy, in this regime.
+
+        ``frozen=True`` resolves every decision and puts the value of every floor and
+        ceiling in place (the readable form); False gives the expression that is
+        compiled (integer structure kept as ``Piecewise``/``FloorDiv``).
+        """
+        md = model_decisions(self.variant)
+        if frozen:
+            expr = _frozen(md, self.quantity, self.values)
+        else:
+            expr = regime(self.variant, _group(self.quantity), self.signature).expr(self.quantity)
+        return expr if parameter is None else sp.diff(expr, self[parameter].symbol)
+
+    def latex(self, parameter: Optional[str] = None, book: bool = False) -> str:
+        """LaTeX of :meth:`expression` in the book's notation (``book=True``: the book's macros)."""
+        return latex(self.expression(parameter), book=book)
+
+    def __str__(self) -> str:
+        return as_text(self)
+
+    def _repr_html_(self) -> str:
+        return as_html(self)
+
+    def _repr_latex_(self) -> str:
+        return as_latex(self)
+
+
+class _Named(tuple):
+    """Rows, also indexable by knob or parameter name."""
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            for r in self:
+                if getattr(r, "knob", None) == key or getattr(r, "parameter", None) == key:
+                    return r
+            raise KeyError(f"no knob {key!r}; knobs: {', '.join(INTEGER_KNOBS)}")
+        return tuple.__getitem__(self, key)
+
+
+def _frozen(md: ModelDecisions, quantity: str, values) -> sp.Basic:
+    data = md.data(values)
+    idx = md.decisions_of(quantity)
+    choices = md.choices(data, idx)
+    expr, _ = smooth(md, quantity, {i: int(c) for i, c in choices.items()}, lambda i: True)
+    return resolution(expr, values).expr
