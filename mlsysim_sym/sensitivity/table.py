@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 from ..printing import latex
-
-if TYPE_CHECKING:
-    from .point import DiscreteRow, Row, Sensitivities
 
 
 def _num(x) -> str:
@@ -25,26 +22,26 @@ def _num(x) -> str:
     return f"{x:.6g}"
 
 
-def _cells(r: Row) -> Tuple[str, str]:
+def _cells(r: "Row") -> Tuple[str, str]:
     if r.kink is None:
         return _num(r.derivative), _num(r.elasticity)
     return (f"L {_num(r.left.derivative)} | R {_num(r.right.derivative)}",
             f"L {_num(r.left.elasticity)} | R {_num(r.right.elasticity)}")
 
 
-def _where(r: Row) -> str:
+def _where(r: "Row") -> str:
     k = f"kink {r.kink}" + (" (jump)" if r.jump else "") if r.kink else ""
     return "; ".join(x for x in (k, r.regime) if x)
 
 
-def _knob_cells(k: DiscreteRow, relaxed: Dict[str, Row]) -> Tuple[str, str, str]:
+def _knob_cells(k: "DiscreteRow", relaxed: Dict[str, "Row"]) -> Tuple[str, str, str]:
     step = lambda s: "-" if s is None else f"{s.value}: {s.delta:+.6g}"  # noqa: E731
     r = relaxed.get(k.knob)
     rel = "-" if r is None else _cells(r)[1] + (f" (kink {r.kink})" if r.kink else "")
     return step(k.down), step(k.up), rel
 
 
-def as_text(t: Sensitivities) -> str:
+def as_text(t: "Sensitivities") -> str:
     """The table as text: the rows, then the integer knobs when the table has a ``solve()`` context."""
     head = [f"sensitivities of {t.output} ({t.quantity}) = {t.value:.6g}", "regime: " + ", ".join(t.regime)]
     rows = [("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity", "regime")]
@@ -66,7 +63,7 @@ def _columns(rows) -> List[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
-def as_html(t: Sensitivities) -> str:
+def as_html(t: "Sensitivities") -> str:
     """The continuous rows as an HTML table (``_repr_html_``)."""
     e = html.escape
     head = "".join(f"<th>{e(h)}</th>" for h in ("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity",
@@ -85,7 +82,7 @@ def _tex_num(x) -> str:
     return f"{m} \\times 10^{{{int(ex)}}}" if ex else m
 
 
-def as_latex(t: Sensitivities) -> str:
+def as_latex(t: "Sensitivities") -> str:
     """The continuous rows as a LaTeX array in the book's notation (``_repr_latex_``), printed by the
     package's one printer (:func:`mlsysim_sym.printing.latex`)."""
     lines = []

@@ -1,0 +1,124 @@
+"""The package's modules import in one direction: no cycle, apart from documented notebook display hooks.
+
+Every ``import`` of a package module is read from the source (module level and inside
+functions alike). The only imports allowed to point back up the layers are the lazy ones
+inside ``_repr_latex_`` / ``_repr_html_`` methods, which say so where they stand.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Dict, Set
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mlsysim_sym"
+HOOKS = ("_repr_latex_", "_repr_html_")
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _resolve(current: str, is_package: bool, level: int, module: str) -> str:
+    base = current.split(".") if is_package else current.split(".")[:-1]
+    base = base[:len(base) - (level - 1)] if level > 1 else base
+    return ".".join(base + ([module] if module else []))
+
+
+def _known(name: str, modules: Set[str]) -> str:
+    """The package module an import names (``a.b.c`` may be module ``a.b`` plus an attribute)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def import_graph() -> Dict[str, Set[str]]:
+    files = {(_module_name(p)): p for p in PACKAGE.rglob("*.py") if "_generated" not in p.parts}
+    modules = set(files)
+    graph: Dict[str, Set[str]] = {m: set() for m in modules}
+    for mod, path in files.items():
+        tree = ast.parse(path.read_text())
+        is_package = path.name == "__init__.py"
+        hooks = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name in HOOKS:
+                hooks |= {id(n) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in hooks:
+                continue
+            targets = []
+            if isinstance(node, ast.ImportFrom):
+                base = _resolve(mod, is_package, node.level, node.module or "") if node.level else (node.module or "")
+                targets = [f"{base}.{a.name}" for a in node.names] + [base]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            for t in targets:
+                k = _known(t, modules)
+                if k and k != mod and not (is_package and k.startswith(mod + ".")) and k != "mlsysim_sym":
+                    graph[mod].add(k)
+                    break
+    return graph
+
+
+def find_cycle(graph):
+    state: Dict[str, int] = {}
+    stack = []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                return stack[stack.index(n):] + [n]
+            if n not in state:
+                found = visit(n)
+                if found:
+                    return found
+        state[m] = 2
+        stack.pop()
+        return None
+
+    for m in sorted(graph):
+        if m not in state:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_the_package_has_no_import_cycle():
+    graph = import_graph()
+    assert len(graph) > 30 and "mlsysim_sym.inputs" in graph["mlsysim_sym.solver"]
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_lower_layers_import_nothing_above_them():
+    graph = import_graph()
+    below = {"mlsysim_sym.notation": set(), "mlsysim_sym.symbols": {"mlsysim_sym.notation"}}
+    for mod, allowed in below.items():
+        assert graph[mod] <= allowed, (mod, graph[mod])
+    # the model's algebra never reaches the numeric drivers
+    for mod in ("mlsysim_sym.model", "mlsysim_sym.simplify", "mlsysim_sym.printing", "mlsysim_sym.units"):
+        assert not graph[mod] & {"mlsysim_sym.solver", "mlsysim_sym.sweeps", "mlsysim_sym.inputs",
+                                 "mlsysim_sym.optimize", "mlsysim_sym.sensitivity"}, mod
+
+
+def test_repr_hooks_that_import_lazily_say_so():
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        lines = path.read_text().splitlines()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name in HOOKS:
+                imports = [n for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))]
+                for imp in imports:
+                    before = lines[imp.lineno - 2]
+                    assert "hook" in before and "lazy import" in before or "display hook" in before, \
+                        f"{path.name}:{imp.lineno}: say why this import is lazy"
