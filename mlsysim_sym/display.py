@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from typing import Iterable, List, Optional, Sequence
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
@@ -53,18 +54,33 @@ def quantity(value, unit: str, digits: int = 4) -> str:
     return f"{number(value / scale, digits)} {prefix}{_PREFIXED[unit]}"
 
 
-def text_table(rows: Sequence[Sequence[str]], header: Optional[Sequence[str]] = None, indent: str = "") -> List[str]:
-    """Rows of cells as aligned lines (text cells left, the rest right-aligned like numbers)."""
+def text_table(rows: Sequence[Sequence[str]], header: Optional[Sequence[str]] = None, indent: str = "",
+               align: str = "") -> List[str]:
+    """Rows of cells as aligned lines. ``align`` has one letter per column, ``l`` or ``r`` (default: the
+    first column left, the others right, as numbers)."""
     rows = [list(map(str, r)) for r in rows]
     allrows = ([list(header)] if header else []) + rows
     if not allrows:
         return []
-    widths = [max(len(r[i]) for r in allrows if i < len(r)) for i in range(max(len(r) for r in allrows))]
+    ncol = max(len(r) for r in allrows)
+    align = align or "l" + "r" * (ncol - 1)
+    widths = [max(len(r[i]) for r in allrows if i < len(r)) for i in range(ncol)]
     out = []
     for r in allrows:
-        cells = [c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)]
+        cells = [c.ljust(widths[i]) if align[i] == "l" else c.rjust(widths[i]) for i, c in enumerate(r)]
         out.append((indent + "  ".join(cells)).rstrip())
     return out
+
+
+def wrap(text: str, indent: str = "  ", width: int = 96) -> List[str]:
+    """``text`` wrapped into lines of at most ``width`` characters, continuation lines indented further."""
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_on_hyphens=False) or [indent]
+
+
+def shorten(text: str, width: int = 96) -> str:
+    """``text`` cut to ``width`` characters (with an ellipsis)."""
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def html_table(rows: Iterable[Sequence[str]], header: Optional[Sequence[str]] = None, caption: str = "") -> str:

@@ -25,7 +25,7 @@ from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
 import sympy as sp
 from sympy.core.relational import Relational
 
-from .display import html_table, quantity, text_table
+from .display import html_table, quantity, text_table, wrap
 from .inputs import KEYWORDS, configure, values_of
 from .model import StepTimeModel, Variant, build_model, closed_form
 from .printing import latex
@@ -85,9 +85,11 @@ class OperatingPoint:
         return rows
 
     def __repr__(self) -> str:
-        head = f"OperatingPoint of {self.configuration or 'one configuration'} ({len(self.forms)} quantities)"
+        head = wrap(f"OperatingPoint of {self.configuration or 'one configuration'} ({len(self.forms)} quantities)",
+                    "")
         rows = [r[:3] for r in self._rows()]
-        return "\n".join([head] + text_table(rows, ("quantity", "value", "form in this regime"), indent="  "))
+        return "\n".join(head + text_table(rows, ("quantity", "value", "form in this regime"), indent="  ",
+                                             align="lrl"))
 
     def _repr_html_(self) -> str:
         rows = [(n, v, m, f"${latex(self.forms[n].structured)}$") for n, v, _, m in self._rows()]

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .compile import lambdify_numeric
-from .display import html_table, quantity, text_table
+from .display import html_table, quantity, text_table, wrap
 from .inputs import KEYWORDS, SOLVE_DEFAULTS, as_fleet, as_workload, size_in_bytes
 from .solver import SWEPT, DistributedModel, DistributedResult, describe
 from .sweeps import resolve_name, sweep
@@ -83,9 +83,9 @@ class SearchResult:
     _HEADER = ("#", "tp x pp x ep x dp", "pipeline", "memory/overlap", "MFU", "step", "samples", "memory/acc")
 
     def __str__(self) -> str:
-        head = (f"search of {self.configuration}: {self.feasible:,} feasible of {self.searched:,} "
-                f"configurations, ranked by {self.objective}")
-        return "\n".join([head] + text_table(self._rows(), self._HEADER, indent="  "))
+        head = wrap(f"search of {self.configuration}: {self.feasible:,} feasible of {self.searched:,} "
+                    f"configurations, ranked by {self.objective}", "")
+        return "\n".join(head + text_table(self._rows(), self._HEADER, indent="  "))
 
     __repr__ = __str__
 
@@ -167,8 +167,11 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
         raise ValueError("no configuration fits in accelerator memory; widen the choices (recomputation, "
                          "ZeRO, more pipeline stages) or lower batch_size / seq_len")
     k = min(top_k, count)
-    best = np.argpartition(-flat, k - 1)[:k]
-    best = best[np.lexsort((best, -flat[best]))]      # by score, then by position (deterministic)
+    # every configuration scoring at least the k-th best, by score then by position: ties at the k-th
+    # place resolve the same way whatever k is
+    kth = np.partition(-flat, k - 1)[k - 1]
+    best = np.flatnonzero(-flat <= kth)
+    best = best[np.lexsort((best, -flat[best]))][:k]
     dm = DistributedModel()
     candidates = []
     for idx in best:

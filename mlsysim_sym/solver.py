@@ -15,7 +15,7 @@ from typing import Dict, Optional
 
 from . import notation
 from .compile import compile_quantities
-from .display import html_table, quantity, text_table
+from .display import html_table, quantity, text_table, wrap
 from .inputs import (FACTS, KEYWORDS, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, compiled_rules,
                      configure, facts, static_values, values_of)
 from .symbols import keywords
@@ -67,12 +67,26 @@ class NodeProfile:
     offload_effective_bw: Optional[float] = None   # B/s, only when infeasible
     overhead_dominated: bool = False
 
-    def __repr__(self) -> str:
+    def _rows(self):
+        s = lambda t: quantity(t, "s")  # noqa: E731
         fits = "fits" if self.feasible else f"does not fit: {quantity(self.offload_spill_bytes, 'B')} over HBM"
-        return (f"NodeProfile(T_node {quantity(self.latency, 's')} ({self.bottleneck.lower()}-bound: compute "
-                f"{quantity(self.latency_compute, 's')}, memory {quantity(self.latency_memory, 's')}, overhead "
-                f"{quantity(self.latency_overhead, 's')}), memory {quantity(self.memory_footprint, 'B')} per "
-                f"accelerator ({fits}), MFU {self.mfu:.4f})")
+        return [
+            ("replica step T_node", f"{s(self.latency)} ({self.bottleneck.lower()}-bound)"),
+            ("compute / memory / overhead", f"{s(self.latency_compute)} / {s(self.latency_memory)} / "
+                                            f"{s(self.latency_overhead)}"),
+            ("memory per accelerator", f"{quantity(self.memory_footprint, 'B')} ({fits})"),
+            ("MFU / HFU", f"{self.mfu:.4f} / {self.hfu:.4f}"),
+            ("achieved FLOP/s, bandwidth", f"{quantity(self.peak_flops_actual, 'flop/s')}, "
+                                           f"{quantity(self.peak_bw_actual, 'B/s')}"),
+            ("throughput, energy", f"{quantity(self.throughput, '1/s').replace(' /s', ' samples/s')}, "
+                                   f"{quantity(self.energy, 'J')}"),
+        ]
+
+    def __repr__(self) -> str:
+        return "\n".join(["NodeProfile (one replica):"] + text_table(self._rows(), indent="  "))
+
+    def _repr_html_(self) -> str:
+        return html_table(self._rows(), ("", "value"), caption="NodeProfile (one replica)")
 
 
 @dataclass(slots=True, repr=False)
@@ -135,8 +149,8 @@ class DistributedResult:
         ]
 
     def __repr__(self) -> str:
-        head = "DistributedResult" + (f" of {self.configuration}" if self.configuration else "")
-        return "\n".join([head + ":"] + text_table(self._rows(), indent="  "))
+        head = wrap("DistributedResult" + (f" of {self.configuration}:" if self.configuration else ":"), "")
+        return "\n".join(head + text_table(self._rows(), indent="  "))
 
     def _repr_html_(self) -> str:
         return html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")

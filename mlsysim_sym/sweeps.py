@@ -35,7 +35,7 @@ import sympy as sp
 
 from . import bounds
 from .compile import compile_quantities
-from .display import html_table, number, quantity, text_table
+from .display import html_table, quantity, shorten, text_table, wrap
 from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, as_fleet, as_workload,
                      compiled_rules, facts, is_count, static_values)
 from .model import Variant, build_model
@@ -140,15 +140,20 @@ class SweepResult:
     def _head(self) -> str:
         n, ok = self.valid.size, int(np.count_nonzero(self.valid))
         axes = ", ".join(f"{k} ({len(v)})" for k, v in self.axes.items())
-        return (f"SweepResult of {self.configuration or 'a sweep'}: shape {self.shape}, {ok:,} of {n:,} "
-                f"configurations valid" + (f"; axes {axes}" if axes else ""))
+        return (f"SweepResult: shape {self.shape}, {ok:,} of {n:,} configurations valid"
+                + (f"; axes {axes}" if axes else ""))
 
     def __repr__(self) -> str:
-        lines = [self._head()]
-        lines += text_table(self._summary(), ("output", "min", "median", "max"), indent="  ")
-        bad = [t for t in self.reasons[1:]][:3]
-        if bad:
-            lines.append("  masked, e.g.: " + "; ".join(bad) + (" ..." if len(self.reasons) > 4 else ""))
+        lines = wrap(self._head(), "") + wrap(self.configuration or "a sweep")
+        lines += text_table(self._summary(), ("output (valid configurations)", "min", "median", "max"), indent="  ")
+        codes, texts = self._messages()
+        if len(texts) > 1:
+            counts = np.bincount(np.ravel(codes), minlength=len(texts))
+            lines.append("  masked:")
+            for k in np.argsort(-counts[1:])[:3] + 1:
+                lines.append(shorten(f"    {counts[k]:,} x {texts[k]}"))
+            if len(texts) > 4:
+                lines.append(f"    ... and {len(texts) - 4} other reasons (see .reason)")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -236,7 +241,10 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
         if not np.ndim(values[sym.s]):
             values[sym.s] = values[sym.s].item()
 
-    compiled = compile_quantities(variant, tuple(OUTPUTS[n] for n in names), "numpy")
+    # the spill is reported only where the state does not fit (None in solve(), NaN here)
+    spill = "node_profile.offload_spill_bytes"
+    computed = names + (("node_profile.feasible",) if spill in names and "node_profile.feasible" not in names else ())
+    compiled = compile_quantities(variant, tuple(OUTPUTS[n] for n in computed), "numpy")
     for a in compiled.args:
         if values.get(a) is None:
             p = by_argument()
@@ -244,22 +252,31 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
             raise ValueError(f"{name} has no value for this workload or fleet (None); pass it explicitly")
 
     rules = compiled_rules(variant, "sweep", ())
-    code = _first_broken(rules, values, flags, shape)
-    out_shapes = {n: shape if code is not None else _output_shape(variant, OUTPUTS[n], values, shape)
-                  for n in names}
-    _refuse_if_too_large(names, out_shapes, shape, code is not None)
+    broken = _broken_rules(rules, values, flags, shape)
+    masked = bool(broken)
+    out_shapes = {n: shape if masked else _output_shape(variant, OUTPUTS[n], values, shape) for n in computed}
+    _refuse_if_too_large(computed, out_shapes, shape, masked)
+    code = _codes(broken, shape) if masked else None
     bad = code != 0 if code is not None else None
-    out, code = _evaluate(compiled, values, names, out_shapes, shape, bad, code, grid or len(shape) != 1)
+    out, code = _evaluate(compiled, values, computed, out_shapes, shape, bad, code, grid or len(shape) != 1)
+    bad = code != 0 if code is not None else None
+    out = dict(zip(computed, out))
+    if spill in names:
+        out[spill] = np.where(np.asarray(out["node_profile.feasible"], dtype=bool), np.nan, out[spill])
     result_values = {}
-    bad = code != 0 if code is not None else None
-    for n, x in zip(names, out):
+    for n in names:
+        x = out[n]
         if n == "node_profile.feasible":
             x = np.asarray(x, dtype=bool)
         if bad is not None:
-            x = np.where(bad, False if x.dtype == bool else np.nan, x)
+            fill = False if x.dtype == bool else np.nan
+            if x.shape == shape and x.flags.writeable and x.base is None:
+                x[bad] = fill                               # in place: no second full-size copy
+            else:
+                x = np.where(bad, fill, x)
         result_values[n] = np.broadcast_to(x, shape)    # a read-only view where an output depends on few axes
-    valid = np.ones(shape, dtype=bool) if bad is None else ~bad
-    codes = np.zeros(shape, dtype=np.int16) if code is None else code
+    valid = np.broadcast_to(np.True_, shape) if bad is None else ~bad
+    codes = np.broadcast_to(np.int16(0), shape) if code is None else code
     explain = _Explainer(rules, given, values, flags, w, f, shape)
     config = describe(w, f, given["precision"] if precision.ndim == 0 else SWEPT,
                       [(SWEPT if k in swept else given[k]) for k in KEYWORDS])
@@ -292,8 +309,9 @@ def _box(v) -> object:
     return bounds.Box(lo, hi, whole)
 
 
-def _first_broken(rules, values, flags, shape) -> Optional[np.ndarray]:
-    """Index + 1 of the first broken error rule per configuration (int16), or None when none is broken.
+def _broken_rules(rules, values, flags, shape) -> List[Tuple[int, np.ndarray]]:
+    """``(index + 1, mask)`` of every error rule some configuration breaks, in order; each mask in
+    its own (broadcastable, often small) shape.
 
     Each rule is first bounded over the ranges of the arguments (:mod:`mlsysim_sym.bounds`):
     a rule no configuration can break costs nothing; the others are evaluated elementwise.
@@ -301,19 +319,23 @@ def _first_broken(rules, values, flags, shape) -> Optional[np.ndarray]:
     raw = _raw_values(rules, values, flags)
     env = {a: _box(v) for a, v in raw.items()}
     ev = bounds.evaluator(env)
-    code = None
+    out = []
     for j, i in enumerate(rules.errors):
         if bounds.truth(rules.conditions[i], env, ev) is False:
             continue
         args, fn = rules.array(i)
         with np.errstate(all="ignore"):
             b = np.asarray(fn(*(raw[a] for a in args))[0], dtype=bool)
-        if not b.any():
-            continue
-        if code is None:
-            code = np.zeros(shape, dtype=np.int16)
-        first = (code == 0) & np.broadcast_to(b, shape)
-        code[first] = j + 1
+        if b.any():
+            out.append((j + 1, b))
+    return out
+
+
+def _codes(broken: List[Tuple[int, np.ndarray]], shape) -> np.ndarray:
+    """The first broken rule per configuration (its index + 1; 0 where none is)."""
+    code = np.zeros(shape, dtype=np.int16)
+    for c, b in broken:
+        code[(code == 0) & np.broadcast_to(b, shape)] = c
     return code
 
 
@@ -428,12 +450,12 @@ def _available_memory() -> int:
 
 
 def _refuse_if_too_large(names, out_shapes, shape, masked: bool) -> None:
+    """Raise :class:`SweepTooLarge` before any work when the outputs would not fit in memory."""
     size = math.prod(shape)
     need = sum(8 * math.prod(out_shapes[n]) for n in names)
     if masked:
-        need = 8 * size * len(names) + 3 * size      # every output materialized, plus the masks
-    chunk = min(size, GRID_CHUNK)
-    need += 40 * 8 * chunk                           # the temporaries of one chunk
+        need += 4 * size                             # the rule codes, the masked and the valid flags
+    need += 40 * 8 * min(size, GRID_CHUNK)           # the temporaries of one chunk
     have = _available_memory()
     if need > 0.8 * have:
         raise SweepTooLarge(

@@ -1,7 +1,7 @@
 """Workloads and fleets: small frozen records in SI units.
 
 These mirror the fields of mlsysim's pydantic objects that ``DistributedModel``
-reads (contract §1.2-§1.4), and nothing else. Every magnitude is a plain float
+reads (docs/contract.md §1.2-§1.4), and nothing else. Every magnitude is a plain float
 in SI base units (B, s, flop, flop/s, B/s, W), so a record can be written to and
 read from the bundled JSON catalog without a unit library.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
-#: Workload classes of mlsysim that change the computation (contract §2.2).
+#: Workload classes of mlsysim that change the computation (docs/contract.md §2.2).
 WORKLOAD_KINDS = (
     "transformer",         # TransformerWorkload
     "sparse_transformer",  # SparseTransformerWorkload (MoE)

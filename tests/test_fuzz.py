@@ -27,7 +27,7 @@ from fuzz_inputs import VALID, draw  # noqa: E402
 N = int(os.environ.get("MLSYSIM_SYM_FUZZ", "10000"))
 SEED = int(os.environ.get("MLSYSIM_SYM_FUZZ_SEED", "2026"))
 
-#: mlsysim's own check messages (contract §5); when mlsysim raises one of these we must match it exactly.
+#: mlsysim's own check messages (docs/contract.md §5); when mlsysim raises one of these we must match it exactly.
 MLSYSIM_CHECKS = ("must be >= ", "must be in [", "Infeasible 4D Parallelism", "precision must be a string",
                   "Supported precision values", "zero_stage must be 0, 1, 2, or 3", "must be positive, got",
                   "must be non-negative, got", "Workload must define either")

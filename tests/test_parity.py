@@ -1,10 +1,10 @@
 """Parity of ``mlsysim_sym.DistributedModel().solve`` with mlsysim 0.3.0.
 
-a. the golden values of contract §8 (literals, our solver only);
+a. the golden values of docs/contract.md §8 (literals, our solver only);
 b. a random grid over all 16 language models x all 18 clusters;
 c. all 26 non-language workloads on the Engine path and on the replica path;
 d. custom fleets / workloads built from mlsysim's own pydantic classes (every fallback);
-e. error and warning parity (contract §5).
+e. error and warning parity (docs/contract.md §5).
 
 Every comparison checks numbers (relative error <= 1e-12), ``feasible``, ``bottleneck``,
 ``overhead_dominated``, ``parallelism``, exceptions (type and message) and warnings
@@ -99,7 +99,7 @@ def _fleet_shape(fleet):
 
 
 def _dp_kind(n, apn, g):
-    """Which DP collective mlsysim runs (contract §2.6)."""
+    """Which DP collective mlsysim runs (docs/contract.md §2.6)."""
     dp = n // g
     if dp <= 1:
         return "none"
@@ -199,7 +199,7 @@ def _count_config(c: Counter, both, n, apn, count, kw):
 
 
 # ======================================================================================
-# a. Golden values of contract §8 (our solver only)
+# a. Golden values of docs/contract.md §8 (our solver only)
 # ======================================================================================
 
 # model, cluster, kwargs, dp, then the printed columns of §8 as strings:
@@ -267,7 +267,7 @@ def test_golden_values_section8(row):
                 bad.append(f"{key}: got {got!r}, expected exactly 0")
         elif not abs(got - want) <= tol:
             bad.append(f"{key}: got {got!r}, expected {lit} (abs err {abs(got - want):.3g} > tol {tol:.3g})")
-    # fleet MFU = node MFU x scaling efficiency (contract §4.3)
+    # fleet MFU = node MFU x scaling efficiency (docs/contract.md §4.3)
     se, node_mfu = float(printed[1]), float(printed[8])
     if not abs(r.mfu - se * node_mfu) <= 2e-9 * se * node_mfu:
         bad.append(f"mfu: got {r.mfu!r}, expected {se * node_mfu!r} (= se x node mfu)")
@@ -423,7 +423,7 @@ def test_engine_precision_fallback_warning(model, cluster, precision):
     assert [c for c, _ in theirs["warnings"]] == ["UserWarning"]
     assert f"Precision '{precision}' not in" in theirs["warnings"][0][1]
     assert oracle.diff_outcomes(both, RTOL) == []
-    # the replica path falls back silently (contract §1.5)
+    # the replica path falls back silently (docs/contract.md §1.5)
     both = oracle.call_both(model, cluster, batch_size=100000, precision=precision, tp_size=2)
     assert both["mlsysim"]["warnings"] == [] and both["mlsysim"]["exception"] is None
     assert oracle.diff_outcomes(both, RTOL) == []
@@ -575,7 +575,7 @@ def test_custom_coverage(custom_grid):
 
 
 # ======================================================================================
-# e. Errors (contract §5.1, with precedence) and warnings (§5.2)
+# e. Errors (docs/contract.md §5.1, with precedence) and warnings (§5.2)
 # ======================================================================================
 
 def _error_cases():

@@ -28,7 +28,7 @@ def test_readme_gives_the_two_commands_and_ci_runs_the_test_one():
 def test_cli_prints_the_default_breakdown(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
-    # contract §8 row 1: Llama3_70B on Research_256, b256 tp8 pp4 m8
+    # docs/contract.md §8 row 1: Llama3_70B on Research_256, b256 tp8 pp4 m8
     assert "Llama3_70B on Research_256" in out
     assert "step time T_step           3368.627 ms" in out
     assert "DP communication            618.450 ms" in out

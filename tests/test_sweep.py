@@ -160,3 +160,61 @@ def test_a_result_that_overflows_is_masked_not_raised():
     assert r.reason.ravel()[0] == "the result overflows or divides by zero (an extreme input)"
     r = sweep("Llama3_8B", "Research_256", parameters=[0.0, 8e9])
     assert r.reason.tolist() == ["parameters must be positive, got 0.0", ""]
+
+
+def test_grids_evaluated_in_chunks_equal_one_pass(monkeypatch):
+    import mlsysim_sym.sweeps as sweeps
+
+    grid = dict(batch_size=np.arange(1, 301, 7), tp_size=[1, 2, 3, 5, 8], pp_size=[1, 2, 4, 8],
+                microbatch_count=[1, 4, 8], efficiency=np.linspace(0.2, 0.9, 6))
+    whole = sweep("Llama3_70B", "Kempner_H100_384", **grid)
+    assert whole.shape == (43, 5, 4, 3, 6) and 0 < whole.valid.sum() < whole.valid.size
+    monkeypatch.setattr(sweeps, "GRID_CHUNK", 500)          # ~30 chunks, split inside the second axis
+    chunked = sweep("Llama3_70B", "Kempner_H100_384", **grid)
+    assert (chunked.valid == whole.valid).all() and (chunked.reason == whole.reason).all()
+    for name in whole.values:
+        np.testing.assert_array_equal(chunked[name], whole[name], err_msg=name)
+    # an output that depends on few axes stays that small (a broadcast view), masked or not
+    r = sweep("Llama3_70B", "Research_256", outputs=("bubble_fraction", "mfu"), batch_size=np.arange(1, 513),
+              pp_size=[1, 2, 4, 8], microbatch_count=[1, 2, 4, 8])
+    assert r["bubble_fraction"].base.shape == (1, 4, 4) and r["mfu"].shape == (512, 4, 4)
+
+
+def test_flattened_sweeps_in_chunks_equal_one_pass(monkeypatch):
+    import mlsysim_sym.sweeps as sweeps
+
+    rng = np.random.default_rng(5)
+    n = 5000
+    cols = dict(tp_size=rng.choice([1, 2, 3, 4, 8], n), batch_size=rng.integers(1, 2000, n),
+                efficiency=rng.uniform(0.1, 1.0, n), fabric_bandwidth=rng.choice([5e10, 1e-300, -1.0], n))
+    whole = sweep("Llama3_8B", "Lab_64_H100", grid=False, **cols)
+    monkeypatch.setattr(sweeps, "CHUNK", 700)
+    chunked = sweep("Llama3_8B", "Lab_64_H100", grid=False, **cols)
+    assert (chunked.valid == whole.valid).all() and (chunked.reason == whole.reason).all()
+    assert set(whole.reasons) >= {"", sweeps.OVERFLOW}
+    for name in whole.values:
+        np.testing.assert_array_equal(chunked[name], whole[name], err_msg=name)
+
+
+def test_a_sweep_that_cannot_fit_in_memory_is_refused_up_front():
+    import time
+
+    from mlsysim_sym.sweeps import SweepTooLarge
+
+    t = time.perf_counter()
+    with pytest.raises(SweepTooLarge, match=r"a sweep of 1,000,000,000,000 configurations with 1 output\(s\) "
+                                            r"needs about 8 TB.*outputs=.*coarser grid"):
+        sweep("Llama3_70B", "Research_256", outputs="mfu", batch_size=np.arange(1, 10**6 + 1),
+              efficiency=np.linspace(0.01, 1, 10**3), seq_len=np.arange(1, 10**3 + 1))
+    assert time.perf_counter() - t < 5            # refused before any work
+    assert issubclass(SweepTooLarge, MemoryError)
+
+
+def test_spill_is_nan_where_the_state_fits():
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[1, 8], pp_size=4, microbatch_count=8)
+    feasible = r["node_profile.feasible"]
+    assert feasible.tolist() == [False, True]
+    assert r["node_profile.offload_spill_bytes"][0] > 0 and np.isnan(r["node_profile.offload_spill_bytes"][1])
+    one = sweep("Llama3_70B", "Research_256", outputs="node_profile.offload_spill_bytes", tp_size=[1, 8],
+                batch_size=256, pp_size=4, microbatch_count=8)
+    np.testing.assert_array_equal(one["node_profile.offload_spill_bytes"], r["node_profile.offload_spill_bytes"])

@@ -56,7 +56,7 @@ def test_in_flight_divisor():
 
 
 def test_integer_division_is_exact_where_a_reciprocal_rounds():
-    # sympy-notes §3: floor(1502 * 580 / 435580) computed as 1502*580*(1/435580) gives
+    # common-subexpression elimination: floor(1502 * 580 / 435580) computed as 1502*580*(1/435580) gives
     # 1.9999999999999998 -> 1. Here N = 43558 * 10 = 435580 accelerators, G = 580, dp = 751,
     # B = 1502 -> local batch exactly 2.
     assert FloorDiv(1502, 751) == 2

@@ -6,7 +6,7 @@
 * :class:`FloorDiv` / :class:`CeilDiv`: exact integer division. mlsysim computes
   ``N // G``, ``B // dp``, ``ceil(L / pp)`` on integers; written as
   ``floor(a/b)`` a CSE pass turns them into ``floor(a * (1/b))`` and a rounded
-  ``1.9999999999999998`` halves the local batch (sympy-notes §3). These stay
+  ``1.9999999999999998`` halves the local batch (``tests/test_terms.py`` has the case). These stay
   atomic: Python ``//`` in scalar code, and in numpy ``floor(a / b)`` with one
   correctly rounded division, which is exact for integers ``0 <= a < 2**53``,
   ``b >= 1``: a non-integer quotient ``q`` lies at least ``1/b`` below the next

@@ -1,0 +1,91 @@
+"""What a person sees: results print with units and names, fit a terminal, and say which configuration."""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from mlsysim_sym import DistributedModel, operating_point_of, search, sweep
+from mlsysim_sym.display import quantity, text_table
+from mlsysim_sym.inputs import SOLVE_DEFAULTS
+from mlsysim_sym.solver import OUTPUTS
+
+GOLDEN = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+WIDTH = 100
+
+
+def _fits(text: str) -> bool:
+    return all(len(line) <= WIDTH for line in text.splitlines())
+
+
+def test_values_carry_si_prefixes_and_units():
+    assert quantity(3.368626711354994, "s") == "3.369 s" and quantity(0.0006184, "s") == "618.4 us"
+    assert quantity(59411380584.0, "B") == "59.41 GB" and quantity(4.945e14, "flop/s") == "494.5 TFLOP/s"
+    assert quantity(-0.0, "1") == "0" and quantity(None, "s") == "-" and quantity(float("nan"), "B") == "nan B"
+    assert text_table([("a", "1"), ("bbb", "22")], ("x", "y"), align="lr") == ["x     y", "a     1", "bbb  22"]
+
+
+def test_a_result_prints_its_configuration_and_its_numbers_with_units():
+    r = DistributedModel().solve("Llama3_70B", "Research_256", **GOLDEN)
+    text = repr(r)
+    head = " ".join(line.strip() for line in text.splitlines()[:2])
+    assert head.startswith("DistributedResult of Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, "
+                           "tp 8, pp 4, m 8, fp16:")
+    for piece in ("step time T_step", "3.369 s", "compute-bound", "59.41 GB (fits)", "MFU fleet / node",
+                  "samples/s", "dp 8, tp 8, pp 4, ep 1"):
+        assert piece in text, piece
+    assert _fits(text)
+    assert "<table>" in r._repr_html_() and "3.369 s" in r._repr_html_()
+    node = repr(r.node_profile)
+    assert node.startswith("NodeProfile (one replica):") and "59.41 GB (fits)" in node and _fits(node)
+
+
+def test_quantities_report_no_spill_where_the_state_fits():
+    fits = DistributedModel().solve("Llama3_70B", "Research_256", **GOLDEN)
+    assert fits.node_profile.offload_spill_bytes is None and fits.quantities["node_profile.offload_spill_bytes"] is None
+    spills = DistributedModel().solve("Llama3_70B", "Research_256", **dict(GOLDEN, tp_size=1))
+    assert spills.quantities["node_profile.offload_spill_bytes"] == spills.node_profile.offload_spill_bytes > 0
+    assert set(fits.quantities) == set(OUTPUTS)
+
+
+def test_a_sweep_prints_a_summary_not_its_arrays():
+    r = sweep("Llama3_70B", "Kempner_H100_384", outputs=("mfu", "step_latency_total", "node_profile.feasible"),
+              batch_size=[128, 384], tp_size=[1, 2, 3, 5, 8], pp_size=[1, 4, 7])
+    text = repr(r)
+    head = " ".join(line.strip() for line in text.splitlines()[:2])
+    assert head.startswith("SweepResult: shape (2, 5, 3), 16 of 30 configurations valid; axes batch_size (2), "
+                           "tp_size (5), pp_size (3)")
+    assert "Kempner AI Cluster" in text and "varied: batch, tp" in text
+    assert "step_latency_total" in text and " s " in text and "2 of 16 true" in text
+    assert "2 x Infeasible 4D Parallelism: TP(1) * PP(7) * EP(1)" in text
+    assert _fits(text) and len(text.splitlines()) < 15
+    assert r._repr_html_().startswith("<table><caption>SweepResult")
+
+
+def test_search_results_show_the_split_schedule_and_memory():
+    r = search("Llama3_70B", "Research_256", 256, top_k=3)
+    text = str(r)
+    assert "ranked by mfu" in text and "memory/acc" in text and "GB" in text and "tp x pp x ep x dp" in text
+    assert _fits(text) and repr(r) == text
+
+
+def test_an_operating_point_prints_values_with_units_and_its_forms():
+    with pytest.warns(UserWarning, match="some ranks will be idle"):      # as solve() warns
+        operating_point_of("Llama3_8B", "Research_256", batch_size=8)
+    p = operating_point_of("Llama3_70B", "Research_256", **GOLDEN)
+    text = repr(p)
+    assert text.splitlines()[0].startswith("OperatingPoint of Llama-3.1-70B on Research Cluster (256 GPUs)")
+    assert "T_step" in text and "3.369 s" in text and "T_compute + T_overhead" in text
+    assert _fits(text)
+    assert "roofline time of one replica step" in p._repr_html_()
+
+
+def test_help_of_solve_documents_every_argument_and_the_units_of_the_results():
+    doc = inspect.getdoc(DistributedModel.solve)
+    for name in SOLVE_DEFAULTS:
+        assert name in doc, name
+    for piece in ("in s", "in B per accelerator", "samples/s", "in J", "flop/s", "B/s"):
+        assert piece in doc, piece
+    sig = inspect.signature(DistributedModel.solve)
+    assert {k: p.default for k, p in sig.parameters.items() if k not in ("self", "model", "fleet")} == SOLVE_DEFAULTS
