@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 import math
 import textwrap
-from typing import Iterable, List, Optional, Sequence
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
              (1e-6, "u"), (1e-9, "n"))
@@ -42,15 +42,20 @@ def number(x, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
+def si_prefix(value, unit: str) -> Tuple[float, str]:
+    """``(scale, prefix)`` to print ``value`` of ``unit`` with (``1.0, ""`` where no prefix applies)."""
+    if unit not in _PREFIXED or not value or math.isnan(value) or math.isinf(value) or abs(value) < 0.9995e-9:
+        return 1.0, ""
+    return next(((s, p) for s, p in _PREFIXES if abs(value) >= s * 0.9995), _PREFIXES[-1])
+
+
 def quantity(value, unit: str, digits: int = 4) -> str:
     """``value`` (SI) with an SI prefix and ``unit`` (``"s"``, ``"B"``, ``"flop/s"``, ``"1"``, ...)."""
     if value is None or isinstance(value, bool) or unit in _PLAIN:
         return number(value, digits) + _PLAIN.get(unit, "")
     if unit not in _PREFIXED:
         return f"{number(value, digits)} {unit}"
-    if value == 0 or math.isnan(value) or math.isinf(value) or abs(value) < 0.9995e-9:
-        return f"{number(value, digits)} {_PREFIXED[unit]}"
-    scale, prefix = next(((s, p) for s, p in _PREFIXES if abs(value) >= s * 0.9995), _PREFIXES[-1])
+    scale, prefix = si_prefix(value, unit)
     return f"{number(value / scale, digits)} {prefix}{_PREFIXED[unit]}"
 
 

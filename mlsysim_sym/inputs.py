@@ -37,7 +37,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 
 import sympy as sp
 
-from . import catalog
+from . import catalog, notation
 from .compile import lambdify_numeric, numeric_form
 from .model import Variant, build_model
 from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, by_argument, keywords, sym
@@ -417,8 +417,11 @@ def _rules() -> Tuple[Rule, ...]:
 #: Every check, in order: mlsysim's (``docs/contract.md`` §5), then ours, then the sweeps' own.
 RULES: Tuple[Rule, ...] = _rules()
 
-#: Quantity placeholders of the rules -> model quantity names.
-_QUANTITY_NAMES = ("N", "G", "dp", "rpn", "nodes_dp", "M_grad_msg", "M_act_msg", "BW_inter", "f_train")
+#: The model quantities the rules read (their placeholders' names).
+_QUANTITY_NAMES = tuple(n for n in notation.QUANTITY_NAMES
+                        if any(_q(n) in (r.broken.free_symbols | r.when.free_symbols | {s for _, e in r.shows
+                                                                                        for s in e.free_symbols})
+                               for r in RULES))
 
 
 def _raw_expression(expr: sp.Basic, variant: Variant) -> sp.Basic:
@@ -518,8 +521,8 @@ class CompiledRules:
 
 
 def is_count(name: str) -> bool:
-    """True for the quantities a message shows as a whole number (accelerators, replicas, ranks, nodes)."""
-    return name in ("N", "G", "dp", "rpn", "nodes_dp")
+    """True for the quantities a message shows as a whole number (declared integer in the model)."""
+    return bool(build_model().quantity(name).symbol.is_integer) if name in build_model() else False
 
 
 @lru_cache(maxsize=None)

@@ -32,6 +32,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter as _SympyLatexPrinter
 
 from . import notation
+from .display import si_prefix
 from .simplify import shorten, termwise
 from .symbols import PARAMS
 from .terms.collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
@@ -156,10 +157,6 @@ def expr_repr_latex(expr) -> str:
 # --------------------------------------------------------------------------------------
 # Numbers with units
 # --------------------------------------------------------------------------------------
-_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
-             (1e-6, "u"), (1e-9, "n"))
-#: Units that take an SI prefix.
-_PREFIXED = ("s", "B", "flop", "flop/s", "B/s", "J", "W")
 _PLAIN = {"1": "", "1/s": r"\,\text{s}^{-1}", "flop/B": r"\,\text{flop/B}"}
 
 
@@ -180,9 +177,7 @@ def value_latex(value, unit: str, digits: int = 4) -> str:
     """LaTeX of a value in SI units with a prefix: ``59.41\\,\\text{GB}``, ``3.369\\,\\text{s}``."""
     if isinstance(value, bool) or unit in _PLAIN or value == 0:
         return number(value, digits) + _PLAIN.get(unit, "" if unit == "1" else r"\,\text{%s}" % unit)
-    if unit not in _PREFIXED or abs(value) < 0.9995e-9:
-        return number(value, digits) + r"\,\text{%s}" % unit
-    scale, prefix = next((s, p) for s, p in _PREFIXES if abs(value) >= s * 0.9995)
+    scale, prefix = si_prefix(value, unit)
     if prefix == "u":
         return number(value / scale, digits) + r"\,\mu\text{%s}" % unit
     return number(value / scale, digits) + r"\,\text{%s%s}" % (prefix, unit)

@@ -16,7 +16,7 @@ from typing import Dict, Optional
 from . import notation
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (FACTS, KEYWORDS, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, compiled_rules,
+from .inputs import (FACTS, KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, compiled_rules,
                      configure, facts, static_values, values_of)
 from .symbols import keywords
 from .types import Fleet, Workload
@@ -242,7 +242,7 @@ class DistributedModel:
                    gradient_accumulation_steps, seq_len)
         if type(precision) is str and {type(v) for v in numbers} <= _PLAIN_NUMBERS:
             key = precision.lower()
-            bound = _bound(w, f, key) if key in _KEYS else None
+            bound = _bound(w, f, key) if key in PRECISION_BYTES else None
             if bound is not None:
                 template, positions, fn, first, transformer, fallback = bound
                 # mlsysim never reads seq_len here (it only sizes TP and EP messages): any value goes
@@ -276,7 +276,6 @@ class DistributedModel:
 
 
 _PLAIN_NUMBERS = {int, float}
-_KEYS = frozenset(("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4"))
 _KEYWORDS = frozenset(["precision", "topology_override", *keywords()])
 
 

@@ -588,6 +588,8 @@ def _error_cases():
     zero_fabric = h100.model_copy(update={"fabric": h100.fabric.model_copy(update={"bandwidth": Q(0, "Gbps")})})
     neg_fabric_lat = h100.model_copy(update={"fabric": h100.fabric.model_copy(update={"latency": Q(-1, "us")})})
     zero_intra = h100.model_copy(update={"node": h100.node.model_copy(update={"intra_node_bw": Q(0, "GB/s")})})
+    neg_layers = ms.Models.Language.Llama3_8B.model_copy(update={"layers": -2})
+    neg_hidden = ms.Models.Language.Llama3_8B.model_copy(update={"hidden_dim": -64})
     VE = "ValueError"
     L, R = "Llama3_8B", "Research_256"
     return [
@@ -626,6 +628,13 @@ def _error_cases():
         ("zero4", L, R, dict(zero_stage=4, batch_size=256), ("raise", VE, "zero_stage must be 0, 1, 2, or 3")),
         ("zero-1", L, R, dict(zero_stage=-1, batch_size=256), ("raise", VE, "zero_stage must be 0, 1, 2, or 3")),
         ("zeroTrue", L, R, dict(zero_stage=True, batch_size=256), ("ok", [])),
+        # between them, under LoRA, the trainable fraction (negative only for a non-physical workload)
+        ("lora_neg_layers", neg_layers, R, dict(is_lora=True, batch_size=256),
+         ("raise", VE, "trainable_fraction must be in [0.0, 1.0], got -0.000130582")),
+        ("lora_neg_layers_seq0", neg_layers, R, dict(is_lora=True, batch_size=256, seq_len=0),
+         ("raise", VE, "seq_len must be >= 1, got 0")),
+        ("lora_neg_hidden_zero7", neg_hidden, R, dict(is_lora=True, batch_size=256, zero_stage=7),
+         ("raise", VE, "trainable_fraction must be in [0.0, 1.0], got -3.26455")),
         # V13 bubble checks (also with pp = 1)
         ("m0", L, R, dict(microbatch_count=0, batch_size=256), ("raise", VE, "n_microbatches must be >= 1, got 0")),
         ("v0", L, R, dict(v_stages=0, batch_size=256), ("raise", VE, "v_stages must be >= 1, got 0")),
@@ -707,7 +716,8 @@ def _cases():
 _ERROR_IDS = [
     "tp0", "pp0", "ep0", "ep-3", "batch0", "ga0", "eff0", "eff1.5", "eff1e-10", "eff1e-9_ok", "ov1.1", "ov-0.1",
     "imb0.5", "G_gt_N", "G_not_div", "G_not_div_odd_cluster", "prec_int", "prec_None", "prec_fp64", "prec_FP64",
-    "prec_fp64_engine", "prec_int_engine", "seq0", "zero4", "zero-1", "zeroTrue", "m0", "v0", "m0_pp4",
+    "prec_fp64_engine", "prec_int_engine", "seq0", "zero4", "zero-1", "zeroTrue", "lora_neg_layers",
+    "lora_neg_layers_seq0", "lora_neg_hidden_zero7", "m0", "v0", "m0_pp4",
     "v0_engine", "tp0_pp0", "pp0_batch0", "batch0_eff0", "ga0_eff0", "eff0_ov2", "ov2_imb0", "imb0_Ggt",
     "Ggt_prec", "Gdiv_prec", "prec_seq0", "seq0_zero9", "zero9_m0", "m0_v0", "prec_m0_engine",
     "batch_lt_dp_then_error", "nontransformer_seq0_engine", "nontransformer_seq0_replica", "nontransformer_zero7",
