@@ -82,6 +82,11 @@ def main(argv=None) -> int:
             sweep(w, f, grid=False, outputs=outputs, **cols)
             t = per_call(lambda: sweep(w, f, grid=False, outputs=outputs, **cols), 1, 3) / n
             rows.append((f"flattened sweep of {n:,} random configurations, {label}", t_ml, t))
+        # the same, with mlsysim's own objects as model and fleet (converted on every call)
+        both = ("mfu", "step_latency_total")
+        sweep(M, F, grid=False, outputs=both, **cols)
+        t = per_call(lambda: sweep(M, F, grid=False, outputs=both, **cols), 1, 3) / n
+        rows.append((f"flattened sweep of {n:,} random configurations, MFU + step time, mlsysim objects", t_ml, t))
 
     grid = dict(batch_size=np.arange(1, 513), tp_size=[1, 2, 4, 8], pp_size=[1, 2, 4, 8],
                 microbatch_count=[1, 2, 4, 8, 16, 32], efficiency=np.linspace(0.1, 1, 50))
@@ -114,8 +119,21 @@ def main(argv=None) -> int:
     for what, a, b in rows:
         print(f"{what:<82} {fmt(a):>12} {fmt(b):>12} {a / b:>8.0f}x")
     print(f"full search on Meta_Llama3_16K_H100 (16,384 GPUs, {n_big:,} configurations): {fmt(t_big)}")
+    if not quick:
+        print(big_grid())
     print("(mlsysim column of the cold-process row: `python -c 'import mlsysim'` alone)")
     return 0
+
+
+def big_grid() -> str:
+    """A broadcast grid of 9.6 x 10^7 configurations (fleet MFU), in a fresh process: time and peak memory."""
+    code = ("import time, resource, numpy as np; from mlsysim_sym import sweep; t = time.perf_counter(); "
+            "r = sweep('Llama3_70B', 'Research_256', outputs=('mfu',), batch_size=np.arange(1, 1001), "
+            "tp_size=[1, 2, 4, 8], pp_size=[1, 2, 4, 8], microbatch_count=[1, 2, 4, 8, 16, 32], "
+            "efficiency=np.linspace(0.1, 1, 1000)); dt = time.perf_counter() - t; "
+            "print(f'{dt:.2f} s, peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB')")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+    return f"broadcast grid of 96,000,000 configurations, fleet MFU (fresh process, one call): {out}"
 
 
 def fmt(t: float) -> str:

@@ -1,7 +1,8 @@
 """The pre-generated scalar code of ``solve()``: written by ``tools/generate_code.py``, checked before it runs.
 
 ``mlsysim_sym/_generated/<backend>_<variant>.py`` holds the lambdified outputs of
-``solve()`` for one model variant (package data, never a user-writable location).
+``solve()`` for one model variant, and ``rules_<variant>.py`` its compiled checks
+(package data, never a user-writable location).
 A new process uses it instead of building and lambdifying the model (~0.5 s) when
 it can be trusted: :func:`load` reads the file as text, reads its header as
 literals (``ast.literal_eval``), and runs the code below the header only when the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import math
 import os
 import stat
 from functools import lru_cache
@@ -24,9 +26,9 @@ from typing import Callable, Optional, Tuple
 import sympy as sp
 
 #: Package sources whose content decides the generated code.
-FINGERPRINT_SOURCES = ("notation.py", "symbols.py", "model.py", "compile.py", "terms/__init__.py", "terms/base.py",
-                       "terms/collectives.py", "terms/communication.py", "terms/roofline.py", "terms/memory.py",
-                       "terms/pipeline.py")
+FINGERPRINT_SOURCES = ("notation.py", "symbols.py", "model.py", "compile.py", "inputs.py", "terms/__init__.py",
+                       "terms/base.py", "terms/collectives.py", "terms/communication.py", "terms/roofline.py",
+                       "terms/memory.py", "terms/pipeline.py")
 
 _SPLIT = "\n\n# --- generated code ---\n"
 
@@ -41,13 +43,14 @@ def fingerprint() -> str:
     return h.hexdigest()
 
 
-def module_name(variant, backend: str = "math") -> str:
-    return "_".join([backend, variant.family] + [k for k in ("explicit_weights", "sram", "flash")
-                                                 if getattr(variant, k)])
+def module_name(variant, backend: str = "math", kind: str = "outputs") -> str:
+    """``math_transformer`` (the outputs of ``solve()``), ``rules_transformer`` (its checks), ..."""
+    return "_".join([backend if kind == "outputs" else kind, variant.family]
+                    + [k for k in ("explicit_weights", "sram", "flash") if getattr(variant, k)])
 
 
-def path(variant, backend: str = "math"):
-    return resources.files("mlsysim_sym").joinpath("_generated", module_name(variant, backend) + ".py")
+def path(variant, backend: str = "math", kind: str = "outputs"):
+    return resources.files("mlsysim_sym").joinpath("_generated", module_name(variant, backend, kind) + ".py")
 
 
 def source(variant, names: Tuple[str, ...], args: Tuple[str, ...], body: str) -> str:
@@ -61,10 +64,11 @@ def source(variant, names: Tuple[str, ...], args: Tuple[str, ...], body: str) ->
             f"{_SPLIT}{body}")
 
 
-def load(variant, names: Tuple[str, ...], backend: str = "math") -> Optional[Tuple[Tuple[str, ...], Callable]]:
+def load(variant, names: Tuple[str, ...], backend: str = "math",
+         kind: str = "outputs") -> Optional[Tuple[Tuple[str, ...], Callable]]:
     """``(argument names, function)`` of the shipped code for ``(variant, names)``, or None when
     absent, stale or not trustworthy (see the module docstring)."""
-    p = path(variant, backend)
+    p = path(variant, backend, kind)
     try:
         text = p.read_text()
         mode = os.stat(str(p)).st_mode
@@ -82,6 +86,6 @@ def load(variant, names: Tuple[str, ...], backend: str = "math") -> Optional[Tup
             or meta.get("VARIANT") != tuple(vars(variant).values())
             or meta.get("BODY_SHA256") != hashlib.sha256(body.encode()).hexdigest()):
         return None
-    namespace: dict = {}
+    namespace = {k: v for k, v in vars(math).items() if not k.startswith("_")}   # lambdify's "math" namespace
     exec(compile(body, str(p), "exec"), namespace)  # noqa: S102 - verified package code, never user input
     return tuple(meta["ARGS"]), namespace["evaluate"]

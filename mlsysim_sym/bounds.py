@@ -12,7 +12,7 @@ Examples
 --------
 >>> import sympy as sp
 >>> x, y = sp.symbols("x y", real=True)
->>> env = {x: Box(1, 8, True), y: Box(0.5, 0.9)}
+>>> env = {x: Box(1, 8, True, True), y: Box(0.5, 0.9, False, True)}
 >>> truth(x * y > 10, env), truth(x < 1, env), truth(sp.Eq(sp.Mod(16, x), 0), env)
 (False, False, None)
 """
@@ -25,6 +25,7 @@ from typing import Dict, Mapping, Optional
 import sympy as sp
 from sympy.core.relational import Relational
 
+from .branches import Memo
 from .terms.base import CeilDiv, FloorDiv, Iverson
 
 _INF = math.inf
@@ -32,11 +33,15 @@ _INF = math.inf
 
 @dataclass(frozen=True)
 class Box:
-    """``lo <= x <= hi`` (``whole``: x takes integer values only). NaN bounds mean "unknown"."""
+    """``lo <= x <= hi``. ``whole``: x takes integer values only. ``exact``: the bounds carry no
+    rounding (the values of an argument, or integer arithmetic on them); comparisons of inexact
+    bounds leave a relative margin, so a rounded bound never decides a condition.
+    NaN bounds mean "unknown"."""
 
     lo: float
     hi: float
     whole: bool = False
+    exact: bool = False
 
     @property
     def known(self) -> bool:
@@ -48,64 +53,78 @@ class Box:
 
 
 ANY = Box(-_INF, _INF)
+_BIG = 2.0 ** 53          # integers below this are exact in float64
 
 
-def _box(lo, hi, whole=False) -> Box:
+def _box(lo, hi, whole=False, exact=False) -> Box:
     if math.isnan(lo) or math.isnan(hi):
         return ANY
-    return Box(lo, hi, whole)
-
-
-def _products(a: Box, b: Box):
-    out = []
-    for x in (a.lo, a.hi):
-        for y in (b.lo, b.hi):
-            p = x * y
-            out.append(0.0 if math.isnan(p) else p)     # 0 * inf: the bound is 0 there
-    return out
+    return Box(lo, hi, whole, exact and whole and max(abs(lo), abs(hi)) < _BIG)
 
 
 def _mul(a: Box, b: Box) -> Box:
-    p = _products(a, b)
-    return _box(min(p), max(p), a.whole and b.whole)
+    if not (a.known and b.known):
+        return ANY
+    p = []
+    for x in (a.lo, a.hi):
+        for y in (b.lo, b.hi):
+            v = x * y
+            p.append(0.0 if math.isnan(v) else v)          # 0 * inf, both bounds known: 0 there
+    return _box(min(p), max(p), a.whole and b.whole, a.exact and b.exact)
 
 
 def _inverse(a: Box) -> Box:
-    if a.lo > 0 or a.hi < 0:
+    if a.known and (a.lo > 0 or a.hi < 0):
         return _box(1 / a.hi if a.hi else -_INF, 1 / a.lo if a.lo else _INF)
     return ANY
 
 
+def _widen(b: Box) -> Box:
+    """An inexact box with a relative margin on each side (rounding of its bounds)."""
+    if b.exact or not b.known:
+        return b
+    return Box(b.lo - abs(b.lo) * 1e-12 - 1e-300, b.hi + abs(b.hi) * 1e-12 + 1e-300, b.whole)
+
+
 def _pow(a: Box, e: Box) -> Box:
-    if e.point and float(e.lo).is_integer():
-        n = int(e.lo)
-        if n == 0:
-            return Box(1, 1, True)
-        if n < 0:
-            return _pow(_inverse(a), Box(-n, -n, True))
-        lo, hi = a.lo ** n, a.hi ** n
-        if n % 2 == 0 and a.lo < 0 < a.hi:
-            return _box(0, max(lo, hi), a.whole)
-        return _box(min(lo, hi), max(lo, hi), a.whole)
-    if e.known and e.lo >= 0 and e.hi <= 1 and e.whole:       # a 0/1 switch: 1 or the base
-        return _box(min(1, a.lo), max(1, a.hi))
-    if a.known and a.lo > 0 and e.known:
-        c = [a.lo ** e.lo, a.lo ** e.hi, a.hi ** e.lo, a.hi ** e.hi]
-        return _box(min(c), max(c))
+    if not (a.known and e.known):
+        return ANY
+    try:
+        if e.point and float(e.lo).is_integer():
+            n = int(e.lo)
+            if n == 0:
+                return Box(1, 1, True, True)
+            if n < 0:
+                return _pow(_inverse(a), Box(-n, -n, True, True))
+            lo, hi = a.lo ** n, a.hi ** n
+            if n % 2 == 0 and a.lo < 0 < a.hi:
+                return _box(0, max(lo, hi), a.whole, a.exact)
+            return _box(min(lo, hi), max(lo, hi), a.whole, a.exact)
+        if e.lo >= 0 and e.hi <= 1 and e.whole:                 # a 0/1 switch: 1 or the base
+            return _box(min(1, a.lo), max(1, a.hi), a.whole, a.exact)
+        if a.lo > 0:
+            c = [a.lo ** e.lo, a.lo ** e.hi, a.hi ** e.lo, a.hi ** e.hi]
+            return _box(min(c), max(c))
+    except (OverflowError, ZeroDivisionError):
+        pass
     return ANY
 
 
-class _Bounds:
+def _divide_round(q: Box, up: bool) -> Box:
+    """The integer interval of ``floor`` (``ceil``) of a quotient within ``q`` (widened: never too narrow)."""
+    if not q.known or math.isinf(q.lo) or math.isinf(q.hi):
+        return Box(-_INF if not q.known else q.lo, _INF if not q.known else q.hi, True)
+    w = _widen(q)
+    r = math.ceil if up else math.floor
+    return Box(r(w.lo), r(w.hi), True, max(abs(w.lo), abs(w.hi)) < _BIG)
+
+
+class _Bounds(Memo):
+    """The bounds of every subexpression over one box, each computed once."""
+
     def __init__(self, env: Mapping[sp.Symbol, object]):
         self.env = env
         self.memo: Dict[sp.Basic, object] = {}
-
-    def __call__(self, e):
-        try:
-            return self.memo[e]
-        except KeyError:
-            v = self.memo[e] = self._compute(e)
-            return v
 
     def _compute(self, e):
         if e is sp.true or e is sp.false:
@@ -114,15 +133,15 @@ class _Bounds:
             return self.env.get(e, ANY)
         if e.is_Number:
             x = float(e)
-            return Box(x, x, e.is_Integer)
+            return Box(x, x, bool(e.is_Integer), bool(e.is_Integer or e.is_Float) and math.isfinite(x))
         if e.is_Add:
-            out = Box(0, 0, True)
+            out = Box(0, 0, True, True)
             for a in e.args:
                 b = self(a)
-                out = _box(out.lo + b.lo, out.hi + b.hi, out.whole and b.whole)
+                out = _box(out.lo + b.lo, out.hi + b.hi, out.whole and b.whole, out.exact and b.exact)
             return out
         if e.is_Mul:
-            out = Box(1, 1, True)
+            out = Box(1, 1, True, True)
             for a in e.args:
                 out = _mul(out, self(a))
             return out
@@ -130,20 +149,22 @@ class _Bounds:
             return _pow(self(e.base), self(e.exp))
         if isinstance(e, (sp.Max, sp.Min)):
             bs = [self(a) for a in e.args]
+            if not all(b.known for b in bs):
+                return ANY
             f = max if isinstance(e, sp.Max) else min
-            return _box(f(b.lo for b in bs), f(b.hi for b in bs), all(b.whole for b in bs))
+            return _box(f(b.lo for b in bs), f(b.hi for b in bs), all(b.whole for b in bs),
+                        all(b.exact for b in bs))
         if isinstance(e, (FloorDiv, CeilDiv)):
             q = _mul(self(e.args[0]), _inverse(self(e.args[1])))
-            r = math.floor if isinstance(e, FloorDiv) else math.ceil
-            if not q.known or math.isinf(q.lo) or math.isinf(q.hi):
-                return Box(q.lo, q.hi, True) if q.known else ANY
-            return Box(r(q.lo), r(q.hi), True)
+            return _divide_round(Box(q.lo, q.hi, q.whole), isinstance(e, CeilDiv))
         if isinstance(e, sp.Mod):
-            b = self(e.args[1])
-            return _box(0, b.hi) if b.known and b.lo > 0 else ANY
+            a, b = self(e.args[0]), self(e.args[1])
+            finite = a.known and not (math.isinf(a.lo) or math.isinf(a.hi))
+            return _box(0, b.hi) if finite and b.known and b.lo > 0 else ANY
         if isinstance(e, Iverson):
             t = self(e.args[0])
-            return Box(1, 1, True) if t is True else Box(0, 0, True) if t is False else Box(0, 1, True)
+            return Box(1, 1, True, True) if t is True else Box(0, 0, True, True) if t is False else \
+                Box(0, 1, True, True)
         if isinstance(e, Relational):
             return _compare(type(e), self(e.lhs), self(e.rhs))
         if isinstance(e, sp.Not):
@@ -168,7 +189,7 @@ class _Bounds:
         name = type(e).__name__
         if name == "NonFinite":
             b = self(e.args[0])
-            return (False if b.known and not math.isinf(b.lo) and not math.isinf(b.hi) else None)
+            return False if b.known and not math.isinf(b.lo) and not math.isinf(b.hi) else None
         if name == "Fractional":
             b = self(e.args[0])
             return False if b.whole and b.known else None
@@ -192,6 +213,7 @@ class _Bounds:
 def _compare(rel, a: Box, b: Box) -> Optional[bool]:
     if not (a.known and b.known):
         return None
+    a, b = _widen(a), _widen(b)
     if rel is sp.StrictLessThan:
         return True if a.hi < b.lo else False if a.lo >= b.hi else None
     if rel is sp.LessThan:

@@ -131,7 +131,7 @@ def extreme(values: Sequence[object], is_max: bool):
     return np.argmax(stacked, axis=0) if is_max else np.argmin(stacked, axis=0)
 
 
-class _Memo:
+class Memo:
     """Calling the instance on a subexpression computes it once (``_compute``), then reads ``memo``."""
 
     memo: Dict[sp.Basic, object]
@@ -144,7 +144,7 @@ class _Memo:
             return v
 
 
-class Numbers(_Memo):
+class Numbers(Memo):
     """Memoised numeric value of a subexpression from parameter values (plain Python numbers)."""
 
     def __init__(self, values: Mapping[sp.Symbol, object], forced: Optional[Mapping[sp.Basic, int]] = None):
@@ -197,7 +197,7 @@ class Numbers(_Memo):
         return bool(truth(cond, {a: COMPARE[type(a)](self(a.lhs), self(a.rhs)) for a in atoms_of(cond)}))
 
 
-class _Resolver(_Memo):
+class _Resolver(Memo):
     """One bottom-up pass that replaces decisions by their active side (see :func:`resolution`)."""
 
     def __init__(self, values, choices, relax, freeze, only, collect, rtol, shift=None):

@@ -20,6 +20,7 @@ from typing import Callable, Dict, Mapping, Sequence, Tuple
 import sympy as sp
 from sympy.core.logic import fuzzy_and
 from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import PythonCodePrinter
 
 from . import _shipped
 from .model import StepTimeModel, Variant, build_model
@@ -141,11 +142,36 @@ def lambdify_numeric(args, exprs, backend: str, cse=cse_real):
                        printer=numeric_printer(backend))
 
 
+class _PythonPrinter(PythonCodePrinter):
+    """Python printer for one configuration of plain numbers.
+
+    * ``Max``/``Min`` as Python's ``max``/``min`` with numbers first, as mlsysim writes
+      ``max(1, batch // dp)``: with a NaN argument the constant wins, as it does there.
+    * ``ITE(a, b, c)`` as ``b if a else c``, lazily, with its arguments as they are (sympy
+      rewrites it, and every ``Max`` inside it, to ``Piecewise``).
+    """
+
+    def _minmax(self, fn, expr):
+        args = sorted(expr.args, key=lambda a: not a.is_Number)
+        return f"{fn}({', '.join(self._print(a) for a in args)})"
+
+    def _print_Max(self, expr):
+        return self._minmax("max", expr)
+
+    def _print_Min(self, expr):
+        return self._minmax("min", expr)
+
+    def _print_ITE(self, expr):
+        a, b, c = (self._print(x) for x in expr.args)
+        return f"(({b}) if ({a}) else ({c}))"
+
+
+_SETTINGS = {"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": True, "user_functions": {}}
+
+
 def numeric_printer(backend):
-    if backend == "numpy":
-        return _NumPyPrinter({"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": True,
-                              "user_functions": {}})
-    return None
+    """The printer of :func:`lambdify_numeric` for ``backend``."""
+    return (_NumPyPrinter if backend == "numpy" else _PythonPrinter)(dict(_SETTINGS))
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ search, sensitivities, operating points, :func:`parameters_of`):
 1. **records**: :func:`as_workload` / :func:`as_fleet` take a catalog name, a
    record of :mod:`mlsysim_sym.types` or an mlsysim object;
 2. **defaults**: :data:`SOLVE_DEFAULTS`, mlsysim's, for the keywords not given;
-3. **checks**: :data:`RULES`, one declarative table: mlsysim's checks in mlsysim's
+3. **checks**: :func:`rules`, one declarative table: mlsysim's checks in mlsysim's
    order (``docs/contract.md`` §5), then ours. Each rule is a sympy condition on
    the raw arguments and the model's quantities, so the same rule is compiled for
    one configuration (``solve()`` raises the first broken rule) and for arrays (a
@@ -30,17 +30,19 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import sympy as sp
 
-from . import catalog, notation
+from . import _shipped, catalog, notation
 from .compile import lambdify_numeric, numeric_form
 from .model import Variant, build_model
 from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, by_argument, keywords, sym
+from .terms.collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
 from .types import Fleet, Workload
 
 WorkloadLike = Union[str, Workload, object]
@@ -221,14 +223,21 @@ def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Sym
 
 
 def lower_arguments(w: Workload, args: Dict[str, object]) -> Dict[str, object]:
-    """mlsysim's reading of the keywords: flags as 0/1; ``seq_len`` 0 for a non-transformer
-    without TP or EP (mlsysim never reads it there, so any value goes)."""
-    out = dict(args)
+    """mlsysim's reading of the keywords: flags as 0/1; numpy numbers as Python numbers; ``seq_len`` 0
+    for a non-transformer without TP or EP (mlsysim never reads it there, so any value goes)."""
+    out = {k: (v.item() if isinstance(v, numbers.Real) and not isinstance(v, (int, float)) and hasattr(v, "item")
+               else v) for k, v in args.items()}
     for k in FLAG_KEYWORDS:
         out[k] = 1 if out[k] else 0
-    if not w.is_transformer and out["tp_size"] == 1 and out["ep_size"] == 1:
+    if seq_len_unread(w.is_transformer, out["tp_size"], out["ep_size"]):
         out["seq_len"] = 0
     return out
+
+
+def seq_len_unread(transformer: bool, tp, ep):
+    """Where mlsysim never reads ``seq_len`` (so any value goes, and it enters as 0): a non-transformer
+    without TP or EP, whose messages it alone sizes. Scalars or arrays."""
+    return (not transformer) & (tp == 1) & (ep == 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,7 +278,8 @@ class Rule:
     ``transformer``: the check exists for transformers only. ``numeric``: the
     arguments it reads must be real numbers (a ``TypeError`` names a non-number);
     ``bools``: a bool counts as a number here (mlsysim computes with ``True`` as 1
-    except where it multiplies a quantity with units).
+    except where it multiplies a quantity with units). ``caller``: a warning points at
+    the caller's line (else at the package's, as mlsysim's own warning does).
     """
 
     broken: sp.Basic
@@ -282,6 +292,7 @@ class Rule:
     numeric: bool = True
     bools: bool = True
     shows: Tuple[Tuple[str, sp.Basic], ...] = ()
+    caller: bool = True
 
     @property
     def condition(self) -> sp.Basic:
@@ -342,10 +353,50 @@ def _ring(msg, bw, lat, when) -> Tuple[Rule, ...]:
             Rule(lat < 0, "latency_s must be non-negative, got {lat} s", when, shows=(("lat", lat),)))
 
 
-def _rules() -> Tuple[Rule, ...]:
-    N, G, dp, rpn, nodes = _q("N"), _q("G"), _q("dp"), _q("rpn"), _q("nodes_dp")
-    grad, act, bw_inter, f_train = _q("M_grad_msg"), _q("M_act_msg"), _q("BW_inter"), _q("f_train")
-    dp_on = dp > 1
+def _calls(expr, cond=sp.true):
+    """``(cost term, condition)`` of every collective term of a definition, in order, with the
+    condition under which its branch is taken."""
+    if isinstance(expr, sp.Piecewise):
+        earlier = []
+        for e, c in expr.args:
+            yield from _calls(e, sp.And(cond, c, *(sp.Not(x) for x in earlier)))
+            earlier.append(c)
+    elif isinstance(expr, (RingAllReduce, AllToAll, HierarchicalAllReduce)):
+        yield expr, cond
+    else:
+        for a in expr.args:
+            yield from _calls(a, cond)
+
+
+def _collective_rules() -> Tuple[Rule, ...]:
+    """mlsysim's collective helpers reject a negative message, a bandwidth <= 0 and a negative latency,
+    in the order ``DistributedModel.solve`` calls them: DP (when dp > 1; the fabric's bandwidth over its
+    oversubscription is computed first), then TP, then EP. The calls are the cost terms of the model's
+    own definitions, each under the condition of its branch."""
+    m = build_model()       # the communication definitions are the same in every variant
+    placeholders = {m.quantity(n).symbol: _q(n) for n in m}
+    out = [Rule(sp.Eq(A.oversubscription_ratio, 0), "float division by zero", _q("dp") > 1,
+                error=ZeroDivisionError)]
+    for name, gate in (("T_dp_allreduce", _q("dp") > 1), ("T_tp_allreduce", A.tp_size > 1),
+                       ("T_ep_alltoall", A.ep_size > 1)):
+        definition = m.definition(name).xreplace(placeholders).xreplace(RAW)
+        for term, cond in _calls(definition):
+            when = sp.And(gate, cond)
+            if isinstance(term, HierarchicalAllReduce):
+                msg, _, ranks, bw_in, _, bw_out, lat_out = term.args
+                out.append(Rule(bw_in <= 0, "intra_node_bw must be positive, got {bw} B/s", when,
+                                shows=(("bw", bw_in),)))
+                out += _ring(msg / ranks, bw_out, lat_out, when)       # the inter-node ring carries M / g
+            else:
+                msg, _, bw, lat = term.args
+                out += _ring(msg, bw, lat, when)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def rules() -> Tuple[Rule, ...]:
+    """Every check, in order: mlsysim's (``docs/contract.md`` §5), then ours, then the sweeps' own."""
+    N, G, dp, f_train = _q("N"), _q("G"), _q("dp"), _q("f_train")
     mlsysim = (
         # V1-V8: DistributedModel.solve's argument checks
         _at_least("tp_size", 1), _at_least("pp_size", 1), _at_least("ep_size", 1), _at_least("batch_size", 1),
@@ -358,29 +409,22 @@ def _rules() -> Tuple[Rule, ...]:
         Rule(A.batch_size < dp, "batch_size ({batch_size}) < dp_size ({dp}): some ranks will be idle. "
                                 "Using local_batch=1.", warning=True),
         # V11: the precision (resolve_precision), and the Engine path's warning when it has no peak for it
+        # (mlsysim warns from inside its solver: a warning of the package, not of the caller's line)
         Rule(NOT_A_STRING, "precision must be a string, got {precision_type}", error=TypeError, numeric=False),
         Rule(UNSUPPORTED, "precision '{precision}' is not supported. Supported precision values: " + _SUPPORTED,
              numeric=False),
         Rule(sp.And(PEAK_FALLBACK, sp.Eq(G, 1)), "Precision '{precision_key}' not in {accelerator} precision_flops "
              "(available: {available}); using default peak_flops (FP16). Results may be inaccurate.",
-             warning=True, numeric=False),
+             warning=True, numeric=False, caller=False),
+        # here mlsysim lowers the workload: its errors are raised in this place (see check())
         # V12: TrainingMemoryModel's checks (transformers)
         _at_least("seq_len", 1, transformer=True),
         Rule(f_train < 0, "trainable_fraction must be in [0.0, 1.0], got {f_train}", sp.Ne(A.is_lora, 0),
              transformer=True),
         Rule(sp.Not(sp.Or(*(sp.Eq(A.zero_stage, k) for k in range(4)))), "zero_stage must be 0, 1, 2, or 3",
              transformer=True, numeric=False),
-        # the collective helpers' own checks: DP, then TP, then EP (non-physical hardware or seq_len < 0)
-        *_ring(grad, A.intra_node_bw, A.nvlink_latency, sp.And(dp_on, sp.Eq(nodes, 1))),
-        *_ring(grad, bw_inter, A.fabric_latency, sp.And(dp_on, sp.Ne(nodes, 1), sp.Eq(rpn, 1))),
-        Rule(A.intra_node_bw <= 0, "intra_node_bw must be positive, got {bw} B/s",
-             sp.And(dp_on, sp.Ne(nodes, 1), sp.Ne(rpn, 1)), shows=(("bw", A.intra_node_bw),)),
-        *_ring(grad / rpn, bw_inter, A.fabric_latency, sp.And(dp_on, sp.Ne(nodes, 1), sp.Ne(rpn, 1))),
-        *_ring(act, A.intra_node_bw, A.nvlink_latency,
-               sp.And(A.tp_size > 1, A.tp_size <= A.accelerators_per_node)),
-        *_ring(act, bw_inter, A.fabric_latency, sp.And(A.tp_size > 1, A.tp_size > A.accelerators_per_node)),
-        *_ring(act * A.active_experts_per_token * A.moe_routing_imbalance_factor, bw_inter, A.fabric_latency,
-               A.ep_size > 1),
+        # the collective helpers' own checks (non-physical hardware, or seq_len < 0)
+        *_collective_rules(),
         # V13: calc_pipeline_bubble's checks (always called)
         _at_least("microbatch_count", 1, "n_microbatches"), _at_least("v_stages", 1),
     )
@@ -391,10 +435,10 @@ def _rules() -> Tuple[Rule, ...]:
         if p.kind is Kind.FLAG and name != "zero_stage":
             continue
         x = getattr(A, name)
-        bools = name not in ("efficiency", "congestion_factor", "seq_len")
+        bools = name not in ("efficiency", "congestion_factor", "seq_len")   # mlsysim multiplies units by these
         ours.append(Rule(NonFinite(x), f"{name} must be finite, got {{{name}}}", transformer=name == "zero_stage",
                          bools=bools))
-        if name in ("tp_size", "pp_size", "ep_size"):
+        if name in ("tp_size", "pp_size", "ep_size"):                        # mlsysim's result needs whole splits
             ours.append(Rule(Fractional(x), f"{name} must be a whole number, got {{{name}}}"))
     # sweeps only: non-physical record values and fractional counts (solve() computes with them, as mlsysim)
     sweep: List[Rule] = []
@@ -414,14 +458,14 @@ def _rules() -> Tuple[Rule, ...]:
     return mlsysim + tuple(ours) + tuple(sweep)
 
 
-#: Every check, in order: mlsysim's (``docs/contract.md`` §5), then ours, then the sweeps' own.
-RULES: Tuple[Rule, ...] = _rules()
-
-#: The model quantities the rules read (their placeholders' names).
-_QUANTITY_NAMES = tuple(n for n in notation.QUANTITY_NAMES
-                        if any(_q(n) in (r.broken.free_symbols | r.when.free_symbols | {s for _, e in r.shows
-                                                                                        for s in e.free_symbols})
-                               for r in RULES))
+@lru_cache(maxsize=1)
+def _quantity_names() -> Tuple[str, ...]:
+    """The model quantities the rules read (their placeholders' names), in model order."""
+    used = set()
+    for r in rules():
+        used |= {s.name for s in r.broken.free_symbols | r.when.free_symbols}
+        used |= {s.name for _, e in r.shows for s in e.free_symbols}
+    return tuple(n for n in notation.QUANTITY_NAMES if n in used)
 
 
 def _raw_expression(expr: sp.Basic, variant: Variant) -> sp.Basic:
@@ -437,49 +481,68 @@ def _raw_expression(expr: sp.Basic, variant: Variant) -> sp.Basic:
 @lru_cache(maxsize=None)
 def _raw_quantities(variant: Variant) -> Dict[sp.Symbol, sp.Basic]:
     m = build_model(variant)
-    return {_q(n): m.closed_form(n).xreplace(RAW) for n in _QUANTITY_NAMES if n in m}
+    return {_q(n): m.closed_form(n).xreplace(RAW) for n in _quantity_names() if n in m}
 
 
 class CompiledRules:
     """The rules that apply to one variant and scope, compiled.
 
-    * :meth:`first` (``math``, one configuration): ``(index of the first broken error
+    * :attr:`first` (``math``, one configuration): ``(index of the first broken error
       rule or -1, then one flag per warning rule)``, all in one call, over the raw
-      arguments in the order of ``args`` (plus the :data:`FACTS`).
+      arguments in the order of ``args`` (plus the :data:`FACTS`). ``solve()``'s is
+      shipped pre-generated (:mod:`mlsysim_sym._shipped`).
     * :meth:`broken` (``math``): one rule's condition, evaluated lazily (its
       ``when`` guards its ``broken``), for walking the table in order.
     * :meth:`array` (``numpy``): one rule's condition over arrays.
     """
 
     def __init__(self, variant: Variant, scope: str, args: Tuple[sp.Symbol, ...]):
-        self.variant = variant
+        self.variant, self.scope = variant, scope
         transformer = variant.family == "transformer"
         keep = ("solve",) if scope == "solve" else ("solve", "sweep")
-        self.rules: Tuple[Rule, ...] = tuple(r for r in RULES if r.scope in keep and (transformer or not r.transformer))
-        self.conditions = tuple(_raw_expression(r.condition, variant) for r in self.rules)
-        #: per rule, the raw arguments it reads (its quantities expanded), sorted
-        self.reads = tuple(tuple(sorted({s.name for s in c.free_symbols} & _ARGUMENTS)) for c in self.conditions)
-        free = set().union(*(c.free_symbols for c in self.conditions))
-        raw_args = tuple(RAW[a] for a in args)
-        missing = free - set(raw_args) - set(FACTS)
-        self.args = raw_args + tuple(s for s in sorted(missing, key=str)) + FACTS
+        self.rules: Tuple[Rule, ...] = tuple(r for r in rules()
+                                             if r.scope in keep and (transformer or not r.transformer))
+        self._given_args = tuple(RAW[a] for a in args)
         self._first = None
-        self._one: Dict[int, Callable] = {}
-        self._shows: Dict[int, Callable] = {}
+        self._one: Dict[int, tuple] = {}
+        self._shows: Dict[tuple, tuple] = {}
         self._arrays: Dict[int, tuple] = {}
 
-    @property
+    @cached_property
+    def conditions(self) -> Tuple[sp.Basic, ...]:
+        """Each rule's condition, its quantities expanded, over raw arguments and the facts."""
+        return tuple(_raw_expression(r.condition, self.variant) for r in self.rules)
+
+    @cached_property
+    def reads(self) -> Tuple[Tuple[str, ...], ...]:
+        """Per rule, the raw arguments it reads (its quantities expanded), sorted."""
+        return tuple(tuple(sorted({s.name for s in c.free_symbols} & _ARGUMENTS)) for c in self.conditions)
+
+    @cached_property
+    def args(self) -> Tuple[sp.Symbol, ...]:
+        free = set().union(*(c.free_symbols for c in self.conditions))
+        missing = free - set(self._given_args) - set(FACTS)
+        return self._given_args + tuple(sorted(missing, key=str)) + FACTS
+
+    @cached_property
     def errors(self) -> Tuple[int, ...]:
         return tuple(i for i, r in enumerate(self.rules) if not r.warning)
 
     @property
     def first(self) -> Callable:
         if self._first is None:
-            errs = self.errors
-            pw = sp.Piecewise(*((i, self.conditions[i]) for i in errs), (-1, True))
-            warns = [self.conditions[i] for i, r in enumerate(self.rules) if r.warning]
-            self._first = lambdify_numeric(self.args, [pw, *warns], "math")
+            shipped = _shipped.load(self.variant, (f"rules:{self.scope}",), kind="rules")
+            names = tuple(a.name for a in self._given_args)
+            if shipped is not None and shipped[0][:len(names)] == names:
+                self._first = shipped[1]
+            else:
+                self._first = lambdify_numeric(self.args, self.first_program(), "math")
         return self._first
+
+    def first_program(self) -> List[sp.Basic]:
+        """The expressions of :attr:`first`: the index of the first broken error rule, then the warnings."""
+        pw = sp.Piecewise(*((i, self.conditions[i]) for i in self.errors), (-1, True))
+        return [pw, *(self.conditions[i] for i, r in enumerate(self.rules) if r.warning)]
 
     def broken(self, i: int, values: Mapping[sp.Symbol, object]) -> bool:
         """Rule ``i`` at one point: ``values`` maps raw symbols to numbers (lazy: ``when`` first)."""
@@ -491,24 +554,30 @@ class CompiledRules:
         args, f = fn
         return bool(f(*(values[a] for a in args))[0])
 
-    def fields(self, i: int, values: Mapping[sp.Symbol, object], backend: str = "math") -> Dict[str, object]:
-        """The message fields of rule ``i`` that are computed: quantities and ``shows`` (``values``
-        maps raw symbols to numbers, or to arrays with ``backend="numpy"``)."""
-        r = self.rules[i]
-        names = [n for n in _QUANTITY_NAMES if "{" + n + "}" in r.message]
-        labels = names + [k for k, _ in r.shows]
-        if not labels:
-            return {}
+    def _fields(self, i: int, backend: str):
         key = (i, backend)
-        fn = self._shows.get(key)
-        if fn is None:
+        if key not in self._shows:
+            r = self.rules[i]
+            names = [n for n in _quantity_names() if "{" + n + "}" in r.message]
             exprs = [_raw_expression(_q(n), self.variant) for n in names] + \
                     [_raw_expression(e, self.variant) for _, e in r.shows]
             args = tuple(a for a in self.args if any(a in e.free_symbols for e in exprs))
-            fn = self._shows[key] = (args, lambdify_numeric(args, exprs, backend, cse=False))
-        args, f = fn
-        out = f(*(values[a] for a in args))
-        return dict(zip(labels, out))
+            fn = lambdify_numeric(args, exprs, backend, cse=False) if exprs else None
+            self._shows[key] = (names + [k for k, _ in r.shows], exprs, args, fn)
+        return self._shows[key]
+
+    def fields(self, i: int, values: Mapping[sp.Symbol, object], backend: str = "math") -> Dict[str, object]:
+        """The message fields of rule ``i`` that are computed: quantities and ``shows`` (``values``
+        maps raw symbols to numbers, or to arrays with ``backend="numpy"``)."""
+        labels, _, args, fn = self._fields(i, backend)
+        if not labels:
+            return {}
+        return dict(zip(labels, fn(*(values[a] for a in args))))
+
+    def field_arguments(self, i: int) -> Dict[str, frozenset]:
+        """Per computed message field of rule ``i``, the raw arguments its value reads."""
+        labels, exprs, _, _ = self._fields(i, "numpy")
+        return {n: frozenset(e.free_symbols) for n, e in zip(labels, exprs)}
 
     def array(self, i: int) -> Tuple[Tuple[sp.Symbol, ...], Callable]:
         """``(args, fn)``: ``fn(*arrays)`` is rule ``i``'s broken mask over arrays (numpy, broadcasting)."""
@@ -518,6 +587,16 @@ class CompiledRules:
             args = tuple(a for a in self.args if a in c.free_symbols)
             fn = self._arrays[i] = (args, lambdify_numeric(args, [c], "numpy"))
         return fn
+
+
+def generated_rules_source(variant: Variant, args: Tuple[sp.Symbol, ...]) -> str:
+    """The text of the pre-generated checks of ``solve()`` for one variant (``tools/generate_code.py``)."""
+    import inspect
+
+    r = compiled_rules(variant, "solve", args)
+    fn = lambdify_numeric(r.args, r.first_program(), "math")
+    body = inspect.getsource(fn).replace("def _lambdifygenerated(", "def evaluate(", 1)
+    return _shipped.source(variant, ("rules:solve",), tuple(a.name for a in r.args), body)
 
 
 def is_count(name: str) -> bool:
@@ -556,36 +635,65 @@ def _real(v) -> bool:
     return isinstance(v, (int, float))
 
 
+@lru_cache(maxsize=1)
+def _lowering_place() -> int:
+    """The index (in :func:`rules`) of the first rule mlsysim checks after lowering the workload."""
+    return next(i for i, r in enumerate(rules()) if r.message.startswith("seq_len must be >= 1"))
+
+
 def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3) -> str:
     """Every rule of ``solve()`` in order at one configuration: warn, or raise the first broken one.
 
     ``args`` are ``solve()``'s keywords, completed and lowered (:func:`lower_arguments`).
     Returns the precision key. This is the careful path; ``solve()`` first runs the
     compiled :attr:`CompiledRules.first` and comes here only when a rule is broken or
-    an argument is not a plain number.
+    an argument is not a plain number. The workload is lowered where mlsysim lowers it
+    (after the precision), so its errors come in that place.
     """
     fx = facts(w, f, args["precision"])
-    key = fx["precision_key"] or "fp16"          # no rule before the precision reads it
-    variant, static = static_values(w, f, key)
-    rules = compiled_rules(variant, "solve", ())
-    values = {RAW[s]: v for s, v in static.items()}
+    key = fx["precision_key"] or "fp16"          # no rule before the precision reads what it sets
+    try:
+        variant, static = static_values(w, f, key)
+        deferred = None
+    except (ArithmeticError, NotImplementedError, TypeError, ValueError) as exc:
+        deferred = exc                            # raised where mlsysim lowers the workload
+        variant = Variant("transformer" if w.is_transformer else "generic", explicit_weights=True)
+        static = {p.symbol: field_value(p, w, f) for p in _FIELDS}
+    compiled = compiled_rules(variant, "solve", ())
+    values = {RAW[s]: (math.nan if v is None else v) for s, v in static.items()}
     values.update({getattr(A, k): v for k, v in args.items() if k in _ARGUMENTS})
     values.update(zip(FACTS, fx["flags"]))
-    transformer = w.is_transformer
-    for i, r in enumerate(rules.rules):
+    values = {a: values.get(a, math.nan) for a in compiled.args}
+    place = rules()[_lowering_place()]
+    for i, r in enumerate(compiled.rules):
+        if deferred is not None and r is place:
+            raise deferred
         if r.numeric:
-            for name in rules.reads[i]:
+            for name in compiled.reads[i]:
                 if name in args:
-                    _number(name, args[name], r.bools or (not transformer and name == "seq_len"))
-        if r.transformer and not transformer:
-            continue
-        if rules.broken(i, values):
-            text = message(r, {**args, **fx}, rules.fields(i, values))
+                    _number(name, args[name], r.bools or (not w.is_transformer and name == "seq_len"))
+        try:
+            broken = compiled.broken(i, values)
+        except OverflowError:                     # an integer beyond the float range, in a product
+            raise _beyond(args, compiled.reads[i]) from None
+        if broken:
+            text = message(r, {**args, **fx}, compiled.fields(i, values))
             if r.warning:
-                warnings.warn(text, UserWarning, stacklevel=stacklevel)
+                warnings.warn(text, UserWarning, stacklevel=stacklevel if r.caller else 1)
             else:
                 raise r.error(text)
+    if deferred is not None:
+        raise deferred
     return key
+
+
+def _beyond(args: Mapping[str, object], names: Sequence[str]) -> ValueError:
+    """The error for an integer argument beyond the float range (named)."""
+    for name in names:
+        v = args.get(name)
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 1e308:
+            return ValueError(f"{name} is beyond the float range, got an integer of {len(str(abs(v)))} digits")
+    return ValueError(f"one of {', '.join(names)} is beyond the float range")
 
 
 def _number(name: str, value, bools: bool) -> None:
@@ -594,12 +702,6 @@ def _number(name: str, value, bools: bool) -> None:
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     if isinstance(value, bool) and not bools:
         raise TypeError(f"{name} must be a number, got bool")
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            float(value)
-        except OverflowError:
-            raise ValueError(f"{name} is beyond the float range, got an integer of {len(str(abs(value)))} "
-                             f"digits") from None
 
 
 # --------------------------------------------------------------------------------------------

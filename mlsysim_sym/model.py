@@ -213,7 +213,7 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     else:
         M_def = memory.generic_replica_bytes(W, S.bpp, G, S.lora)
     M = q("M_acc", M_def, **pos)
-    feasible = q("feasible", M <= S.CAP)
+    q("feasible", M <= S.CAP)
     # the quantity symbol cannot stand in a condition, so conditions use the relation itself
     fits = M <= S.CAP
     tiers = []

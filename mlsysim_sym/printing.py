@@ -26,7 +26,7 @@ True
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter as _SympyLatexPrinter

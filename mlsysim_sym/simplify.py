@@ -31,7 +31,7 @@ import sympy as sp
 from sympy.core.relational import Relational
 
 from .model import StepTimeModel, Variant, build_model, closed_form
-from .symbols import PARAMS, Kind
+from .symbols import PARAMS
 from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
 
 #: Nodes that stop a smooth piece: their arguments are shortened one by one.

@@ -8,16 +8,15 @@ floats in SI units: seconds, bytes, joules, flop/s, B/s, samples per second.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, Optional
 
-from . import notation
+from . import _shipped, notation
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (FACTS, KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, compiled_rules,
-                     configure, facts, static_values, values_of)
+from .inputs import (FACTS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet,
+                     as_workload, compiled_rules, configure, facts, seq_len_unread, static_values, values_of)
 from .symbols import keywords
 from .types import Fleet, Workload
 
@@ -237,16 +236,17 @@ class DistributedModel:
             naming the argument for a NaN, an infinity, a non-number or a fractional split.
         """
         w, f = as_workload(model), as_fleet(fleet)
-        numbers = (batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
-                   overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
-                   gradient_accumulation_steps, seq_len)
-        if type(precision) is str and {type(v) for v in numbers} <= _PLAIN_NUMBERS:
+        # the fast path: every rule in one compiled call (a non-number fails there with a TypeError and
+        # takes the careful path; a bool is a number except where mlsysim multiplies a unit by it)
+        if type(precision) is str and bool not in (type(efficiency), type(congestion_factor), type(seq_len)):
             key = precision.lower()
-            bound = _bound(w, f, key) if key in PRECISION_BYTES else None
+            try:
+                bound = _bound(w, f, key) if key in PRECISION_BYTES else None
+            except (ArithmeticError, NotImplementedError, TypeError, ValueError):
+                bound = None        # the workload cannot be lowered: the careful path says so in its place
             if bound is not None:
                 template, positions, fn, first, transformer, fallback = bound
-                # mlsysim never reads seq_len here (it only sizes TP and EP messages): any value goes
-                seq = 0 if not transformer and tp_size == 1 and ep_size == 1 else seq_len
+                seq = 0 if seq_len_unread(transformer, tp_size, ep_size) else seq_len
                 vector = template.copy()
                 for i, value in zip(positions, (
                         batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
@@ -260,8 +260,8 @@ class DistributedModel:
                 except (ArithmeticError, ValueError, TypeError):
                     broken, warned = -2, ()
                 if broken == -1:
-                    if any(warned):
-                        _warn(w, f, key, locals())
+                    if any(warned):         # the careful path says them, with their messages, in order
+                        configure(w, f, {k: v for k, v in locals().items() if k in _KEYWORDS}, stacklevel=4)
                     return _result(fn(*vector), tp_size, pp_size, ep_size, (w, f, precision, (
                         batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
                         is_lora, activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor,
@@ -275,19 +275,7 @@ class DistributedModel:
                        (w, f, precision, tuple(kw[k] for k in KEYWORDS)))
 
 
-_PLAIN_NUMBERS = {int, float}
 _KEYWORDS = frozenset(["precision", "topology_override", *keywords()])
-
-
-def _warn(w: Workload, f: Fleet, key: str, local: dict) -> None:
-    """Emit the warnings of the rules whose flags the compiled check raised (the careful path's
-    messages, in the rules' order)."""
-    kw = {k: v for k, v in local.items() if k in _KEYWORDS}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        configure(w, f, kw)
-    for c in caught:
-        warnings.warn(c.message, c.category, stacklevel=3)
 
 
 _BOUND: Dict[tuple, tuple] = {}
@@ -310,16 +298,28 @@ def _bind(w: Workload, f: Fleet, key: str):
     argument vector filled: ``(template, positions, outputs, first, transformer, peak fallback)``."""
     variant, static = static_values(w, f, key)
     c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
-    rules = compiled_rules(variant, "solve", c.args)
-    extra = rules.args[len(c.args):-len(FACTS)]
-    if extra:       # every argument of the checks is an argument of the outputs
-        raise RuntimeError(f"the checks read parameters the outputs do not: {extra}")
+    first = _shipped_rules(variant, c.args)
+    if first is None:
+        rules = compiled_rules(variant, "solve", c.args)
+        extra = rules.args[len(c.args):-len(FACTS)]
+        if extra:       # every argument of the checks is an argument of the outputs
+            raise RuntimeError(f"the checks read parameters the outputs do not: {extra}")
+        first = rules.first
     index = {a: i for i, a in enumerate(c.args)}
     template = [static.get(a) for a in c.args]
     kw = keywords()
     positions = tuple(index.get(kw[k].symbol) for k in KEYWORDS)
     fallback = facts(w, f, key)["flags"][2]
-    return template, positions, c.fn, rules.first, w.is_transformer, fallback
+    return template, positions, c.fn, first, w.is_transformer, fallback
+
+
+def _shipped_rules(variant, args):
+    """The shipped compiled checks of ``solve()`` when they take exactly ``args`` (and the facts)."""
+    shipped = _shipped.load(variant, ("rules:solve",), kind="rules")
+    if shipped is None:
+        return None
+    names = tuple(RAW[a].name for a in args) + tuple(x.name for x in FACTS)
+    return shipped[1] if shipped[0] == names else None
 
 
 def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:

@@ -37,10 +37,10 @@ from . import bounds
 from .compile import compile_quantities
 from .display import html_table, quantity, shorten, text_table, wrap
 from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, as_fleet, as_workload,
-                     compiled_rules, facts, is_count, static_values)
+                     compiled_rules, facts, is_count, seq_len_unread, static_values)
 from .model import Variant, build_model
 from .solver import OUTPUTS, SWEPT, describe, output_unit
-from .symbols import Kind, Origin, by_argument, keywords, sym
+from .symbols import Kind, by_argument, keywords, sym
 
 #: Elements per chunk of a flattened sweep (cache-sized: ~20 % faster than one pass over 10^6).
 CHUNK = 16384
@@ -125,9 +125,14 @@ class SweepResult:
 
     def _summary(self) -> List[Tuple[str, str, str, str]]:
         ok = self.valid
+        everything = ok.strides == (0,) * ok.ndim and ok.size and bool(ok.flat[0])     # nothing masked
         rows = []
         for n, x in self.values.items():
-            v = np.asarray(x)[np.broadcast_to(ok, x.shape)] if ok.any() else np.array([])
+            if everything:          # the values themselves (an output on few axes: its small array)
+                v = x.base if x.base is not None and x.strides != x.base.strides else x
+                v = np.asarray(v)
+            else:
+                v = np.asarray(x)[np.broadcast_to(ok, x.shape)] if ok.any() else np.array([])
             unit = output_unit(n)
             if v.size == 0 or v.dtype == bool:
                 cells = ("-", "-", "-") if v.size == 0 else (f"{int(v.sum())} of {v.size} true", "", "")
@@ -146,18 +151,84 @@ class SweepResult:
     def __repr__(self) -> str:
         lines = wrap(self._head(), "") + wrap(self.configuration or "a sweep")
         lines += text_table(self._summary(), ("output (valid configurations)", "min", "median", "max"), indent="  ")
-        codes, texts = self._messages()
-        if len(texts) > 1:
-            counts = np.bincount(np.ravel(codes), minlength=len(texts))
-            lines.append("  masked:")
-            for k in np.argsort(-counts[1:])[:3] + 1:
-                lines.append(shorten(f"    {counts[k]:,} x {texts[k]}"))
-            if len(texts) > 4:
-                lines.append(f"    ... and {len(texts) - 4} other reasons (see .reason)")
+        examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
+        if examples:
+            lines.append("  masked (rule: configurations, e.g.):")
+            for count, text in examples:
+                lines.append(shorten(f"    {count:,} x {text}"))
+            if rules > len(examples):
+                lines.append(f"    ... and {rules - len(examples)} other rule(s) (see .reason)")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         return html_table(self._summary(), ("output", "min", "median", "max"), caption=self._head())
+
+
+@dataclass
+class Configurations:
+    """The configurations of a sweep: every parameter's value (scalars, or arrays that broadcast to
+    ``shape``), the arguments as given (for messages), the precision facts of the rules."""
+
+    variant: Variant
+    values: Dict[sp.Symbol, object]
+    given: Dict[str, object]
+    shape: Tuple[int, ...]
+    flags: Tuple[object, ...]
+    swept: List[str]
+    axes: Dict[str, np.ndarray]
+
+
+def configurations(w, f, grid: bool, kwargs: Mapping[str, object], caller: str = "sweep") -> Configurations:
+    """The parameter values of the configurations ``kwargs`` describe (``solve()`` keywords and record
+    fields, scalars or arrays), lowered as ``solve()`` lowers one (flags 0/1, ``seq_len`` unread
+    without TP or EP off transformers); with ``grid`` each array is an axis of its own."""
+    for k in kwargs:
+        if k != "precision":
+            resolve_name(k, caller)
+    args = {**DEFAULTS, **kwargs}
+    swept = [k for k, v in kwargs.items() if _is_swept(v)]  # axes in the caller's order
+    axes = {k: np.asarray(args[k]) for k in swept}
+    if grid:
+        shape = tuple(len(axes[k]) for k in swept)
+        given = {k: np.asarray(args[k]).reshape([-1 if i == j else 1 for j in range(len(swept))])
+                 for i, k in enumerate(swept)}
+    else:
+        shape = tuple(np.broadcast_shapes(*(np.shape(args[k]) for k in swept))) if swept else ()
+        given = {k: _full_ndim(np.asarray(args[k]), len(shape)) for k in swept}
+    given = {k: given.get(k, v) for k, v in args.items()}
+
+    # the precision: its facts for the rules, and the values that depend on it
+    precision = np.asarray(given["precision"], dtype=object)
+    flags = np.vectorize(lambda p: facts(w, f, p)["flags"], otypes=[bool, bool, bool])(precision) \
+        if precision.ndim else tuple(np.asarray(x) for x in facts(w, f, precision.item())["flags"])
+    keys = np.vectorize(lambda p: p.lower() if isinstance(p, str) and p.lower() in PRECISION_BYTES else "fp16",
+                        otypes=[object])(precision)
+    distinct = sorted(set(np.ravel(keys)))
+    statics = {k: static_values(w, f, k) for k in distinct}
+    base_variant, base = statics[distinct[0]]
+    variant = Variant(base_variant.family, any(v.explicit_weights for v, _ in statics.values()),
+                      base_variant.sram, base_variant.flash)
+    values: Dict[sp.Symbol, object] = dict(base)
+    for s, v in base.items():           # the parameters the precision changes become arrays over it
+        if v is not None and any(statics[k][1][s] != v for k in distinct):
+            table = {k: statics[k][1][s] for k in distinct}
+            values[s] = np.vectorize(lambda k: float(table[k]), otypes=[float])(keys)
+    table = arguments()
+    for k, v in given.items():
+        if k == "precision":
+            continue
+        if k in FLAG_KEYWORDS:
+            v = np.asarray(v).astype(bool).astype(np.int8) if np.ndim(v) else (1 if v else 0)
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "O":
+            v = _floats(v)                       # Python integers too large for int64
+        elif isinstance(v, int) and not isinstance(v, bool) and abs(v) > 1e308:
+            v = math.inf if v > 0 else -math.inf  # beyond the float range: masked as not finite
+        values[table[k]] = v
+    unread = seq_len_unread(w.is_transformer, np.asarray(values[sym.tp]), np.asarray(values[sym.ep]))
+    if np.any(unread):           # as solve(): seq_len is not read without TP or EP off transformers
+        s_ = np.where(unread, 0, values[sym.s])
+        values[sym.s] = s_ if np.ndim(s_) else s_.item()
+    return Configurations(variant, values, given, shape, flags, swept, axes)
 
 
 def _is_swept(v) -> bool:
@@ -194,52 +265,8 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     unknown = [n for n in names if n not in OUTPUTS]
     if unknown:
         raise KeyError(f"unknown outputs {unknown}; outputs: {', '.join(OUTPUTS)}")
-    for k in kwargs:
-        if k != "precision":
-            resolve_name(k)
-    args = {**DEFAULTS, **kwargs}
-
-    swept = [k for k, v in kwargs.items() if _is_swept(v)]  # axes in the caller's order
-    axes = {k: np.asarray(args[k]) for k in swept}
-    if grid:
-        shape = tuple(len(axes[k]) for k in swept)
-        given = {k: np.asarray(args[k]).reshape([-1 if i == j else 1 for j in range(len(swept))])
-                 for i, k in enumerate(swept)}
-    else:
-        shape = tuple(np.broadcast_shapes(*(np.shape(args[k]) for k in swept))) if swept else ()
-        given = {k: _full_ndim(np.asarray(args[k]), len(shape)) for k in swept}
-    given = {k: given.get(k, v) for k, v in args.items()}
-
-    # the precision: its facts for the rules, and the values that depend on it
-    precision = np.asarray(given["precision"], dtype=object)
-    flags = np.vectorize(lambda p: facts(w, f, p)["flags"], otypes=[bool, bool, bool])(precision) \
-        if precision.ndim else tuple(np.asarray(x) for x in facts(w, f, precision.item())["flags"])
-    keys = np.vectorize(lambda p: p.lower() if isinstance(p, str) and p.lower() in PRECISION_BYTES else "fp16",
-                        otypes=[object])(precision)
-    distinct = sorted(set(np.ravel(keys)))
-    statics = {k: static_values(w, f, k) for k in distinct}
-    base_variant, base = statics[distinct[0]]
-    variant = Variant(base_variant.family, any(v.explicit_weights for v, _ in statics.values()),
-                      base_variant.sram, base_variant.flash)
-    values: Dict[sp.Symbol, object] = dict(base)
-    if len(distinct) > 1:
-        for s in (sym.bpp, sym.R_peak, sym.F, sym.W_lw, sym.W_g):
-            if values.get(s) is not None:
-                table = {k: statics[k][1][s] for k in distinct}
-                values[s] = np.vectorize(lambda k: float(table[k]), otypes=[float])(keys)
-    table = arguments()
-    kw = keywords()
-    for k, v in given.items():
-        if k == "precision":
-            continue
-        if k in FLAG_KEYWORDS:
-            v = np.asarray(v).astype(bool).astype(np.int8) if np.ndim(v) else (1 if v else 0)
-        values[table[k]] = v
-    if not w.is_transformer:     # as solve(): seq_len is not read without TP or EP
-        values[sym.s] = np.where((np.asarray(values[sym.tp]) == 1) & (np.asarray(values[sym.ep]) == 1), 0,
-                                 values[sym.s])
-        if not np.ndim(values[sym.s]):
-            values[sym.s] = values[sym.s].item()
+    c = configurations(w, f, grid, kwargs)
+    variant, values, given, shape, flags = c.variant, c.values, c.given, c.shape, c.flags
 
     # the spill is reported only where the state does not fit (None in solve(), NaN here)
     spill = "node_profile.offload_spill_bytes"
@@ -252,11 +279,14 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
             raise ValueError(f"{name} has no value for this workload or fleet (None); pass it explicitly")
 
     rules = compiled_rules(variant, "sweep", ())
-    broken = _broken_rules(rules, values, flags, shape)
-    masked = bool(broken)
-    out_shapes = {n: shape if masked else _output_shape(variant, OUTPUTS[n], values, shape) for n in computed}
-    _refuse_if_too_large(computed, out_shapes, shape, masked)
-    code = _codes(broken, shape) if masked else None
+    raw, candidates = _screen(rules, values, flags)          # the rules some configuration may break
+    natural = {n: _output_shape(variant, OUTPUTS[n], values, shape) for n in computed}
+    # refused before any work: with a rule some configuration may break, every output may be full-size
+    _refuse_if_too_large(computed, {n: shape for n in computed} if candidates else natural, shape,
+                         bool(candidates))
+    broken = _broken_rules(rules, raw, candidates)
+    code = _codes(broken, shape) if broken else None
+    out_shapes = {n: shape for n in computed} if broken else natural
     bad = code != 0 if code is not None else None
     out, code = _evaluate(compiled, values, computed, out_shapes, shape, bad, code, grid or len(shape) != 1)
     bad = code != 0 if code is not None else None
@@ -278,9 +308,9 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     valid = np.broadcast_to(np.True_, shape) if bad is None else ~bad
     codes = np.broadcast_to(np.int16(0), shape) if code is None else code
     explain = _Explainer(rules, given, values, flags, w, f, shape)
-    config = describe(w, f, given["precision"] if precision.ndim == 0 else SWEPT,
-                      [(SWEPT if k in swept else given[k]) for k in KEYWORDS])
-    return SweepResult(result_values, valid, codes, {k: axes[k] for k in swept} if grid else {}, config, explain)
+    config = describe(w, f, SWEPT if "precision" in c.swept else given["precision"],
+                      [(SWEPT if k in c.swept else given[k]) for k in KEYWORDS])
+    return SweepResult(result_values, valid, codes, c.axes if grid else {}, config, explain)
 
 
 def _full_ndim(x: np.ndarray, ndim: int) -> np.ndarray:
@@ -297,35 +327,54 @@ def _raw_values(rules, values: Mapping[sp.Symbol, object], flags) -> Dict[sp.Sym
     return {a: (1.0 if raw.get(a) is None else raw[a]) for a in rules.args}   # no rule reads an absent field
 
 
+def _floats(a: np.ndarray) -> np.ndarray:
+    """``a`` as float64; an integer beyond the float range becomes an infinity (a rule then names it)."""
+    if a.dtype == np.float64:
+        return a
+    try:
+        return a.astype(np.float64)
+    except (OverflowError, TypeError, ValueError):
+        return np.vectorize(lambda x: float(x) if abs(x) < 1e308 else (math.inf if x > 0 else -math.inf),
+                            otypes=[np.float64])(a)
+
+
 def _box(v) -> object:
     """The bounds of one argument's values (a :class:`~mlsysim_sym.bounds.Box`; True/False/None for a fact)."""
     a = np.asarray(v)
     if a.dtype == bool:
         return bool(a.all()) if a.all() or not a.any() else None
-    if a.dtype.kind not in "iuf":
+    if a.dtype.kind not in "iuf" or a.size == 0:
         return bounds.ANY
     lo, hi = (float(a.min()), float(a.max())) if a.ndim else (float(a), float(a))
-    whole = a.dtype.kind in "iu" or (lo == hi and float(lo).is_integer())
-    return bounds.Box(lo, hi, whole)
+    if math.isnan(lo) or math.isnan(hi):
+        return bounds.ANY
+    whole = a.dtype.kind in "iu" or (lo == hi and lo.is_integer())
+    return bounds.Box(lo, hi, whole, exact=True)
 
 
-def _broken_rules(rules, values, flags, shape) -> List[Tuple[int, np.ndarray]]:
-    """``(index + 1, mask)`` of every error rule some configuration breaks, in order; each mask in
-    its own (broadcastable, often small) shape.
-
-    Each rule is first bounded over the ranges of the arguments (:mod:`mlsysim_sym.bounds`):
-    a rule no configuration can break costs nothing; the others are evaluated elementwise.
-    """
+def _screen(rules, values, flags):
+    """``(raw values, candidates)``: the error rules (``(j, i)``: position among the errors, index) that
+    some configuration may break. Each rule is bounded over the ranges of the arguments
+    (:mod:`mlsysim_sym.bounds`): a rule no configuration can break costs nothing more."""
     raw = _raw_values(rules, values, flags)
     env = {a: _box(v) for a, v in raw.items()}
     ev = bounds.evaluator(env)
+    return raw, [(j, i) for j, i in enumerate(rules.errors) if bounds.truth(rules.conditions[i], env, ev) is not False]
+
+
+def _broken_rules(rules, raw, candidates) -> List[Tuple[int, np.ndarray]]:
+    """``(index + 1, mask)`` of every candidate rule some configuration breaks, in order; each mask in
+    its own (broadcastable, often small) shape."""
+    floats: Dict[sp.Symbol, object] = {}
     out = []
-    for j, i in enumerate(rules.errors):
-        if bounds.truth(rules.conditions[i], env, ev) is False:
-            continue
+    for j, i in candidates:
         args, fn = rules.array(i)
+        for a in args:       # integers as float64 (exact below 2**53; no wrap-around of small integer types)
+            if a not in floats:
+                v = raw[a]
+                floats[a] = _floats(v) if isinstance(v, np.ndarray) and v.dtype.kind in "iuO" else v
         with np.errstate(all="ignore"):
-            b = np.asarray(fn(*(raw[a] for a in args))[0], dtype=bool)
+            b = np.asarray(fn(*(floats[a] for a in args))[0], dtype=bool)
         if b.any():
             out.append((j + 1, b))
     return out
@@ -340,73 +389,121 @@ def _codes(broken: List[Tuple[int, np.ndarray]], shape) -> np.ndarray:
 
 
 class _Explainer:
-    """Formats the messages of masked configurations on first use (``SweepResult.reason``)."""
+    """Formats the messages of masked configurations on first use (``SweepResult.reason``): each
+    distinct combination of a rule's message fields is formatted once."""
 
     def __init__(self, rules, given, values, flags, w, f, shape):
         self.rules, self.given, self.values, self.flags = rules, given, values, flags
         self.w, self.f, self.shape = w, f, shape
+        self.raw = {RAW[s]: v for s, v in values.items() if s in RAW}
+
+    def _codes(self, code: np.ndarray) -> np.ndarray:
+        """The rule codes present (0 aside), by how many configurations each masks (most first)."""
+        if code.strides == (0,) * code.ndim:          # a broadcast zero: nothing masked
+            return np.zeros(0, dtype=int)
+        counts = np.bincount(code.ravel(), minlength=1)
+        present = np.flatnonzero(counts)
+        present = present[present != 0]
+        return present[np.argsort(-counts[present], kind="stable")], counts
+
+    def examples(self, code: np.ndarray, k: int = 3):
+        """``(count, message)`` of one masked configuration per rule, for the ``k`` rules masking most."""
+        if code.strides == (0,) * code.ndim:
+            return [], 0
+        present, counts = self._codes(code)
+        out = []
+        for c in present[:k]:
+            first = np.unravel_index(int(np.argmax(code.ravel() == c)), self.shape)
+            where = tuple(np.array([i]) for i in first)
+            out.append((int(counts[c]), self._render(int(c), where)[0][0]))
+        return out, len(present)
 
     def __call__(self, code: np.ndarray):
         texts: List[str] = [""]
         out = np.zeros(self.shape, dtype=np.int32)
-        errors = self.rules.errors
-        for c in np.unique(code):
-            if c == 0:
-                continue
+        if code.strides == (0,) * code.ndim:
+            return out, tuple(texts)
+        present, _ = self._codes(code)
+        for c in sorted(present):
             where = np.nonzero(code == c)
-            if c == _OVERFLOW:
-                rows, render = [()] * len(where[0]), lambda row: OVERFLOW
-            else:
-                i = errors[int(c) - 1]
-                fields = self._fields(i, self.rules.rules[i], where)
-                rows = list(zip(*fields.values())) if fields else [()] * len(where[0])
-                render = lambda row, r=self.rules.rules[i], names=tuple(fields): r.message.format(  # noqa: E731
-                    **dict(zip(names, row)))
-            index: Dict[tuple, int] = {}
-            ks = np.empty(len(rows), dtype=np.int32)
-            for j, row in enumerate(rows):
-                k = index.get(row)
-                if k is None:
-                    text = render(row)
-                    k = index[row] = texts.index(text) if text in texts else len(texts)
-                    if k == len(texts):
-                        texts.append(text)
-                ks[j] = k
-            out[where] = ks
+            rendered, inverse = self._render(int(c), where, many=True)
+            ks = np.array([texts.index(t) if t in texts else (texts.append(t) or len(texts) - 1) for t in rendered],
+                          dtype=np.int32)
+            out[where] = ks[inverse]
         return out, tuple(texts)
 
-    def _fields(self, i, rule, where) -> Dict[str, List[object]]:
-        """Each message field's values at the masked positions ``where`` (as given, or computed)."""
-        def at(v):
-            a = np.broadcast_to(np.asarray(v, dtype=object) if isinstance(v, str) else v, self.shape)
-            return [x.item() if hasattr(x, "item") else x for x in a[where]]
+    def _render(self, c: int, where, many: bool = False):
+        """The messages of code ``c`` at ``where``: one per distinct row of its fields (and, with ``many``,
+        each position's row)."""
+        n = len(where[0])
+        if c == _OVERFLOW:
+            return [OVERFLOW], np.zeros(n, dtype=int)
+        i = self.rules.errors[c - 1]
+        rule = self.rules.rules[i]
+        cols = self._fields(i, rule, where)
+        if not cols:
+            return [rule.message], np.zeros(n, dtype=int)
+        keys = []
+        for col in cols.values():
+            try:
+                _, inv = np.unique(col, return_inverse=True)
+            except TypeError:                         # mixed types: compare as text
+                _, inv = np.unique(np.array([repr(x) for x in col], dtype=object), return_inverse=True)
+            keys.append(inv.ravel())
+        _, first, inverse = np.unique(np.stack(keys, axis=1), axis=0, return_index=True, return_inverse=True)
+        names = list(cols)
+        rendered = [rule.message.format(**{nm: _item(cols[nm][j]) for nm in names}) for j in first]
+        return rendered, inverse.ravel()
 
-        fields: Dict[str, List[object]] = {}
+    def _at(self, v, where) -> np.ndarray:
+        return np.broadcast_to(np.asarray(v, dtype=object) if isinstance(v, str) or v is None else v,
+                               self.shape)[where]
+
+    def _fields(self, i, rule, where) -> Dict[str, np.ndarray]:
+        """Each message field's values at the masked positions ``where`` (as given, or computed)."""
+        fields: Dict[str, np.ndarray] = {}
         names = _field_names(rule.message)
+        table = arguments()
         for name in names:
             if name in self.given:
-                fields[name] = at(self.given[name])
-            elif name == "precision_type":
-                fields[name] = [type(p).__name__ for p in at(self.given["precision"])]
-            elif name in ("accelerator", "available", "precision_key"):
-                fields[name] = [facts(self.w, self.f, p)[name] for p in at(self.given["precision"])]
+                fields[name] = self._at(self.given[name], where)
+            elif name in table:                        # a record field nobody swept
+                fields[name] = self._at(self.values[table[name]], where)
+            elif name in ("precision_type", "accelerator", "available", "precision_key"):
+                precision = self._at(self.given["precision"], where)
+                fields[name] = np.array([type(p).__name__ if name == "precision_type" else
+                                         facts(self.w, self.f, p)[name] for p in precision], dtype=object)
         computed = [n for n in names if n not in fields]
         if computed:
-            sub = {RAW[s]: (np.broadcast_to(v, self.shape)[where] if np.ndim(v) else v)
-                   for s, v in self.values.items() if s in RAW and v is not None}
+            sub = {a: (_floats(np.broadcast_to(v, self.shape)[where]) if np.ndim(v) else v)
+                   for a, v in self.raw.items() if v is not None}
             sub.update({FACTS[k]: np.broadcast_to(x, self.shape)[where] for k, x in enumerate(self.flags)})
+            sub = {a: sub.get(a, np.nan) for a in self.rules.args}
             got = self.rules.fields(i, sub, "numpy")
+            reads = self.rules.field_arguments(i)
             n = len(where[0])
             for name in computed:
-                col = np.broadcast_to(got[name], (n,))
-                fields[name] = [_plain(x, is_count(name)) for x in col]
+                col = np.broadcast_to(np.asarray(got[name], dtype=float), (n,))
+                if is_count(name) or self._integer_typed(reads[name]):   # as solve() computes it: an int
+                    col = np.array([int(x) if x.is_integer() and abs(x) < 2 ** 53 else x for x in col.tolist()],
+                                   dtype=object)
+                fields[name] = col
         return fields
 
+    def _integer_typed(self, symbols) -> bool:
+        """Whether every argument a computed value reads holds integers (Python computes an int then)."""
+        for a in symbols:
+            v = self.raw.get(a)
+            if isinstance(v, np.ndarray):
+                if v.dtype.kind not in "iu":
+                    return False
+            elif not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)):
+                return False
+        return bool(symbols)
 
-def _plain(x, count: bool):
-    """A numpy number as the Python number a message shows (counts as ints)."""
-    x = x.item() if hasattr(x, "item") else x
-    return int(x) if count and isinstance(x, float) and x.is_integer() and abs(x) < 2 ** 53 else x
+
+def _item(x):
+    return x.item() if hasattr(x, "item") else x
 
 
 OVERFLOW = "the result overflows or divides by zero (an extreme input)"

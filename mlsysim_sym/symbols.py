@@ -232,13 +232,13 @@ _field("apn", "node", "accelerators_per_node", rf"G_{{{T}{{node}}}}", "1", "acce
 _field("BW_intra", "node", "intra_node_bw", rf"\beta_{{{T}{{intra}}}}", "B/s",
        "intra-node (NVLink) bandwidth per direction", rows=C)
 _field("alpha_nv", "accelerator", "nvlink_latency", rf"\alpha_{{{T}{{intra}}}}", "s",
-       "intra-node (NVLink) message latency", fallback=500e-9, rows=C)
+       "intra-node (NVLink) message latency", assume="nonnegative", fallback=500e-9, rows=C)
 _field("BW_fab", "fabric", "bandwidth", rf"\beta_{{{T}{{fab}}}}", "B/s", "fabric (NIC) bandwidth per accelerator",
        argument="fabric_bandwidth", rows=C)
 _field("osr", "fabric", "oversubscription_ratio", "R", "1", "fabric oversubscription ratio",
        book=r"\OversubscriptionRatio", rows=C)
 _field("alpha_fab", "fabric", "latency", rf"\alpha_{{{T}{{fab}}}}", "s", "fabric message latency",
-       argument="fabric_latency", fallback=5e-6, rows=C)
+       argument="fabric_latency", assume="nonnegative", fallback=5e-6, rows=C)
 _field("CAP", "accelerator", "memory_capacity", rf"M_{{{T}{{device}}}}", "B", "HBM capacity of one accelerator",
        book=r"\DeviceMemoryCapacity", rows=C)
 _field("BW_hbm", "accelerator", "memory_bandwidth", rf"\text{{BW}}_{{{T}{{accelerator}}}}", "B/s",
@@ -246,7 +246,7 @@ _field("BW_hbm", "accelerator", "memory_bandwidth", rf"\text{{BW}}_{{{T}{{accele
 _field("BW_pcie", "accelerator", "pcie_bandwidth", rf"\text{{BW}}_{{{T}{{PCIe}}}}", "B/s",
        "host link bandwidth per direction (offload)", fallback=64e9, rows=C)
 _field("tau_d", "accelerator", "dispatch_tax", rf"t_{{{T}{{dispatch}}}}", "s", "dispatch overhead per step",
-       book=r"\OperationDispatchOverhead", rows=C)
+       assume="nonnegative", book=r"\OperationDispatchOverhead", rows=C)
 _field("TDP", "accelerator", "tdp", rf"P_{{{T}{{TDP}}}}", "W", "thermal design power of one accelerator (0 when unknown)",
        assume="nonnegative", fallback=0.0, rows=C)
 _field("CAP_sram", "accelerator", "sram_capacity", rf"M_{{{T}{{SRAM}}}}", "B",
@@ -278,7 +278,7 @@ _const("f_lora", rf"f_{{{T}{{LoRA}}}}", "1", "DP gradient volume factor under Lo
 _const("f_act", rf"f_{{{T}{{act}}}}", "1", "activation traffic per sample as a fraction of the weights", 0.1)
 _const("f_lora_mem", rf"f_{{{T}{{LoRA,mem}}}}", "1",
        "Engine-path memory of a LoRA run as a multiple of the weights", 1.1)
-_const("eps_t", rf"\epsilon_{{t}}", "s", "time below which calc_bottleneck treats a roofline term as zero", 1e-18)
+_const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a roofline term as zero", 1e-18)
 
 # ----------------------------------------------------------------------------------
 # Tables derived from PARAMS (never typed again elsewhere)

@@ -7,7 +7,7 @@ read from the bundled JSON catalog without a unit library.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Tuple
 
 #: Workload classes of mlsysim that change the computation (docs/contract.md §2.2).

@@ -7,7 +7,6 @@ Two independent checks:
   ``(n - 1)`` cannot vanish) in the closed form, which must reduce to
   ``number * unit`` of the quantity.
 """
-import itertools
 
 import pytest
 import sympy as sp

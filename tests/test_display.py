@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
 import pytest
 
 from mlsysim_sym import DistributedModel, operating_point_of, search, sweep
@@ -58,7 +57,9 @@ def test_a_sweep_prints_a_summary_not_its_arrays():
                            "tp_size (5), pp_size (3)")
     assert "Kempner AI Cluster" in text and "varied: batch, tp" in text
     assert "step_latency_total" in text and " s " in text and "2 of 16 true" in text
-    assert "2 x Infeasible 4D Parallelism: TP(1) * PP(7) * EP(1)" in text
+    # per rule: how many configurations it masks, and one of its messages
+    assert "masked (rule: configurations, e.g.):" in text
+    assert "14 x Infeasible 4D Parallelism: TP(1) * PP(7) * EP(1)" in text
     assert _fits(text) and len(text.splitlines()) < 15
     assert r._repr_html_().startswith("<table><caption>SweepResult")
 

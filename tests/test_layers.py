@@ -2,7 +2,8 @@
 
 Every ``import`` of a package module is read from the source (module level and inside
 functions alike). The only imports allowed to point back up the layers are the lazy ones
-inside ``_repr_latex_`` / ``_repr_html_`` methods, which say so where they stand.
+inside ``_repr_latex_`` / ``_repr_html_`` methods, which say so where they stand (and
+``if TYPE_CHECKING:`` blocks, which never run).
 """
 from __future__ import annotations
 
@@ -45,6 +46,9 @@ def import_graph() -> Dict[str, Set[str]]:
         hooks = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name in HOOKS:
+                hooks |= {id(n) for n in ast.walk(node)}
+            # ``if TYPE_CHECKING:`` imports never run: annotations only
+            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
                 hooks |= {id(n) for n in ast.walk(node)}
         for node in ast.walk(tree):
             if id(node) in hooks:

@@ -700,6 +700,18 @@ def _error_cases():
         ("oversubscription_0", L, h100.model_copy(update={"fabric": h100.fabric.model_copy(
             update={"oversubscription_ratio": 0.0})}), dict(batch_size=256, tp_size=8),
          ("raise", "ZeroDivisionError", "float division by zero")),
+        # mlsysim divides by the oversubscription whenever dp > 1, even when DP stays in one node
+        ("oversubscription_0_one_node", L, h100.model_copy(update={"count": 1, "fabric": h100.fabric.model_copy(
+            update={"oversubscription_ratio": 0.0})}), dict(batch_size=64),
+         ("raise", "ZeroDivisionError", "float division by zero")),
+        # the workload is lowered after the argument checks and the precision: their errors come first
+        ("no_params_tp0", no_params, R, dict(tp_size=0), ("raise", VE, "tp_size must be >= 1, got 0")),
+        ("no_params_eff2", no_params, R, dict(efficiency=2.0, batch_size=256),
+         ("raise", VE, "efficiency must be in [1e-09, 1.0], got 2.0")),
+        ("no_params_tp3", no_params, R, dict(tp_size=3), ("raise", VE, "Infeasible 4D Parallelism: TP(3)")),
+        # an integer beyond the float range does not stop mlsysim's own checks from firing first
+        ("huge_batch_eff2", L, R, dict(batch_size=10 ** 400, efficiency=2.0),
+         ("raise", VE, "efficiency must be in [1e-09, 1.0], got 2.0")),
     ]
 
 
@@ -725,7 +737,8 @@ _ERROR_IDS = [
     "warn_batch_lt_dp", "no_warn_batch_eq_dp", "warn_engine_int4_h100", "warn_both_order", "no_warn_engine_bf16",
     "no_warn_replica_int4", "no_warn_transformer_int4", "no_params_no_size", "no_params_no_size_replica",
     "fabric_bw_0", "fabric_latency_negative", "intra_bw_0_hier", "neg_seq_nontransformer_tp",
-    "fleet_count_0", "oversubscription_0",
+    "fleet_count_0", "oversubscription_0", "oversubscription_0_one_node", "no_params_tp0", "no_params_eff2",
+    "no_params_tp3", "huge_batch_eff2",
 ]
 
 
@@ -821,3 +834,12 @@ def test_custom_edge_inputs(case_id):
     both = oracle.call_both(model, fleet, **kw)
     diffs = oracle.diff_outcomes(both, RTOL)
     assert not diffs, oracle.describe(model, fleet, kw) + "\n" + "\n".join(diffs)
+
+
+def test_numpy_numbers_are_numbers():
+    # mlsysim computes with numpy scalars; so do we (the same numbers)
+    import numpy as np
+
+    both = oracle.call_both("Llama3_8B", "Research_256", batch_size=np.int64(256), tp_size=np.int64(8),
+                            efficiency=np.float32(0.5), seq_len=np.int64(4096))
+    assert both["ours"]["exception"] is None and not oracle.diff_outcomes(both, RTOL)

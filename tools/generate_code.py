@@ -1,4 +1,4 @@
-"""Write the pre-generated scalar code of solve() into mlsysim_sym/_generated/.
+"""Write the pre-generated scalar code of solve() (its outputs and its checks) into mlsysim_sym/_generated/.
 
 Run after changing an expression: ``python tools/generate_code.py``. A test fails when the
 shipped files differ from a fresh generation.
@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from mlsysim_sym._shipped import module_name
-from mlsysim_sym.compile import generated_source
+from mlsysim_sym.compile import compile_quantities, generated_source
+from mlsysim_sym.inputs import generated_rules_source
 from mlsysim_sym.model import Variant
 from mlsysim_sym.solver import OUTPUTS
 
@@ -22,6 +23,8 @@ def expected() -> dict:
     files = {"__init__.py": '"""Pre-generated scalar code of solve(); see tools/generate_code.py."""\n'}
     for v in VARIANTS:
         files[module_name(v) + ".py"] = generated_source(v, tuple(OUTPUTS.values()))
+        args = compile_quantities(v, tuple(OUTPUTS.values()), "math").args
+        files[module_name(v, kind="rules") + ".py"] = generated_rules_source(v, args)
     return files
 
 

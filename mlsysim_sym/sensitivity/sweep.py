@@ -7,10 +7,10 @@ from typing import Dict, Tuple
 import numpy as np
 import sympy as sp
 
-from ..decisions import model_decisions
-from ..inputs import FLAG_KEYWORDS, as_fleet, as_workload, resolve_precision, static_values
 from ..branches import near
-from ..sweeps import DEFAULTS, arguments, resolve_name, sweep
+from ..decisions import model_decisions
+from ..inputs import as_fleet, as_workload
+from ..sweeps import configurations, sweep
 from .point import CONTINUOUS, _continuous_decisions, _group, quantity_name, regime
 
 
@@ -59,25 +59,11 @@ def sensitivity_sweep(model, fleet, output: str = "mfu", *, grid: bool = True, *
     w, f = as_workload(model), as_fleet(fleet)
     if not isinstance(kwargs.get("precision", "fp16"), str):
         raise TypeError("sensitivity_sweep() takes one precision (a string)")
-    for k in kwargs:
-        if k != "precision":
-            resolve_name(k, "sensitivity_sweep")
+    c = configurations(w, f, grid, kwargs, "sensitivity_sweep")
     checked = sweep(w, f, grid=grid, outputs=("mfu",), **kwargs)
-    args = {**DEFAULTS, **kwargs}
-    key, _ = resolve_precision(args.pop("precision"))
-    variant, values = static_values(w, f, key)
-    values = dict(values)
-    names = arguments()
-    swept = [k for k, v in kwargs.items() if np.ndim(v) > 0]
-    shape = checked.shape
-    for k, v in args.items():
-        if k in FLAG_KEYWORDS:
-            v = np.asarray(v).astype(bool).astype(float) if np.ndim(v) else (1 if v else 0)
-        if k in swept:
-            i = swept.index(k)
-            a = np.asarray(v, dtype=float)
-            v = np.broadcast_to(a.reshape([-1 if j == i else 1 for j in range(len(swept))]) if grid else a, shape)
-        values[names[k]] = v
+    variant, shape = c.variant, c.shape
+    values = {s: (np.broadcast_to(np.asarray(v, dtype=float), shape) if np.ndim(v) else v)
+              for s, v in c.values.items()}
     valid = np.broadcast_to(checked.valid, shape)
     flat = {}
     for s, v in values.items():

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Tuple
 
 from ..printing import latex
+
+if TYPE_CHECKING:        # annotations only: the table module is imported by .point
+    from .point import DiscreteRow, Row, Sensitivities
 
 
 def _num(x) -> str:
