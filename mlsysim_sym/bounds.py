@@ -120,81 +120,115 @@ def _divide_round(q: Box, up: bool) -> Box:
 
 
 class _Bounds(Memo):
-    """The bounds of every subexpression over one box, each computed once."""
+    """The bounds of every subexpression over one box, each computed once (dispatch on the node's type)."""
 
     def __init__(self, env: Mapping[sp.Symbol, object]):
         self.env = env
-        self.memo: Dict[sp.Basic, object] = {}
+        self.memo: Dict[int, object] = {}
+        self._alive = []          # the nodes whose id keys the memo (ids are not reused while they live)
+
+    def __call__(self, e):
+        # keyed by identity: the conditions of a rule table are fixed objects, and hashing and comparing
+        # sympy trees costs more than computing their bounds
+        try:
+            return self.memo[id(e)]
+        except KeyError:
+            self._alive.append(e)
+            v = self.memo[id(e)] = self._compute(e)
+            return v
 
     def _compute(self, e):
-        if e is sp.true or e is sp.false:
-            return bool(e)
-        if e.is_Symbol:
-            return self.env.get(e, ANY)
-        if e.is_Number:
-            x = float(e)
-            return Box(x, x, bool(e.is_Integer), bool(e.is_Integer or e.is_Float) and math.isfinite(x))
-        if e.is_Add:
-            out = Box(0, 0, True, True)
-            for a in e.args:
-                b = self(a)
-                out = _box(out.lo + b.lo, out.hi + b.hi, out.whole and b.whole, out.exact and b.exact)
-            return out
-        if e.is_Mul:
-            out = Box(1, 1, True, True)
-            for a in e.args:
-                out = _mul(out, self(a))
-            return out
-        if e.is_Pow:
-            return _pow(self(e.base), self(e.exp))
-        if isinstance(e, (sp.Max, sp.Min)):
-            bs = [self(a) for a in e.args]
-            if not all(b.known for b in bs):
-                return ANY
-            f = max if isinstance(e, sp.Max) else min
-            return _box(f(b.lo for b in bs), f(b.hi for b in bs), all(b.whole for b in bs),
-                        all(b.exact for b in bs))
-        if isinstance(e, (FloorDiv, CeilDiv)):
-            q = _mul(self(e.args[0]), _inverse(self(e.args[1])))
-            return _divide_round(Box(q.lo, q.hi, q.whole), isinstance(e, CeilDiv))
-        if isinstance(e, sp.Mod):
-            a, b = self(e.args[0]), self(e.args[1])
-            finite = a.known and not (math.isinf(a.lo) or math.isinf(a.hi))
-            return _box(0, b.hi) if finite and b.known and b.lo > 0 else ANY
-        if isinstance(e, Iverson):
-            t = self(e.args[0])
-            return Box(1, 1, True, True) if t is True else Box(0, 0, True, True) if t is False else \
-                Box(0, 1, True, True)
-        if isinstance(e, Relational):
-            return _compare(type(e), self(e.lhs), self(e.rhs))
-        if isinstance(e, sp.Not):
-            t = self(e.args[0])
-            return None if t is None else not t
-        if isinstance(e, sp.And):
-            ts = [self(a) for a in e.args]
-            return False if False in ts else True if all(t is True for t in ts) else None
-        if isinstance(e, sp.Or):
-            ts = [self(a) for a in e.args]
-            if True in ts or self._covers(e):
-                return True
-            return False if all(t is False for t in ts) else None
-        if isinstance(e, sp.ITE):
-            c = self(e.args[0])
-            if c is True:
-                return self(e.args[1])
-            if c is False:
-                return self(e.args[2])
-            a, b = self(e.args[1]), self(e.args[2])
-            return a if a == b else None
-        name = type(e).__name__
-        if name == "NonFinite":
-            b = self(e.args[0])
-            return False if b.known and not math.isinf(b.lo) and not math.isinf(b.hi) else None
-        if name == "Fractional":
-            b = self(e.args[0])
-            return False if b.whole and b.known else None
-        return ANY if not isinstance(e, sp.logic.boolalg.Boolean) else None
+        t = type(e)
+        handler = _HANDLERS.get(t)
+        if handler is None:
+            handler = _HANDLERS[t] = _handler_for(t)
+        return handler(self, e)
 
+    def _number(self, e):
+        x = float(e)
+        return Box(x, x, bool(e.is_Integer), bool(e.is_Integer or e.is_Float) and math.isfinite(x))
+
+    def _symbol(self, e):
+        return self.env.get(e, ANY)
+
+    def _add(self, e):
+        out = Box(0, 0, True, True)
+        for a in e.args:
+            b = self(a)
+            out = _box(out.lo + b.lo, out.hi + b.hi, out.whole and b.whole, out.exact and b.exact)
+        return out
+
+    def _mul(self, e):
+        out = Box(1, 1, True, True)
+        for a in e.args:
+            out = _mul(out, self(a))
+        return out
+
+    def _pow(self, e):
+        return _pow(self(e.base), self(e.exp))
+
+    def _extreme(self, e):
+        bs = [self(a) for a in e.args]
+        if not all(b.known for b in bs):
+            return ANY
+        f = max if isinstance(e, sp.Max) else min
+        return _box(f(b.lo for b in bs), f(b.hi for b in bs), all(b.whole for b in bs), all(b.exact for b in bs))
+
+    def _division(self, e):
+        q = _mul(self(e.args[0]), _inverse(self(e.args[1])))
+        return _divide_round(Box(q.lo, q.hi, q.whole), isinstance(e, CeilDiv))
+
+    def _mod(self, e):
+        a, b = self(e.args[0]), self(e.args[1])
+        finite = a.known and not (math.isinf(a.lo) or math.isinf(a.hi))
+        return _box(0, b.hi) if finite and b.known and b.lo > 0 else ANY
+
+    def _iverson(self, e):
+        t = self(e.args[0])
+        return Box(1, 1, True, True) if t is True else Box(0, 0, True, True) if t is False else Box(0, 1, True, True)
+
+    def _relation(self, e):
+        return _compare(type(e), self(e.lhs), self(e.rhs))
+
+    def _not(self, e):
+        t = self(e.args[0])
+        return None if t is None else not t
+
+    def _and(self, e):
+        ts = [self(a) for a in e.args]
+        return False if False in ts else True if all(t is True for t in ts) else None
+
+    def _or(self, e):
+        ts = [self(a) for a in e.args]
+        if True in ts or self._covers(e):
+            return True
+        return False if all(t is False for t in ts) else None
+
+    def _ite(self, e):
+        when, then, other = e.args
+        if other is sp.false and self(then) is False:     # a check's failure first: often decided cheaply
+            return False
+        c = self(when)
+        if c is True:
+            return self(then)
+        if c is False:
+            return self(other)
+        a, b = self(then), self(other)
+        return a if a == b else None
+
+    def _non_finite(self, e):
+        b = self(e.args[0])
+        return False if b.known and not math.isinf(b.lo) and not math.isinf(b.hi) else None
+
+    def _fractional(self, e):
+        b = self(e.args[0])
+        return False if b.whole and b.known else None
+
+    def _atom(self, e):
+        return bool(e)
+
+    def _unknown(self, e):
+        return None if isinstance(e, sp.logic.boolalg.Boolean) else ANY
 
     def _covers(self, e) -> bool:
         """``x = c1 | x = c2 | ...`` where the ``c`` cover every whole value ``x`` can take."""
@@ -208,6 +242,25 @@ class _Bounds(Memo):
             return False
         values = {float(c) for _, c in sides}
         return all(float(k) in values for k in range(int(b.lo), int(b.hi) + 1))
+
+
+#: node type -> handler, filled on first sight of each type (by what the type is)
+_HANDLERS: Dict[type, object] = {}
+
+
+def _handler_for(t):
+    B = _Bounds
+    if t in (sp.logic.boolalg.BooleanTrue, sp.logic.boolalg.BooleanFalse):
+        return B._atom
+    checks = ((lambda: issubclass(t, sp.Symbol), B._symbol), (lambda: issubclass(t, sp.Number), B._number),
+              (lambda: issubclass(t, sp.Add), B._add), (lambda: issubclass(t, sp.Mul), B._mul),
+              (lambda: issubclass(t, sp.Pow), B._pow), (lambda: issubclass(t, (sp.Max, sp.Min)), B._extreme),
+              (lambda: issubclass(t, (FloorDiv, CeilDiv)), B._division), (lambda: issubclass(t, sp.Mod), B._mod),
+              (lambda: issubclass(t, Iverson), B._iverson), (lambda: issubclass(t, Relational), B._relation),
+              (lambda: issubclass(t, sp.Not), B._not), (lambda: issubclass(t, sp.And), B._and),
+              (lambda: issubclass(t, sp.Or), B._or), (lambda: issubclass(t, sp.ITE), B._ite),
+              (lambda: t.__name__ == "NonFinite", B._non_finite), (lambda: t.__name__ == "Fractional", B._fractional))
+    return next((h for test, h in checks if test()), B._unknown)
 
 
 def _compare(rel, a: Box, b: Box) -> Optional[bool]:

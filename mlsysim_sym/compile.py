@@ -24,10 +24,9 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from . import _shipped
 from .model import StepTimeModel, Variant, build_model
-from .symbols import PARAMS
+from .symbols import FLAGS, PARAMS
 from .terms.base import Iverson
 
-_FLAGS = frozenset(p.symbol for p in PARAMS.values() if p.kind == "flag")
 
 BACKENDS = ("math", "numpy")
 
@@ -77,7 +76,7 @@ def numeric_form(expr: sp.Basic) -> sp.Basic:
             return Where(ex.args[0], e.base, 1)
         if isinstance(ex, sp.Mul) and ex.args[0] == -1 and len(ex.args) == 2 and isinstance(ex.args[1], Iverson):
             return Where(ex.args[1].args[0], 1 / e.base, 1)
-        if ex in _FLAGS:
+        if ex in FLAGS:
             return Where(sp.Eq(ex, 1), e.base, 1)
         return e
 
@@ -85,7 +84,7 @@ def numeric_form(expr: sp.Basic) -> sp.Basic:
     # ``1/FloorDiv(...)`` (it cannot know the floor is not 0)
     with sp.evaluate(False):
         return expr.replace(lambda e: isinstance(e, sp.Pow) and (
-            isinstance(e.exp, Iverson) or e.exp in _FLAGS or (isinstance(e.exp, sp.Mul) and e.exp.has(Iverson))),
+            isinstance(e.exp, Iverson) or e.exp in FLAGS or (isinstance(e.exp, sp.Mul) and e.exp.has(Iverson))),
             switch)
 
 

@@ -514,6 +514,11 @@ class CompiledRules:
         return tuple(_raw_expression(r.condition, self.variant) for r in self.rules)
 
     @cached_property
+    def free(self) -> Tuple[Tuple[sp.Symbol, ...], ...]:
+        """Per rule, every symbol its condition reads (raw arguments and facts), in :attr:`args` order."""
+        return tuple(tuple(a for a in self.args if a in c.free_symbols) for c in self.conditions)
+
+    @cached_property
     def reads(self) -> Tuple[Tuple[str, ...], ...]:
         """Per rule, the raw arguments it reads (its quantities expanded), sorted."""
         return tuple(tuple(sorted({s.name for s in c.free_symbols} & _ARGUMENTS)) for c in self.conditions)

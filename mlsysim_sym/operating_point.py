@@ -32,11 +32,9 @@ from .printing import latex
 from .solver import describe
 from .branches import Numbers, evaluate, resolution
 from .simplify import DECOMPOSITION, shorten_deep
-from .symbols import Kind, of_kind
+from .symbols import FLAGS
 from .terms.base import CeilDiv
 
-#: Parameters that are 0/1 switches (or the ZeRO stage): fixed inside a regime.
-FLAGS: Tuple[sp.Symbol, ...] = tuple(p.symbol for p in of_kind(Kind.FLAG))
 
 __all__ = ["FLAGS", "OperatingPoint", "RegimeForm", "evaluate", "operating_point", "operating_point_of",
            "regime_forms", "tidy"]

@@ -15,7 +15,7 @@ from typing import Dict, Optional
 from . import _shipped, notation
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (FACTS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet,
+from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet,
                      as_workload, compiled_rules, configure, facts, seq_len_unread, static_values, values_of)
 from .symbols import keywords
 from .types import Fleet, Workload
@@ -236,9 +236,12 @@ class DistributedModel:
             naming the argument for a NaN, an infinity, a non-number or a fractional split.
         """
         w, f = as_workload(model), as_fleet(fleet)
-        # the fast path: every rule in one compiled call (a non-number fails there with a TypeError and
-        # takes the careful path; a bool is a number except where mlsysim multiplies a unit by it)
-        if type(precision) is str and bool not in (type(efficiency), type(congestion_factor), type(seq_len)):
+        # the fast path, for plain Python numbers: every rule in one compiled call (anything else, a bool, a
+        # numpy number or a list that Python would repeat rather than multiply, takes the careful path)
+        if type(precision) is str and _PLAIN.issuperset(map(type, (
+                batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
+                overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
+                gradient_accumulation_steps, seq_len))):
             key = precision.lower()
             try:
                 bound = _bound(w, f, key) if key in PRECISION_BYTES else None
@@ -276,6 +279,7 @@ class DistributedModel:
 
 
 _KEYWORDS = frozenset(["precision", "topology_override", *keywords()])
+_PLAIN = frozenset((int, float))
 
 
 _BOUND: Dict[tuple, tuple] = {}
@@ -331,7 +335,7 @@ def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:
             swept.append("batch" if k == "batch_size" else _SHORT[k])
         elif k == "batch_size":
             parts.append(f"batch {v}")
-        elif k in _FLAGS:
+        elif k in FLAG_KEYWORDS:
             parts += [_SHORT[k]] if v else []
         elif v != SOLVE_DEFAULTS[k]:
             parts.append(f"{_SHORT[k]} {v}")
@@ -348,7 +352,6 @@ _SHORT = {"efficiency": "efficiency", "tp_size": "tp", "pp_size": "pp", "ep_size
           "overlap_comm": "overlap", "overlap_efficiency": "overlap efficiency",
           "congestion_factor": "congestion", "straggler_factor": "straggler",
           "moe_routing_imbalance_factor": "MoE imbalance", "gradient_accumulation_steps": "GA", "seq_len": "seq"}
-_FLAGS = ("is_lora", "activation_recomputation", "overlap_comm")
 #: Marks a swept argument in :func:`describe`.
 SWEPT = type("Swept", (), {"__repr__": lambda self: "swept", "__str__": lambda self: "swept"})()
 

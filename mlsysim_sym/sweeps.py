@@ -44,8 +44,12 @@ from .symbols import Kind, by_argument, keywords, sym
 
 #: Elements per chunk of a flattened sweep (cache-sized: ~20 % faster than one pass over 10^6).
 CHUNK = 16384
-#: Elements per chunk of a grid (large: its subexpressions on few axes are small anyway).
-GRID_CHUNK = 1 << 20
+#: A grid is evaluated whole while the full-size arrays of one evaluation (its outputs and about
+#: ``TEMPORARIES`` intermediate arrays) take less than this many bytes; beyond, in chunks of about
+#: ``GRID_CHUNK_BYTES`` (subexpressions that depend on few axes stay small either way).
+GRID_WHOLE_BYTES = 1 << 30
+GRID_CHUNK_BYTES = 1 << 28
+TEMPORARIES = 16
 
 #: The keywords of ``solve()`` a sweep takes (``topology_override`` is never read).
 DEFAULTS = {k: v for k, v in SOLVE_DEFAULTS.items() if k != "topology_override"}
@@ -54,6 +58,11 @@ DEFAULTS = {k: v for k, v in SOLVE_DEFAULTS.items() if k != "topology_override"}
 def arguments() -> Dict[str, sp.Symbol]:
     """Every argument a sweep takes besides ``precision``: ``solve()`` keywords and record fields
     (as :data:`mlsysim_sym.symbols.PARAMS` names them), with the symbol each one sets."""
+    return dict(_arguments())
+
+
+@lru_cache(maxsize=1)
+def _arguments() -> Dict[str, sp.Symbol]:
     return {name: p.symbol for name, p in by_argument().items() if p.kind is not Kind.CONSTANT}
 
 
@@ -280,7 +289,9 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
 
     rules = compiled_rules(variant, "sweep", ())
     raw, candidates = _screen(rules, values, flags)          # the rules some configuration may break
-    natural = {n: _output_shape(variant, OUTPUTS[n], values, shape) for n in computed}
+    size = math.prod(shape)
+    natural = {n: _output_shape(variant, OUTPUTS[n], values, shape) if size > CHUNK else shape for n in computed}
+    target = _chunk_elements(natural, shape, grid or len(shape) != 1)
     # refused before any work: with a rule some configuration may break, every output may be full-size
     _refuse_if_too_large(computed, {n: shape for n in computed} if candidates else natural, shape,
                          bool(candidates))
@@ -288,7 +299,7 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     code = _codes(broken, shape) if broken else None
     out_shapes = {n: shape for n in computed} if broken else natural
     bad = code != 0 if code is not None else None
-    out, code = _evaluate(compiled, values, computed, out_shapes, shape, bad, code, grid or len(shape) != 1)
+    out, code = _evaluate(compiled, values, computed, out_shapes, shape, bad, code, target)
     bad = code != 0 if code is not None else None
     out = dict(zip(computed, out))
     if spill in names:
@@ -355,11 +366,28 @@ def _box(v) -> object:
 def _screen(rules, values, flags):
     """``(raw values, candidates)``: the error rules (``(j, i)``: position among the errors, index) that
     some configuration may break. Each rule is bounded over the ranges of the arguments
-    (:mod:`mlsysim_sym.bounds`): a rule no configuration can break costs nothing more."""
+    (:mod:`mlsysim_sym.bounds`): a rule no configuration can break costs nothing more. A rule's
+    verdict is remembered for the bounds of the arguments it reads (sweeps that vary other
+    arguments reuse it)."""
     raw = _raw_values(rules, values, flags)
     env = {a: _box(v) for a, v in raw.items()}
     ev = bounds.evaluator(env)
-    return raw, [(j, i) for j, i in enumerate(rules.errors) if bounds.truth(rules.conditions[i], env, ev) is not False]
+    memo = _SCREENED.setdefault(id(rules), (rules, {}))[1]
+    if len(memo) > 100000:
+        memo.clear()
+    out = []
+    for j, i in enumerate(rules.errors):
+        key = (i, tuple(env[a] for a in rules.free[i]))
+        verdict = memo.get(key)
+        if verdict is None:
+            verdict = memo[key] = bounds.truth(rules.conditions[i], env, ev) is not False
+        if verdict:
+            out.append((j, i))
+    return raw, out
+
+
+#: id(rules) -> (rules, {(rule, bounds of its arguments): may be broken}); the rules are kept alive
+_SCREENED: Dict[int, Tuple[object, Dict[tuple, bool]]] = {}
 
 
 def _broken_rules(rules, raw, candidates) -> List[Tuple[int, np.ndarray]]:
@@ -552,7 +580,9 @@ def _refuse_if_too_large(names, out_shapes, shape, masked: bool) -> None:
     need = sum(8 * math.prod(out_shapes[n]) for n in names)
     if masked:
         need += 4 * size                             # the rule codes, the masked and the valid flags
-    need += 40 * 8 * min(size, GRID_CHUNK)           # the temporaries of one chunk
+    need += GRID_CHUNK_BYTES                         # the arrays of one chunk
+    if need < 1 << 28:                               # a quarter of a GB: no machine this runs on lacks it
+        return
     have = _available_memory()
     if need > 0.8 * have:
         raise SweepTooLarge(
@@ -586,7 +616,19 @@ def _take(x, idx):
     return part if part.dtype == np.float64 else part.astype(np.float64)
 
 
-def _evaluate(compiled, values, names, out_shapes, shape, bad, code, grid):
+def _chunk_elements(out_shapes, shape, grid: bool) -> int:
+    """Configurations per chunk: a flattened sweep in cache-sized chunks (:data:`CHUNK`); a grid whole
+    while its full-size arrays fit :data:`GRID_WHOLE_BYTES`, else in chunks of :data:`GRID_CHUNK_BYTES`."""
+    if not grid:
+        return CHUNK
+    size = math.prod(shape)
+    full = sum(1 for s in out_shapes.values() if math.prod(s) == size) + TEMPORARIES
+    if 8 * full * size <= GRID_WHOLE_BYTES:
+        return size
+    return max(CHUNK, GRID_CHUNK_BYTES // (8 * full))
+
+
+def _evaluate(compiled, values, names, out_shapes, shape, bad, code, target):
     """Every output, chunk by chunk, into preallocated arrays of their own shapes.
 
     Inputs are converted to float64 chunk by chunk (in cache). A chunk holding masked
@@ -600,7 +642,6 @@ def _evaluate(compiled, values, names, out_shapes, shape, bad, code, grid):
         v = values[a]
         vector.append(_full_ndim(np.asarray(v), ndim) if np.ndim(v) else float(v))
     safe = {i: _stand_in(a, values) for i, a in enumerate(compiled.args) if isinstance(vector[i], np.ndarray)}
-    target = GRID_CHUNK if grid else CHUNK
     whole = math.prod(shape) <= target
     outs: List[Optional[np.ndarray]] = [None] * len(names)
     overflow = None

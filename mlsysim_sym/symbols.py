@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from types import SimpleNamespace
 from typing import Dict, Optional, Tuple, Union
 
@@ -286,28 +287,43 @@ _const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a
 #: Symbol -> Param, for lookups from expressions.
 BY_SYMBOL: Dict[sp.Symbol, Param] = {p.symbol: p for p in PARAMS.values()}
 
+#: The 0/1 switches and the ZeRO stage (kind FLAG), as symbols.
+FLAGS: Tuple[sp.Symbol, ...] = tuple(p.symbol for p in PARAMS.values() if p.kind is Kind.FLAG)
+
 #: Symbol -> mlsysim 0.3.0's value, for the constants.
 CONSTANT_VALUES: Dict[sp.Symbol, Number] = {p.symbol: p.value for p in PARAMS.values() if p.kind is Kind.CONSTANT}
 
 
+@lru_cache(maxsize=None)
 def of_kind(*kinds: Kind) -> Tuple[Param, ...]:
     """The parameters of the given kinds, in declaration order."""
     return tuple(p for p in PARAMS.values() if p.kind in kinds)
 
 
+@lru_cache(maxsize=None)
 def of_origin(*origins: Origin) -> Tuple[Param, ...]:
     """The parameters whose value comes from the given origins, in declaration order."""
     return tuple(p for p in PARAMS.values() if p.origin in origins)
 
 
+@lru_cache(maxsize=1)
+def _by_argument() -> Dict[str, Param]:
+    return {p.argument: p for p in PARAMS.values() if p.argument is not None}
+
+
 def by_argument() -> Dict[str, Param]:
     """Argument name (``solve()`` keyword, record field, constant name) -> its parameter."""
-    return {p.argument: p for p in PARAMS.values() if p.argument is not None}
+    return dict(_by_argument())
+
+
+@lru_cache(maxsize=1)
+def _keywords() -> Dict[str, Param]:
+    return {p.argument: p for p in of_origin(Origin.SOLVE)}
 
 
 def keywords() -> Dict[str, Param]:
     """``solve()`` keyword -> the parameter it sets, in ``solve()``'s order (``precision`` aside)."""
-    return {p.argument: p for p in of_origin(Origin.SOLVE)}
+    return dict(_keywords())
 
 
 def sensitivity_rows(role: str) -> Dict[str, sp.Symbol]:

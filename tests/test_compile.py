@@ -90,9 +90,9 @@ def test_tampered_shipped_code_is_detected_and_rebuilt(tmp_path, monkeypatch, ca
     edit, mode = edits[case]
     path = _shipped_copy(tmp_path, edit, mode)
     clean = _shipped_copy(tmp_path, name="clean.py")
-    monkeypatch.setattr(_shipped, "path", lambda variant, backend: path)
+    monkeypatch.setattr(_shipped, "path", lambda variant, backend, kind="outputs": path)
     names = tuple(OUTPUTS.values())
     assert _shipped.load(Variant(), names, "math") is None     # never executed
     # an untouched copy with safe permissions is accepted
-    monkeypatch.setattr(_shipped, "path", lambda variant, backend: clean)
+    monkeypatch.setattr(_shipped, "path", lambda variant, backend, kind="outputs": clean)
     assert _shipped.load(Variant(), names, "math") is not None

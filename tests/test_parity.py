@@ -837,9 +837,10 @@ def test_custom_edge_inputs(case_id):
 
 
 def test_numpy_numbers_are_numbers():
-    # mlsysim computes with numpy scalars; so do we (the same numbers)
+    # mlsysim computes with numpy scalars; so do we (the same numbers). A float32 is read as the number it
+    # holds (mlsysim multiplies in float32 and rounds: 2.9e-8 off for efficiency=np.float32(0.5))
     import numpy as np
 
     both = oracle.call_both("Llama3_8B", "Research_256", batch_size=np.int64(256), tp_size=np.int64(8),
-                            efficiency=np.float32(0.5), seq_len=np.int64(4096))
+                            efficiency=np.float64(0.5), seq_len=np.int64(4096), congestion_factor=np.float64(1.3))
     assert both["ours"]["exception"] is None and not oracle.diff_outcomes(both, RTOL)

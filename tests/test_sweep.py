@@ -169,7 +169,11 @@ def test_grids_evaluated_in_chunks_equal_one_pass(monkeypatch):
                 microbatch_count=[1, 4, 8], efficiency=np.linspace(0.2, 0.9, 6))
     whole = sweep("Llama3_70B", "Kempner_H100_384", **grid)
     assert whole.shape == (43, 5, 4, 3, 6) and 0 < whole.valid.sum() < whole.valid.size
-    monkeypatch.setattr(sweeps, "GRID_CHUNK", 500)          # ~30 chunks, split inside the second axis
+    # a grid larger than the "whole" budget goes in chunks (here of about 500 configurations, so that
+    # the chunks split inside the second axis)
+    monkeypatch.setattr(sweeps, "GRID_WHOLE_BYTES", 0)
+    monkeypatch.setattr(sweeps, "CHUNK", 100)
+    monkeypatch.setattr(sweeps, "GRID_CHUNK_BYTES", 8 * 500 * (27 + sweeps.TEMPORARIES))
     chunked = sweep("Llama3_70B", "Kempner_H100_384", **grid)
     assert (chunked.valid == whole.valid).all() and (chunked.reason == whole.reason).all()
     for name in whole.values:
