@@ -210,8 +210,9 @@ def configurations(w, f, grid: bool, kwargs: Mapping[str, object], caller: str =
     precision = np.asarray(given["precision"], dtype=object)
     flags = np.vectorize(lambda p: facts(w, f, p)["flags"], otypes=[bool, bool, bool])(precision) \
         if precision.ndim else tuple(np.asarray(x) for x in facts(w, f, precision.item())["flags"])
-    keys = np.vectorize(lambda p: p.lower() if isinstance(p, str) and p.lower() in PRECISION_BYTES else "fp16",
-                        otypes=[object])(precision)
+    key_of = (lambda p: p.lower() if isinstance(p, str) and p.lower() in PRECISION_BYTES else "fp16")
+    keys = np.vectorize(key_of, otypes=[object])(precision) if precision.ndim else np.asarray(key_of(precision.item()),
+                                                                                               dtype=object)
     distinct = sorted(set(np.ravel(keys)))
     statics = {k: static_values(w, f, k) for k in distinct}
     base_variant, base = statics[distinct[0]]
@@ -290,7 +291,10 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     rules = compiled_rules(variant, "sweep", ())
     raw, candidates = _screen(rules, values, flags)          # the rules some configuration may break
     size = math.prod(shape)
-    natural = {n: _output_shape(variant, OUTPUTS[n], values, shape) if size > CHUNK else shape for n in computed}
+    # an output's own shape matters only for a sweep too large to evaluate at once
+    fits_whole = 8 * (len(computed) + TEMPORARIES) * size <= GRID_WHOLE_BYTES
+    natural = {n: shape if fits_whole or size <= CHUNK else _output_shape(variant, OUTPUTS[n], values, shape)
+               for n in computed}
     target = _chunk_elements(natural, shape, grid or len(shape) != 1)
     # refused before any work: with a rule some configuration may break, every output may be full-size
     _refuse_if_too_large(computed, {n: shape for n in computed} if candidates else natural, shape,
@@ -580,9 +584,9 @@ def _refuse_if_too_large(names, out_shapes, shape, masked: bool) -> None:
     need = sum(8 * math.prod(out_shapes[n]) for n in names)
     if masked:
         need += 4 * size                             # the rule codes, the masked and the valid flags
-    need += GRID_CHUNK_BYTES                         # the arrays of one chunk
     if need < 1 << 28:                               # a quarter of a GB: no machine this runs on lacks it
         return
+    need += GRID_CHUNK_BYTES                         # the arrays of one chunk
     have = _available_memory()
     if need > 0.8 * have:
         raise SweepTooLarge(
@@ -606,6 +610,10 @@ def _chunks(shape: Tuple[int, ...], target: int):
         for a in range(0, shape[k], step):
             yield tuple(slice(i, i + 1) for i in outer) + (slice(a, min(a + step, shape[k])),) + \
                 tuple(slice(None) for _ in shape[k + 1:])
+
+
+def _as_float(x):
+    return x.astype(np.float64) if isinstance(x, np.ndarray) and x.dtype != np.float64 else x
 
 
 def _take(x, idx):
@@ -641,14 +649,17 @@ def _evaluate(compiled, values, names, out_shapes, shape, bad, code, target):
     for a in compiled.args:
         v = values[a]
         vector.append(_full_ndim(np.asarray(v), ndim) if np.ndim(v) else float(v))
-    safe = {i: _stand_in(a, values) for i, a in enumerate(compiled.args) if isinstance(vector[i], np.ndarray)}
+    safe = None
     whole = math.prod(shape) <= target
     outs: List[Optional[np.ndarray]] = [None] * len(names)
     overflow = None
     for idx in _chunks(shape, target):
-        part_in = [_take(x, idx) for x in vector]
+        part_in = [_as_float(x) for x in vector] if whole else [_take(x, idx) for x in vector]
         part_bad = None if bad is None else bad[idx]
         if part_bad is not None and part_bad.any():
+            if safe is None:
+                safe = {i: _stand_in(a, values) for i, a in enumerate(compiled.args)
+                        if isinstance(vector[i], np.ndarray)}
             for i, s in safe.items():
                 part_in[i] = np.where(part_bad, s, part_in[i])
         try:
