@@ -54,8 +54,9 @@ def machine() -> str:
 
 
 def main(argv=None) -> int:
-    args = argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_known_args(argv)[0]
-    quick = "--quick" in (argv if argv is not None else sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, no 10^6 rows")
+    quick = parser.parse_args(argv).quick
     warnings.simplefilter("ignore")
     import mlsysim
 

@@ -535,13 +535,20 @@ class CompiledRules:
 
     @property
     def first(self) -> Callable:
+        """The compiled checks over :attr:`args` (shipped when the shipped ones take exactly these)."""
+        return self.first_named[1]
+
+    @property
+    def first_named(self) -> Tuple[Tuple[str, ...], Callable]:
+        """``(argument names, function)`` of the compiled checks: the shipped ones of the variant when
+        there are (in whatever argument order they were generated), else compiled over :attr:`args`."""
         if self._first is None:
             shipped = _shipped.load(self.variant, (f"rules:{self.scope}",), kind="rules")
-            names = tuple(a.name for a in self._given_args)
-            if shipped is not None and shipped[0][:len(names)] == names:
-                self._first = shipped[1]
+            names = tuple(a.name for a in self.args)
+            if shipped is not None and (shipped[0] == names or not self._given_args):
+                self._first = shipped
             else:
-                self._first = lambdify_numeric(self.args, self.first_program(), "math")
+                self._first = (names, lambdify_numeric(self.args, self.first_program(), "math"))
         return self._first
 
     def first_program(self) -> List[sp.Basic]:
@@ -668,6 +675,8 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
     values = {RAW[s]: (math.nan if v is None else v) for s, v in static.items()}
     values.update({getattr(A, k): v for k, v in args.items() if k in _ARGUMENTS})
     values.update(zip(FACTS, fx["flags"]))
+    if deferred is None and _all_clear(compiled, values):
+        return key
     values = {a: values.get(a, math.nan) for a in compiled.args}
     place = rules()[_lowering_place()]
     for i, r in enumerate(compiled.rules):
@@ -690,6 +699,25 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
     if deferred is not None:
         raise deferred
     return key
+
+
+def _all_clear(compiled: CompiledRules, values: Mapping[sp.Symbol, object]) -> bool:
+    """True when every rule holds and none warns, by the compiled checks in one call (the arguments
+    plain numbers, flags as 0/1): the common case of :func:`check` without walking the table."""
+    names, first = compiled.first_named
+    by_name = {a.name: v for a, v in values.items()}
+    by_name.update((x.name, int(values[x])) for x in FACTS)      # the facts are bools; no argument may be
+    vector = [by_name.get(n, math.nan) for n in names]
+    if not _PLAIN.issuperset(map(type, vector)):
+        return False
+    try:
+        broken, *warned = first(*vector)
+    except (ArithmeticError, ValueError, TypeError):
+        return False
+    return broken == -1 and not any(warned)
+
+
+_PLAIN = frozenset((int, float))
 
 
 def _beyond(args: Mapping[str, object], names: Sequence[str]) -> ValueError:

@@ -26,7 +26,7 @@ FloorDiv(N, G)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Dict, Iterator, List, Mapping, Tuple
 
 import sympy as sp
@@ -129,9 +129,9 @@ class StepTimeModel(Mapping):
         """``model[name]`` with every named cost term expanded to its formula."""
         return closed_form(self[name])
 
-    @property
+    @cached_property
     def parameters(self) -> Tuple[sp.Symbol, ...]:
-        """Free parameter symbols of the whole model, in declaration order."""
+        """Free parameter symbols of the whole model, in declaration order (worked out once)."""
         free = set()
         for e in self._expanded.values():
             free |= e.free_symbols

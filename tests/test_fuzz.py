@@ -81,3 +81,30 @@ def test_our_results_are_finite_whenever_we_return_one():
         values = [v for v in r.values if isinstance(v, float)]
         assert all(math.isfinite(v) for v in values), (model, fleet, kw)
     assert returned > 300          # most draws carry an odd argument; enough are valid
+
+
+def _outcome(call):
+    """``(result or exception text, warning texts)`` of ``call()``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = call()
+        except Exception as exc:  # noqa: BLE001 - the outcome is compared, whatever it is
+            out = f"{type(exc).__name__}: {exc}"
+    return out, [str(c.message) for c in caught]
+
+
+def test_the_compiled_checks_agree_with_the_walk_of_the_table(monkeypatch):
+    """parameters_of() and sensitivities() check a configuration by one compiled call when every
+    argument is a plain number; the walk of the rules in order must say the same (errors, warnings,
+    values) on the same random inputs."""
+    from mlsysim_sym import inputs, parameters_of
+
+    rng = random.Random(SEED + 2)
+    draws = [draw(rng) for _ in range(1500)]
+    fast = [_outcome(lambda: parameters_of(m, f, **kw)) for m, f, kw in draws]
+    monkeypatch.setattr(inputs, "_all_clear", lambda compiled, values: False)
+    walked = [_outcome(lambda: parameters_of(m, f, **kw)) for m, f, kw in draws]
+    assert fast == walked
+    returned = [o for o, _ in fast if not isinstance(o, str)]
+    assert len(returned) > 200 and len(returned) < len(draws)    # both kinds of outcome are covered

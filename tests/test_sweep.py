@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from mlsysim_sym import catalog, sweep
-from mlsysim_sym.optimize import divisors
 from mlsysim_sym.solver import OUTPUTS
 
 pytest.importorskip("mlsysim")
