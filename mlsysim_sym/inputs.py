@@ -225,13 +225,16 @@ def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Sym
 def lower_arguments(w: Workload, args: Dict[str, object]) -> Dict[str, object]:
     """mlsysim's reading of the keywords: flags as 0/1; numpy numbers as Python numbers; ``seq_len`` 0
     for a non-transformer without TP or EP (mlsysim never reads it there, so any value goes)."""
-    out = {k: (v.item() if isinstance(v, numbers.Real) and not isinstance(v, (int, float)) and hasattr(v, "item")
-               else v) for k, v in args.items()}
+    out = {k: (v if type(v) in _AS_IS or not isinstance(v, numbers.Real) or isinstance(v, (int, float))
+               or not hasattr(v, "item") else v.item()) for k, v in args.items()}
     for k in FLAG_KEYWORDS:
         out[k] = 1 if out[k] else 0
     if seq_len_unread(w.is_transformer, out["tp_size"], out["ep_size"]):
         out["seq_len"] = 0
     return out
+
+
+_AS_IS = frozenset((int, float, bool, str, type(None)))
 
 
 def seq_len_unread(transformer: bool, tp, ep):
@@ -519,6 +522,12 @@ class CompiledRules:
         return tuple(tuple(a for a in self.args if a in c.free_symbols) for c in self.conditions)
 
     @cached_property
+    def free_positions(self) -> Tuple[Tuple[int, ...], ...]:
+        """:attr:`free` as positions in :attr:`args`."""
+        index = {a: k for k, a in enumerate(self.args)}
+        return tuple(tuple(index[a] for a in free) for free in self.free)
+
+    @cached_property
     def reads(self) -> Tuple[Tuple[str, ...], ...]:
         """Per rule, the raw arguments it reads (its quantities expanded), sorted."""
         return tuple(tuple(sorted({s.name for s in c.free_symbols} & _ARGUMENTS)) for c in self.conditions)
@@ -532,6 +541,11 @@ class CompiledRules:
     @cached_property
     def errors(self) -> Tuple[int, ...]:
         return tuple(i for i, r in enumerate(self.rules) if not r.warning)
+
+    @cached_property
+    def warnings(self) -> Tuple[int, ...]:
+        """The warning rules, in the order of the flags :attr:`first` returns after the error index."""
+        return tuple(i for i, r in enumerate(self.rules) if r.warning)
 
     @property
     def first(self) -> Callable:
@@ -554,7 +568,7 @@ class CompiledRules:
     def first_program(self) -> List[sp.Basic]:
         """The expressions of :attr:`first`: the index of the first broken error rule, then the warnings."""
         pw = sp.Piecewise(*((i, self.conditions[i]) for i in self.errors), (-1, True))
-        return [pw, *(self.conditions[i] for i, r in enumerate(self.rules) if r.warning)]
+        return [pw, *(self.conditions[i] for i in self.warnings)]
 
     def broken(self, i: int, values: Mapping[sp.Symbol, object]) -> bool:
         """Rule ``i`` at one point: ``values`` maps raw symbols to numbers (lazy: ``when`` first)."""
@@ -585,6 +599,13 @@ class CompiledRules:
         if not labels:
             return {}
         return dict(zip(labels, fn(*(values[a] for a in args))))
+
+    def fields_named(self, i: int, named: Mapping[str, object]) -> Dict[str, object]:
+        """:meth:`fields` at one configuration given as raw argument *name* -> number (absent: NaN)."""
+        labels, _, args, fn = self._fields(i, "math")
+        if not labels:
+            return {}
+        return dict(zip(labels, fn(*(named.get(a.name, math.nan) for a in args))))
 
     def field_arguments(self, i: int) -> Dict[str, frozenset]:
         """Per computed message field of rule ``i``, the raw arguments its value reads."""
@@ -653,14 +674,17 @@ def _lowering_place() -> int:
     return next(i for i, r in enumerate(rules()) if r.message.startswith("seq_len must be >= 1"))
 
 
-def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3) -> str:
+def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3,
+          verdict: Optional[tuple] = None) -> str:
     """Every rule of ``solve()`` in order at one configuration: warn, or raise the first broken one.
 
     ``args`` are ``solve()``'s keywords, completed and lowered (:func:`lower_arguments`).
-    Returns the precision key. This is the careful path; ``solve()`` first runs the
-    compiled :attr:`CompiledRules.first` and comes here only when a rule is broken or
-    an argument is not a plain number. The workload is lowered where mlsysim lowers it
-    (after the precision), so its errors come in that place.
+    Returns the precision key. With plain numbers the compiled :attr:`CompiledRules.first`
+    says in one call which error rule breaks first and which warnings fire before it;
+    otherwise (a numpy bool, a string, arithmetic that fails) the rules are walked in
+    order, each argument's type checked where mlsysim would trip on it. The workload is
+    lowered where mlsysim lowers it (after the precision), so its errors come in that place.
+    ``verdict``: the compiled call's answer (:func:`verdict`), when the caller has it already.
     """
     fx = facts(w, f, args["precision"])
     key = fx["precision_key"] or "fp16"          # no rule before the precision reads what it sets
@@ -672,12 +696,21 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
         variant = Variant("transformer" if w.is_transformer else "generic", explicit_weights=True)
         static = {p.symbol: field_value(p, w, f) for p in _FIELDS}
     compiled = compiled_rules(variant, "solve", ())
-    values = {RAW[s]: (math.nan if v is None else v) for s, v in static.items()}
-    values.update({getattr(A, k): v for k, v in args.items() if k in _ARGUMENTS})
-    values.update(zip(FACTS, fx["flags"]))
-    if deferred is None and _all_clear(compiled, values):
+    # raw argument name -> value (names, not symbols: this runs on every call and sympy hashes slowly)
+    named = dict(_static_named(static))
+    named.update((k, v) for k, v in args.items() if k in _ARGUMENTS)
+    named.update(zip(_FACT_NAMES, fx["flags"]))
+    if deferred is not None:
+        verdict = None
+    elif verdict is None:
+        verdict = _verdict(compiled, named)
+    if verdict is not None:                       # the warnings and the first error, without walking the table
+        error, fired = verdict
+        said = [i for i in fired if error is None or i < error] + ([] if error is None else [error])
+        for i in said:
+            _say(compiled, i, args, fx, compiled.fields_named(i, named), stacklevel)
         return key
-    values = {a: values.get(a, math.nan) for a in compiled.args}
+    values = {a: named.get(a.name, math.nan) for a in compiled.args}
     place = rules()[_lowering_place()]
     for i, r in enumerate(compiled.rules):
         if deferred is not None and r is place:
@@ -691,33 +724,62 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
         except OverflowError:                     # an integer beyond the float range, in a product
             raise _beyond(args, compiled.reads[i]) from None
         if broken:
-            text = message(r, {**args, **fx}, compiled.fields(i, values))
-            if r.warning:
-                warnings.warn(text, UserWarning, stacklevel=stacklevel if r.caller else 1)
-            else:
-                raise r.error(text)
+            _say(compiled, i, args, fx, compiled.fields(i, values), stacklevel)
     if deferred is not None:
         raise deferred
     return key
 
 
-def _all_clear(compiled: CompiledRules, values: Mapping[sp.Symbol, object]) -> bool:
-    """True when every rule holds and none warns, by the compiled checks in one call (the arguments
-    plain numbers, flags as 0/1): the common case of :func:`check` without walking the table."""
+def _static_named(static: Mapping[sp.Symbol, object]) -> Dict[str, object]:
+    """``static`` (parameter symbol -> value, or None) as raw name -> value (NaN for None); memoized on
+    the identity of ``static`` (:func:`static_values` returns the same dict for the same records)."""
+    entry = _NAMED.get(id(static))
+    if entry is None or entry[0] is not static:
+        if len(_NAMED) > 4096:
+            _NAMED.clear()
+        entry = _NAMED[id(static)] = (static, {_RAW_NAME[s.name]: (math.nan if v is None else v)
+                                               for s, v in static.items()})
+    return entry[1]
+
+
+_NAMED: Dict[int, tuple] = {}
+
+
+def _say(compiled: CompiledRules, i: int, args, fx, fields, stacklevel: int) -> None:
+    """Rule ``i`` is broken: warn, or raise its error, with its message (``fields``: its computed ones)."""
+    r = compiled.rules[i]
+    text = message(r, {**args, **fx}, fields)
+    if not r.warning:
+        raise r.error(text)
+    warnings.warn(text, UserWarning, stacklevel=stacklevel + 1 if r.caller else 1)
+
+
+def _verdict(compiled: CompiledRules, named: Mapping[str, object]) -> Optional[tuple]:
+    """``(index of the first broken error rule or None, indices of the warning rules that fire)`` by the
+    compiled checks in one call (``named``: raw argument name -> value); None when an argument is
+    not a plain number (flags are 0/1 by then) or the arithmetic fails, so that :func:`check`
+    walks the table in order."""
     names, first = compiled.first_named
-    by_name = {a.name: v for a, v in values.items()}
-    by_name.update((x.name, int(values[x])) for x in FACTS)      # the facts are bools; no argument may be
-    vector = [by_name.get(n, math.nan) for n in names]
+    facts_ = {n: int(named[n]) for n in _FACT_NAMES}            # the facts are bools; no argument may be
+    vector = [facts_[n] if n in facts_ else named.get(n, math.nan) for n in names]
     if not _PLAIN.issuperset(map(type, vector)):
-        return False
+        return None
     try:
         broken, *warned = first(*vector)
     except (ArithmeticError, ValueError, TypeError):
-        return False
-    return broken == -1 and not any(warned)
+        return None
+    return verdict(compiled, broken, warned)
+
+
+def verdict(compiled: CompiledRules, broken: int, warned: Sequence[bool]) -> tuple:
+    """The answer of :attr:`CompiledRules.first` (``broken``, then the warning flags) as :func:`check`
+    takes it: ``(index of the first broken error rule or None, indices of the warnings that fire)``."""
+    return (None if broken == -1 else int(broken)), tuple(i for i, on in zip(compiled.warnings, warned) if on)
 
 
 _PLAIN = frozenset((int, float))
+_RAW_NAME = {s.name: r.name for s, r in RAW.items()}
+_FACT_NAMES = tuple(x.name for x in FACTS)
 
 
 def _beyond(args: Mapping[str, object], names: Sequence[str]) -> ValueError:
@@ -741,12 +803,12 @@ def _number(name: str, value, bools: bool) -> None:
 # All four steps: parameters_of
 # --------------------------------------------------------------------------------------------
 def configure(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object], caller: str = "solve",
-              stacklevel: int = 4) -> Tuple[Workload, Fleet, str, Dict[str, object]]:
+              stacklevel: int = 4, verdict: Optional[tuple] = None) -> Tuple[Workload, Fleet, str, Dict[str, object]]:
     """Records, defaults, checks and lowered keywords of one ``solve()`` call:
-    ``(workload, fleet, precision key, lowered keywords)``."""
+    ``(workload, fleet, precision key, lowered keywords)`` (``verdict``: see :func:`check`)."""
     w, f = as_workload(model), as_fleet(fleet)
     args = lower_arguments(w, solve_arguments(kwargs, caller))
-    key = check(w, f, args, stacklevel=stacklevel)
+    key = check(w, f, args, stacklevel=stacklevel, verdict=verdict)
     return w, f, key, args
 
 

@@ -15,8 +15,9 @@ from typing import Dict, Optional
 from . import _shipped, notation
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet,
-                     as_workload, compiled_rules, configure, facts, seq_len_unread, static_values, values_of)
+from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, FleetLike,
+                     WorkloadLike, as_fleet, as_workload, compiled_rules, configure, facts, seq_len_unread,
+                     static_values, values_of, verdict)
 from .symbols import keywords
 from .types import Fleet, Workload
 
@@ -248,7 +249,7 @@ class DistributedModel:
             except (ArithmeticError, NotImplementedError, TypeError, ValueError):
                 bound = None        # the workload cannot be lowered: the careful path says so in its place
             if bound is not None:
-                template, positions, fn, first, transformer, fallback = bound
+                template, positions, fn, first, rules, transformer, fallback = bound
                 seq = 0 if seq_len_unread(transformer, tp_size, ep_size) else seq_len
                 vector = template.copy()
                 for i, value in zip(positions, (
@@ -262,9 +263,11 @@ class DistributedModel:
                     broken, *warned = first(*vector, False, False, fallback)
                 except (ArithmeticError, ValueError, TypeError):
                     broken, warned = -2, ()
+                if broken != -2 and (broken != -1 or any(warned)):
+                    # a rule is broken (this raises) or warns: the checks say it, with its message, in order
+                    configure(w, f, {k: v for k, v in locals().items() if k in _KEYWORDS}, stacklevel=4,
+                              verdict=verdict(rules, broken, warned))
                 if broken == -1:
-                    if any(warned):         # the careful path says them, with their messages, in order
-                        configure(w, f, {k: v for k, v in locals().items() if k in _KEYWORDS}, stacklevel=4)
                     return _result(fn(*vector), tp_size, pp_size, ep_size, (w, f, precision, (
                         batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
                         is_lora, activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor,
@@ -299,7 +302,7 @@ def _bound(w: Workload, f: Fleet, key: str):
 @lru_cache(maxsize=512)
 def _bind(w: Workload, f: Fleet, key: str):
     """Compiled outputs and checks for (workload, fleet, precision), with the static part of the
-    argument vector filled: ``(template, positions, outputs, first, transformer, peak fallback)``."""
+    argument vector filled: ``(template, positions, outputs, first, its rules, transformer, peak fallback)``."""
     variant, static = static_values(w, f, key)
     c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
     first = _shipped_rules(variant, c.args)
@@ -314,7 +317,7 @@ def _bind(w: Workload, f: Fleet, key: str):
     kw = keywords()
     positions = tuple(index.get(kw[k].symbol) for k in KEYWORDS)
     fallback = facts(w, f, key)["flags"][2]
-    return template, positions, c.fn, first, w.is_transformer, fallback
+    return template, positions, c.fn, first, compiled_rules(variant, "solve", ()), w.is_transformer, fallback
 
 
 def _shipped_rules(variant, args):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -353,8 +353,13 @@ def _floats(a: np.ndarray) -> np.ndarray:
                             otypes=[np.float64])(a)
 
 
+_EXACT = 2 ** 53          # integers below this are exact as floats
+
+
 def _box(v) -> object:
     """The bounds of one argument's values (a :class:`~mlsysim_sym.bounds.Box`; True/False/None for a fact)."""
+    if type(v) is float or (type(v) is int and -_EXACT < v < _EXACT):   # most arguments are one number
+        return bounds.ANY if v != v else bounds.Box(float(v), float(v), float(v).is_integer(), exact=True)
     a = np.asarray(v)
     if a.dtype == bool:
         return bool(a.all()) if a.all() or not a.any() else None
@@ -374,14 +379,18 @@ def _screen(rules, values, flags):
     verdict is remembered for the bounds of the arguments it reads (sweeps that vary other
     arguments reuse it)."""
     raw = _raw_values(rules, values, flags)
-    env = {a: _box(v) for a, v in raw.items()}
+    boxes = [_box(raw[a]) for a in rules.args]
+    env = dict(zip(rules.args, boxes))
     ev = bounds.evaluator(env)
+    # a rule's memo key: the bounds of the arguments it reads, as plain tuples (cheap to hash)
+    keys = [(b.lo, b.hi, b.whole) if isinstance(b, bounds.Box) else b for b in boxes]
     memo = _SCREENED.setdefault(id(rules), (rules, {}))[1]
     if len(memo) > 100000:
         memo.clear()
     out = []
+    positions = rules.free_positions
     for j, i in enumerate(rules.errors):
-        key = (i, tuple(env[a] for a in rules.free[i]))
+        key = (i, *map(keys.__getitem__, positions[i]))
         verdict = memo.get(key)
         if verdict is None:
             verdict = memo[key] = bounds.truth(rules.conditions[i], env, ev) is not False
@@ -427,7 +436,11 @@ class _Explainer:
     def __init__(self, rules, given, values, flags, w, f, shape):
         self.rules, self.given, self.values, self.flags = rules, given, values, flags
         self.w, self.f, self.shape = w, f, shape
-        self.raw = {RAW[s]: v for s, v in values.items() if s in RAW}
+
+    @cached_property
+    def raw(self) -> Dict[sp.Symbol, object]:
+        """Raw symbol -> value, for the messages' computed fields (only when a message is asked for)."""
+        return {RAW[s]: v for s, v in self.values.items() if s in RAW}
 
     def _codes(self, code: np.ndarray) -> np.ndarray:
         """The rule codes present (0 aside), by how many configurations each masks (most first)."""

@@ -103,7 +103,7 @@ def test_the_compiled_checks_agree_with_the_walk_of_the_table(monkeypatch):
     rng = random.Random(SEED + 2)
     draws = [draw(rng) for _ in range(1500)]
     fast = [_outcome(lambda: parameters_of(m, f, **kw)) for m, f, kw in draws]
-    monkeypatch.setattr(inputs, "_all_clear", lambda compiled, values: False)
+    monkeypatch.setattr(inputs, "_verdict", lambda compiled, values: None)
     walked = [_outcome(lambda: parameters_of(m, f, **kw)) for m, f, kw in draws]
     assert fast == walked
     returned = [o for o, _ in fast if not isinstance(o, str)]

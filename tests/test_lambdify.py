@@ -12,6 +12,7 @@ import warnings
 from dataclasses import replace
 from functools import lru_cache
 
+import numpy as np
 import pytest
 import sympy as sp
 
@@ -157,8 +158,9 @@ def test_parameters_of_runs_solves_checks_warnings_and_lowering():
         parameters_of("Llama3_70B", "Research_256", tp_size=3)
     with pytest.raises(ValueError, match="efficiency must be finite, got nan"):
         parameters_of("Llama3_70B", "Research_256", batch_size=256, efficiency=float("nan"))
-    with pytest.warns(UserWarning, match=r"batch_size \(8\) < dp_size \(256\)"):
+    with pytest.warns(UserWarning, match=r"batch_size \(8\) < dp_size \(256\)") as rec:
         parameters_of("Llama3_8B", "Research_256", batch_size=8)
+    assert rec[0].filename == __file__                      # the warning points at the caller's line
     from mlsysim_sym.symbols import sym
     _, values = parameters_of("ResNet50", "Lab_64_A100", batch_size=64, seq_len=-5, overlap_comm="yes")
     assert values[sym.s] == 0 and values[sym.ov] == 1      # seq_len is never read there; flags are 0/1
@@ -169,3 +171,11 @@ def test_parameters_of_runs_solves_checks_warnings_and_lowering():
     _, values = parameters_of("GPT3", "Training_1K_A100", batch_size=512, tp_size=16, pp_size=8, precision="fp8")
     assert a100.flops_for("fp8") is None and values[sym.R_peak] == a100.peak_flops      # mlsysim's fallback
     assert all(v is not None for v in values.values())
+
+
+def test_solves_warnings_point_at_the_callers_line_on_every_path():
+    # plain numbers (one compiled call), a numpy number (the careful path), a numpy bool flag
+    for kw in (dict(batch_size=8), dict(batch_size=np.int64(8)), dict(batch_size=8, is_lora=np.bool_(True))):
+        with pytest.warns(UserWarning, match=r"batch_size \(8\) < dp_size \(64\)") as rec:
+            DistributedModel().solve("Llama3_8B", "Lab_64_H100", **kw)
+        assert [r.filename for r in rec] == [__file__], kw
