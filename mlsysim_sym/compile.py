@@ -199,7 +199,6 @@ class Compiled:
         return dict(zip(self.names, self.fn(*vector)))
 
 
-@lru_cache(maxsize=None)
 def compile_quantities(variant: Variant, names: Tuple[str, ...], backend: str = "math") -> Compiled:
     """Lambdify the closed forms of ``names`` of ``build_model(variant)`` (cached).
 
@@ -208,6 +207,11 @@ def compile_quantities(variant: Variant, names: Tuple[str, ...], backend: str = 
     it is used when its fingerprint equals the fingerprint of the package sources that
     define the expressions, which saves the ~0.5 s of building and lambdifying in a new process.
     """
+    return _compiled(variant, tuple(names), backend)   # one cache entry however the arguments are passed
+
+
+@lru_cache(maxsize=None)
+def _compiled(variant: Variant, names: Tuple[str, ...], backend: str) -> Compiled:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "math":

@@ -173,7 +173,8 @@ class ModelDecisions:
 
     @lru_cache(maxsize=None)
     def _compiled(self, backend: str):
-        exprs = [numeric_form(closed_form(x.xreplace(self.expansion))) for d in self.decisions for x in d.data]
+        closed = self.model.closed_expansion
+        exprs = [numeric_form(closed_form(x.xreplace(closed))) for d in self.decisions for x in d.data]
         args = tuple(p for p in self.model.parameters if any(p in e.free_symbols for e in exprs))
         fn = lambdify_numeric(args, exprs, backend)
         return args, fn
@@ -193,9 +194,13 @@ class ModelDecisions:
         return {i: self.decisions[i].choose(data[i]) for i in idx}
 
 
-@lru_cache(maxsize=None)
 def model_decisions(variant: Variant = Variant()) -> ModelDecisions:
     """The :class:`ModelDecisions` of one variant (built once)."""
+    return _decisions(variant)          # one cache entry per variant, however it is passed
+
+
+@lru_cache(maxsize=None)
+def _decisions(variant: Variant) -> ModelDecisions:
     return ModelDecisions(variant)
 
 

@@ -558,11 +558,11 @@ class CompiledRules:
         there are (in whatever argument order they were generated), else compiled over :attr:`args`."""
         if self._first is None:
             shipped = _shipped.load(self.variant, (f"rules:{self.scope}",), kind="rules")
-            names = tuple(a.name for a in self.args)
-            if shipped is not None and (shipped[0] == names or not self._given_args):
+            if shipped is not None and (not self._given_args or shipped[0] == tuple(a.name for a in self.args)):
                 self._first = shipped
             else:
-                self._first = (names, lambdify_numeric(self.args, self.first_program(), "math"))
+                self._first = (tuple(a.name for a in self.args), lambdify_numeric(self.args, self.first_program(),
+                                                                                  "math"))
         return self._first
 
     def first_program(self) -> List[sp.Basic]:

@@ -127,7 +127,22 @@ class StepTimeModel(Mapping):
 
     def closed_form(self, name: str) -> sp.Basic:
         """``model[name]`` with every named cost term expanded to its formula."""
-        return closed_form(self[name])
+        self[name]
+        return self._closed[name]
+
+    @cached_property
+    def closed_expansion(self) -> Dict[sp.Symbol, sp.Basic]:
+        """Quantity symbol -> its closed form (:meth:`closed_form`)."""
+        return {self._q[n].symbol: e for n, e in self._closed.items()}
+
+    @cached_property
+    def _closed(self) -> Dict[str, sp.Basic]:
+        # in order, each definition over the closed forms before it: every cost term is expanded once
+        out: Dict[str, sp.Basic] = {}
+        subs: Dict[sp.Symbol, sp.Basic] = {}
+        for name, q in self._q.items():
+            out[name] = subs[q.symbol] = closed_form(q.definition.xreplace(subs))
+        return out
 
     @cached_property
     def parameters(self) -> Tuple[sp.Symbol, ...]:
@@ -149,7 +164,9 @@ class StepTimeModel(Mapping):
 
 def closed_form(expr: sp.Basic) -> sp.Basic:
     """``expr`` with every named cost term (``RingAllReduce`` ...) expanded to its formula."""
-    return expr.replace(lambda e: isinstance(e, NamedTerm), lambda e: e.doit())
+    # ``replace`` rebuilds bottom-up, so a term's arguments are expanded already when it is reached:
+    # its formula is applied to them as they are (``doit()`` would walk them all again)
+    return expr.replace(lambda e: isinstance(e, NamedTerm), lambda e: e.formula(*e.args))
 
 
 class _Builder:
@@ -167,9 +184,13 @@ class _Builder:
         return s
 
 
-@lru_cache(maxsize=None)
 def build_model(variant: Variant = Variant()) -> StepTimeModel:
     """Build (once per variant) the ordered model of one distributed training step."""
+    return _build(variant)      # one cache entry per variant, however it is passed (lru_cache keys on the call)
+
+
+@lru_cache(maxsize=None)
+def _build(variant: Variant) -> StepTimeModel:
     S = sym
     b = _Builder()
     q = b.q

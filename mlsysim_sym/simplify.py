@@ -154,7 +154,6 @@ def _rebuild(e, memo):
         return e
 
 
-@lru_cache(maxsize=None)
 def simplify_model(variant: Variant = Variant(), closed: bool = False) -> Dict[str, sp.Basic]:
     """Every quantity of ``build_model(variant)`` shortened (:func:`shorten_deep`).
 
@@ -162,6 +161,11 @@ def simplify_model(variant: Variant = Variant(), closed: bool = False) -> Dict[s
     (cost terms expanded) instead of ``model[name]``. No result is larger than its
     input, and none raises.
     """
+    return _simplified(variant, bool(closed))   # one cache entry per (variant, closed), however passed
+
+
+@lru_cache(maxsize=None)
+def _simplified(variant: Variant, closed: bool) -> Dict[str, sp.Basic]:
     m = build_model(variant)
     memo: Dict[sp.Basic, sp.Basic] = {}
     return {n: shorten_deep(m.closed_form(n) if closed else m[n], memo) for n in m}
