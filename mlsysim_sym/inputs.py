@@ -697,9 +697,8 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
         static = {p.symbol: field_value(p, w, f) for p in _FIELDS}
     compiled = compiled_rules(variant, "solve", ())
     # raw argument name -> value (names, not symbols: this runs on every call and sympy hashes slowly)
-    named = dict(_static_named(static))
-    named.update((k, v) for k, v in args.items() if k in _ARGUMENTS)
-    named.update(zip(_FACT_NAMES, fx["flags"]))
+    # (keys of ``args`` that are not raw arguments, such as ``precision``, are names no rule reads)
+    named = {**_static_named(static), **args, **dict(zip(_FACT_NAMES, fx["flags"]))}
     if deferred is not None:
         verdict = None
     elif verdict is None:
