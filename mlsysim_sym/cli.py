@@ -89,7 +89,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (ValueError, TypeError, KeyError) as exc:
         print(f"mlsysim-sym: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
-    print(f"{args.model} on {args.fleet}: batch {args.batch_size}, {args.precision}")
+    split = f"tp {args.tp}, pp {args.pp}, ep {args.ep}, {args.microbatches} microbatches"
+    print(f"{args.model} on {args.fleet}: batch {args.batch_size}, {split}, {args.precision}")
     print("\n".join(breakdown(r)))
     return 0
 

@@ -11,7 +11,7 @@ Examples
 >>> quantity(3.368626711354994, "s"), quantity(59411380584.0, "B"), quantity(0.0125, "s")
 ('3.369 s', '59.41 GB', '12.5 ms')
 >>> quantity(0.38671, "1"), quantity(40.01, "1/s")
-('0.3867', '40.01 /s')
+('0.3867', '40.01 samples/s')
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0,
              (1e-6, "u"), (1e-9, "n"))
 #: Units shown with an SI prefix, and how each is written.
 _PREFIXED = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
-_PLAIN = {"1": "", "1/s": " /s", "flop/B": " FLOP/B"}
+_PLAIN = {"1": "", "1/s": " samples/s", "flop/B": " FLOP/B"}     # the model's only rates count samples
 
 
 def number(x, digits: int = 4) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .compile import lambdify_numeric
-from .display import html_table, quantity, text_table, wrap
+from .display import html_table, number, quantity, text_table, wrap
 from .inputs import KEYWORDS, SOLVE_DEFAULTS, as_fleet, as_workload, size_in_bytes
 from .solver import SWEPT, DistributedModel, DistributedResult, describe
 from .sweeps import resolve_name, sweep
@@ -76,11 +76,11 @@ class SearchResult:
                                                  ("overlap", cfg["overlap_comm"])) if on) or "-"
             rows.append((str(i), f"{cfg['tp_size']} x {cfg['pp_size']} x {cfg['ep_size']} x {c.dp}", sched, extras,
                          f"{r.mfu:.4f}", quantity(r.step_latency_total, "s"),
-                         quantity(r.effective_throughput, "1/s").replace(" /s", "/s"),
+                         number(r.effective_throughput),
                          quantity(r.node_profile.memory_footprint, "B")))
         return rows
 
-    _HEADER = ("#", "tp x pp x ep x dp", "pipeline", "memory/overlap", "MFU", "step", "samples", "memory/acc")
+    _HEADER = ("#", "tp x pp x ep x dp", "pipeline", "memory/overlap", "MFU", "step", "samples/s", "memory/acc")
 
     def __str__(self) -> str:
         head = wrap(f"search of {self.configuration}: {self.feasible:,} feasible of {self.searched:,} "

@@ -78,7 +78,7 @@ class NodeProfile:
             ("MFU / HFU", f"{self.mfu:.4f} / {self.hfu:.4f}"),
             ("achieved FLOP/s, bandwidth", f"{quantity(self.peak_flops_actual, 'flop/s')}, "
                                            f"{quantity(self.peak_bw_actual, 'B/s')}"),
-            ("throughput, energy", f"{quantity(self.throughput, '1/s').replace(' /s', ' samples/s')}, "
+            ("throughput, energy", f"{quantity(self.throughput, '1/s')}, "
                                    f"{quantity(self.energy, 'J')}"),
         ]
 
@@ -141,7 +141,7 @@ class DistributedResult:
             ("  pipeline bubble", f"{ms(self.pipeline_bubble_latency)} (fraction {self.bubble_fraction:.4f})"),
             ("MFU fleet / node", f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
-            ("throughput", quantity(self.effective_throughput, "1/s").replace(" /s", " samples/s")),
+            ("throughput", quantity(self.effective_throughput, "1/s")),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')} "
                                        f"({'fits' if n.feasible else 'does not fit'})"),
             ("energy per replica step", quantity(n.energy, "J")),

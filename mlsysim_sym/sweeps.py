@@ -142,6 +142,8 @@ class SweepResult:
                 v = np.asarray(v)
             else:
                 v = np.asarray(x)[np.broadcast_to(ok, x.shape)] if ok.any() else np.array([])
+            if v.dtype.kind == "f":
+                v = v[~np.isnan(v)]         # the spill is NaN where the state fits
             unit = output_unit(n)
             if v.size == 0 or v.dtype == bool:
                 cells = ("-", "-", "-") if v.size == 0 else (f"{int(v.sum())} of {v.size} true", "", "")
