@@ -25,8 +25,8 @@ _LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optim
 
 #: Submodules reachable as attributes (imported on first use).
 _SUBMODULES = ("bounds", "branches", "catalog", "cli", "compile", "decisions", "display", "inputs", "model",
-               "notation", "operating_point", "optimize", "printing", "sensitivity", "simplify", "solver", "sweeps",
-               "symbols", "terms", "types", "units")
+               "notation", "optimize", "printing", "sensitivity", "simplify", "solver", "sweeps", "symbols", "terms",
+               "types", "units")
 
 __all__ = [
     "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",

@@ -25,7 +25,7 @@ from typing import Dict, Mapping, Optional
 import sympy as sp
 from sympy.core.relational import Relational
 
-from .branches import Memo
+from .inputs import Fractional, NonFinite
 from .terms.base import CeilDiv, FloorDiv, Iverson
 
 _INF = math.inf
@@ -53,13 +53,14 @@ class Box:
 
 
 ANY = Box(-_INF, _INF)
-_BIG = 2.0 ** 53          # integers below this are exact in float64
+#: Integers of smaller magnitude are exact in float64.
+EXACT = 2 ** 53
 
 
 def _box(lo, hi, whole=False, exact=False) -> Box:
     if math.isnan(lo) or math.isnan(hi):
         return ANY
-    return Box(lo, hi, whole, exact and whole and max(abs(lo), abs(hi)) < _BIG)
+    return Box(lo, hi, whole, exact and whole and max(abs(lo), abs(hi)) < EXACT)
 
 
 def _mul(a: Box, b: Box) -> Box:
@@ -116,10 +117,10 @@ def _divide_round(q: Box, up: bool) -> Box:
         return Box(-_INF if not q.known else q.lo, _INF if not q.known else q.hi, True)
     w = _widen(q)
     r = math.ceil if up else math.floor
-    return Box(r(w.lo), r(w.hi), True, max(abs(w.lo), abs(w.hi)) < _BIG)
+    return Box(r(w.lo), r(w.hi), True, max(abs(w.lo), abs(w.hi)) < EXACT)
 
 
-class _Bounds(Memo):
+class _Bounds:
     """The bounds of every subexpression over one box, each computed once (dispatch on the node's type)."""
 
     def __init__(self, env: Mapping[sp.Symbol, object]):
@@ -248,19 +249,19 @@ class _Bounds(Memo):
 _HANDLERS: Dict[type, object] = {}
 
 
+#: (node class, handler), the first class a node's type is a subclass of decides
+_DISPATCH = ((sp.Symbol, _Bounds._symbol), (sp.Number, _Bounds._number), (sp.Add, _Bounds._add),
+             (sp.Mul, _Bounds._mul), (sp.Pow, _Bounds._pow), ((sp.Max, sp.Min), _Bounds._extreme),
+             ((FloorDiv, CeilDiv), _Bounds._division), (sp.Mod, _Bounds._mod), (Iverson, _Bounds._iverson),
+             (Relational, _Bounds._relation), (sp.Not, _Bounds._not), (sp.And, _Bounds._and),
+             (sp.Or, _Bounds._or), (sp.ITE, _Bounds._ite), (NonFinite, _Bounds._non_finite),
+             (Fractional, _Bounds._fractional))
+
+
 def _handler_for(t):
-    B = _Bounds
     if t in (sp.logic.boolalg.BooleanTrue, sp.logic.boolalg.BooleanFalse):
-        return B._atom
-    checks = ((lambda: issubclass(t, sp.Symbol), B._symbol), (lambda: issubclass(t, sp.Number), B._number),
-              (lambda: issubclass(t, sp.Add), B._add), (lambda: issubclass(t, sp.Mul), B._mul),
-              (lambda: issubclass(t, sp.Pow), B._pow), (lambda: issubclass(t, (sp.Max, sp.Min)), B._extreme),
-              (lambda: issubclass(t, (FloorDiv, CeilDiv)), B._division), (lambda: issubclass(t, sp.Mod), B._mod),
-              (lambda: issubclass(t, Iverson), B._iverson), (lambda: issubclass(t, Relational), B._relation),
-              (lambda: issubclass(t, sp.Not), B._not), (lambda: issubclass(t, sp.And), B._and),
-              (lambda: issubclass(t, sp.Or), B._or), (lambda: issubclass(t, sp.ITE), B._ite),
-              (lambda: t.__name__ == "NonFinite", B._non_finite), (lambda: t.__name__ == "Fractional", B._fractional))
-    return next((h for test, h in checks if test()), B._unknown)
+        return _Bounds._atom
+    return next((h for cls, h in _DISPATCH if issubclass(t, cls)), _Bounds._unknown)
 
 
 def _compare(rel, a: Box, b: Box) -> Optional[bool]:

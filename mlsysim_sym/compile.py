@@ -14,7 +14,6 @@ Backends:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
 import sympy as sp
@@ -23,7 +22,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from . import _shipped
-from .model import StepTimeModel, Variant, build_model
+from .model import StepTimeModel, Variant, build_model, cached_per_arguments
 from .symbols import FLAGS, PARAMS
 from .terms.base import Iverson
 
@@ -199,6 +198,8 @@ class Compiled:
         return dict(zip(self.names, self.fn(*vector)))
 
 
+# ``names`` may be any sequence (a list too): the cache keys on it as a tuple
+@cached_per_arguments(lambda variant, names, backend: (variant, tuple(names), backend))
 def compile_quantities(variant: Variant, names: Tuple[str, ...], backend: str = "math") -> Compiled:
     """Lambdify the closed forms of ``names`` of ``build_model(variant)`` (cached).
 
@@ -207,11 +208,6 @@ def compile_quantities(variant: Variant, names: Tuple[str, ...], backend: str = 
     it is used when its fingerprint equals the fingerprint of the package sources that
     define the expressions, which saves the ~0.5 s of building and lambdifying in a new process.
     """
-    return _compiled(variant, tuple(names), backend)   # one cache entry however the arguments are passed
-
-
-@lru_cache(maxsize=None)
-def _compiled(variant: Variant, names: Tuple[str, ...], backend: str) -> Compiled:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "math":
@@ -239,8 +235,5 @@ def evaluate(variant: Variant, names: Sequence[str], values: Mapping[sp.Symbol, 
 
 def generated_source(variant: Variant, names: Tuple[str, ...], backend: str = "math") -> str:
     """The text of a pre-generated module for ``(variant, names)`` (see :mod:`mlsysim_sym._shipped`)."""
-    import inspect
-
     c = _lambdify(variant, tuple(names), backend)
-    body = inspect.getsource(c.fn).replace("def _lambdifygenerated(", "def evaluate(", 1)
-    return _shipped.source(variant, names, tuple(a.name for a in c.args), body)
+    return _shipped.source(variant, names, tuple(a.name for a in c.args), c.fn)

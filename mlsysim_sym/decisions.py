@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from .compile import lambdify_numeric, numeric_form
-from .model import StepTimeModel, Variant, build_model, closed_form
+from .model import StepTimeModel, Variant, build_model, cached_per_arguments, closed_form
 from .branches import COMPARE, DECISIONS, KINK_RTOL, ORDERED, Tie, atoms_of, extreme, first_true, near, truth
 from .symbols import sym
 from .terms.base import Iverson
@@ -53,10 +53,6 @@ class Decision:
     data: Tuple[sp.Basic, ...]
     moves_with: FrozenSet[sp.Symbol]
     branch_params: Tuple[FrozenSet[sp.Symbol], ...]
-
-    @property
-    def kind(self) -> str:
-        return type(self.node).__name__
 
     def choose(self, data: Sequence[object]):
         """The active side from this decision's data (scalars or arrays)."""
@@ -194,13 +190,9 @@ class ModelDecisions:
         return {i: self.decisions[i].choose(data[i]) for i in idx}
 
 
+@cached_per_arguments()
 def model_decisions(variant: Variant = Variant()) -> ModelDecisions:
     """The :class:`ModelDecisions` of one variant (built once)."""
-    return _decisions(variant)          # one cache entry per variant, however it is passed
-
-
-@lru_cache(maxsize=None)
-def _decisions(variant: Variant) -> ModelDecisions:
     return ModelDecisions(variant)
 
 

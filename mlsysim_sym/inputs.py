@@ -41,7 +41,7 @@ import sympy as sp
 from . import _shipped, catalog, notation
 from .compile import lambdify_numeric, numeric_form
 from .model import Variant, build_model
-from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, by_argument, keywords, sym
+from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, keywords, sym
 from .terms.collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
 from .types import Fleet, Workload
 
@@ -113,16 +113,6 @@ def solve_arguments(kwargs: Mapping[str, object], caller: str = "solve") -> Dict
 # --------------------------------------------------------------------------------------------
 #: Storage bytes per element (``mlsysim.core.units.PRECISION_MAP``).
 PRECISION_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-
-
-def resolve_precision(precision) -> Tuple[str, float]:
-    """``(key, bytes)`` exactly as mlsysim's ``resolve_precision`` (same errors)."""
-    if not isinstance(precision, str):
-        raise TypeError(f"precision must be a string, got {type(precision).__name__}")
-    key = precision.lower()
-    if key not in PRECISION_BYTES:
-        raise ValueError(f"precision '{precision}' is not supported. Supported precision values: {_SUPPORTED}")
-    return key, PRECISION_BYTES[key]
 
 
 _SUPPORTED = ", ".join(sorted(PRECISION_BYTES))
@@ -198,6 +188,11 @@ def with_field(w: Workload, f: Fleet, p: Param, value) -> Tuple[Workload, Fleet]
 _FIELDS = tuple(p for p in PARAMS.values() if p.field is not None and p.origin is not Origin.SOLVE)
 
 
+def field_values(w: Workload, f: Fleet) -> Dict[sp.Symbol, object]:
+    """Every parameter read from a record field (:func:`field_value`), by symbol."""
+    return {p.symbol: field_value(p, w, f) for p in _FIELDS}
+
+
 @lru_cache(maxsize=512)
 def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Symbol, object]]:
     """The variant, and the values of every parameter fixed by workload, fleet and precision
@@ -215,7 +210,7 @@ def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Sym
         flash=generic and acc.flash_bandwidth is not None,
     )
     values: Dict[sp.Symbol, object] = dict(CONSTANT_VALUES)
-    values.update({p.symbol: field_value(p, w, f) for p in _FIELDS})
+    values.update(field_values(w, f))
     peak = acc.flops_for(key)
     values.update({sym.bpp: bpp, sym.R_peak: acc.peak_flops if peak is None else peak,
                    sym.F: ops, sym.W_lw: W, sym.W_g: W_grad})
@@ -260,6 +255,7 @@ A = type("Arguments", (), {_raw_name(p): RAW[p.symbol] for p in PARAMS.values()}
 NOT_A_STRING, UNSUPPORTED, PEAK_FALLBACK = sp.symbols("precision_not_a_string precision_unsupported "
                                                       "precision_peak_fallback")
 FACTS = (NOT_A_STRING, UNSUPPORTED, PEAK_FALLBACK)
+FACT_NAMES = tuple(x.name for x in FACTS)
 
 
 def _q(name: str) -> sp.Symbol:
@@ -283,6 +279,8 @@ class Rule:
     ``bools``: a bool counts as a number here (mlsysim computes with ``True`` as 1
     except where it multiplies a quantity with units). ``caller``: a warning points at
     the caller's line (else at the package's, as mlsysim's own warning does).
+    ``lowered``: the first check mlsysim makes after lowering the workload (the
+    lowering's own errors come just before it).
     """
 
     broken: sp.Basic
@@ -296,6 +294,7 @@ class Rule:
     bools: bool = True
     shows: Tuple[Tuple[str, sp.Basic], ...] = ()
     caller: bool = True
+    lowered: bool = False
 
     @property
     def condition(self) -> sp.Basic:
@@ -386,10 +385,11 @@ def _collective_rules() -> Tuple[Rule, ...]:
         for term, cond in _calls(definition):
             when = sp.And(gate, cond)
             if isinstance(term, HierarchicalAllReduce):
-                msg, _, ranks, bw_in, _, bw_out, lat_out = term.args
+                msg, nodes, ranks, bw_in, _, bw_out, lat_out = term.args
                 out.append(Rule(bw_in <= 0, "intra_node_bw must be positive, got {bw} B/s", when,
                                 shows=(("bw", bw_in),)))
-                out += _ring(msg / ranks, bw_out, lat_out, when)       # the inter-node ring carries M / g
+                ring_msg, _, ring_bw, ring_lat = HierarchicalAllReduce.inter_ring(msg, nodes, ranks, bw_out, lat_out)
+                out += _ring(ring_msg, ring_bw, ring_lat, when)
             else:
                 msg, _, bw, lat = term.args
                 out += _ring(msg, bw, lat, when)
@@ -421,7 +421,7 @@ def rules() -> Tuple[Rule, ...]:
              warning=True, numeric=False, caller=False),
         # here mlsysim lowers the workload: its errors are raised in this place (see check())
         # V12: TrainingMemoryModel's checks (transformers)
-        _at_least("seq_len", 1, transformer=True),
+        _at_least("seq_len", 1, transformer=True, lowered=True),
         Rule(f_train < 0, "trainable_fraction must be in [0.0, 1.0], got {f_train}", sp.Ne(A.is_lora, 0),
              transformer=True),
         Rule(sp.Not(sp.Or(*(sp.Eq(A.zero_stage, k) for k in range(4)))), "zero_stage must be 0, 1, 2, or 3",
@@ -434,8 +434,7 @@ def rules() -> Tuple[Rule, ...]:
     # ours: where mlsysim computes with NaN or inf (or fails inside pint or pydantic), name the argument
     ours: List[Rule] = []
     for name in keywords():
-        p = by_argument()[name]
-        if p.kind is Kind.FLAG and name != "zero_stage":
+        if name in FLAG_KEYWORDS:
             continue
         x = getattr(A, name)
         bools = name not in ("efficiency", "congestion_factor", "seq_len")   # mlsysim multiplies units by these
@@ -506,7 +505,6 @@ class CompiledRules:
         self.rules: Tuple[Rule, ...] = tuple(r for r in rules()
                                              if r.scope in keep and (transformer or not r.transformer))
         self._given_args = tuple(RAW[a] for a in args)
-        self._first = None
         self._one: Dict[int, tuple] = {}
         self._shows: Dict[tuple, tuple] = {}
         self._arrays: Dict[int, tuple] = {}
@@ -552,33 +550,31 @@ class CompiledRules:
         """The compiled checks over :attr:`args` (shipped when the shipped ones take exactly these)."""
         return self.first_named[1]
 
-    @property
+    @cached_property
     def first_named(self) -> Tuple[Tuple[str, ...], Callable]:
         """``(argument names, function)`` of the compiled checks: the shipped ones of the variant when
-        there are (in whatever argument order they were generated), else compiled over :attr:`args`."""
-        if self._first is None:
-            shipped = _shipped.load(self.variant, (f"rules:{self.scope}",), kind="rules")
-            if shipped is not None and (not self._given_args or shipped[0] == tuple(a.name for a in self.args)):
-                self._first = shipped
-            else:
-                self._first = (tuple(a.name for a in self.args), lambdify_numeric(self.args, self.first_program(),
-                                                                                  "math"))
-        return self._first
+        they take the given arguments and the facts (or when no order was asked for), else compiled
+        over :attr:`args`."""
+        shipped = _shipped.load(self.variant, (f"rules:{self.scope}",), kind="rules")
+        given = tuple(a.name for a in self._given_args) + FACT_NAMES
+        if shipped is not None and (not self._given_args or shipped[0] == given):
+            return shipped
+        return tuple(a.name for a in self.args), lambdify_numeric(self.args, self.first_program(), "math")
 
     def first_program(self) -> List[sp.Basic]:
         """The expressions of :attr:`first`: the index of the first broken error rule, then the warnings."""
         pw = sp.Piecewise(*((i, self.conditions[i]) for i in self.errors), (-1, True))
         return [pw, *(self.conditions[i] for i in self.warnings)]
 
-    def broken(self, i: int, values: Mapping[sp.Symbol, object]) -> bool:
-        """Rule ``i`` at one point: ``values`` maps raw symbols to numbers (lazy: ``when`` first)."""
+    def broken(self, i: int, named: Mapping[str, object]) -> bool:
+        """Rule ``i`` at one point given as raw argument *name* -> number (absent: NaN; lazy: ``when``
+        first)."""
         fn = self._one.get(i)
         if fn is None:
-            c = self.conditions[i]
-            args = tuple(a for a in self.args if a in c.free_symbols)
-            fn = self._one[i] = (args, lambdify_numeric(args, [c], "math", cse=False))
+            args = self.free[i]
+            fn = self._one[i] = (args, lambdify_numeric(args, [self.conditions[i]], "math", cse=False))
         args, f = fn
-        return bool(f(*(values[a] for a in args))[0])
+        return bool(f(*(named.get(a.name, math.nan) for a in args))[0])
 
     def _fields(self, i: int, backend: str):
         key = (i, backend)
@@ -616,20 +612,16 @@ class CompiledRules:
         """``(args, fn)``: ``fn(*arrays)`` is rule ``i``'s broken mask over arrays (numpy, broadcasting)."""
         fn = self._arrays.get(i)
         if fn is None:
-            c = self.conditions[i]
-            args = tuple(a for a in self.args if a in c.free_symbols)
-            fn = self._arrays[i] = (args, lambdify_numeric(args, [c], "numpy"))
+            args = self.free[i]
+            fn = self._arrays[i] = (args, lambdify_numeric(args, [self.conditions[i]], "numpy"))
         return fn
 
 
 def generated_rules_source(variant: Variant, args: Tuple[sp.Symbol, ...]) -> str:
     """The text of the pre-generated checks of ``solve()`` for one variant (``tools/generate_code.py``)."""
-    import inspect
-
     r = compiled_rules(variant, "solve", args)
     fn = lambdify_numeric(r.args, r.first_program(), "math")
-    body = inspect.getsource(fn).replace("def _lambdifygenerated(", "def evaluate(", 1)
-    return _shipped.source(variant, ("rules:solve",), tuple(a.name for a in r.args), body)
+    return _shipped.source(variant, ("rules:solve",), tuple(a.name for a in r.args), fn)
 
 
 def is_count(name: str) -> bool:
@@ -668,12 +660,6 @@ def _real(v) -> bool:
     return isinstance(v, (int, float))
 
 
-@lru_cache(maxsize=1)
-def _lowering_place() -> int:
-    """The index (in :func:`rules`) of the first rule mlsysim checks after lowering the workload."""
-    return next(i for i, r in enumerate(rules()) if r.message.startswith("seq_len must be >= 1"))
-
-
 def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3,
           verdict: Optional[tuple] = None) -> str:
     """Every rule of ``solve()`` in order at one configuration: warn, or raise the first broken one.
@@ -694,11 +680,11 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
     except (ArithmeticError, NotImplementedError, TypeError, ValueError) as exc:
         deferred = exc                            # raised where mlsysim lowers the workload
         variant = Variant("transformer" if w.is_transformer else "generic", explicit_weights=True)
-        static = {p.symbol: field_value(p, w, f) for p in _FIELDS}
+        static = field_values(w, f)
     compiled = compiled_rules(variant, "solve", ())
     # raw argument name -> value (names, not symbols: this runs on every call and sympy hashes slowly)
     # (keys of ``args`` that are not raw arguments, such as ``precision``, are names no rule reads)
-    named = {**_static_named(static), **args, **dict(zip(_FACT_NAMES, fx["flags"]))}
+    named = {**_static_named(static), **args, **dict(zip(FACT_NAMES, fx["flags"]))}
     if deferred is not None:
         verdict = None
     elif verdict is None:
@@ -709,21 +695,19 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
         for i in said:
             _say(compiled, i, args, fx, compiled.fields_named(i, named), stacklevel)
         return key
-    values = {a: named.get(a.name, math.nan) for a in compiled.args}
-    place = rules()[_lowering_place()]
     for i, r in enumerate(compiled.rules):
-        if deferred is not None and r is place:
+        if deferred is not None and r.lowered:
             raise deferred
         if r.numeric:
             for name in compiled.reads[i]:
                 if name in args:
                     _number(name, args[name], r.bools or (not w.is_transformer and name == "seq_len"))
         try:
-            broken = compiled.broken(i, values)
+            broken = compiled.broken(i, named)
         except OverflowError:                     # an integer beyond the float range, in a product
             raise _beyond(args, compiled.reads[i]) from None
         if broken:
-            _say(compiled, i, args, fx, compiled.fields(i, values), stacklevel)
+            _say(compiled, i, args, fx, compiled.fields_named(i, named), stacklevel)
     if deferred is not None:
         raise deferred
     return key
@@ -759,9 +743,9 @@ def _verdict(compiled: CompiledRules, named: Mapping[str, object]) -> Optional[t
     not a plain number (flags are 0/1 by then) or the arithmetic fails, so that :func:`check`
     walks the table in order."""
     names, first = compiled.first_named
-    facts_ = {n: int(named[n]) for n in _FACT_NAMES}            # the facts are bools; no argument may be
+    facts_ = {n: int(named[n]) for n in FACT_NAMES}            # the facts are bools; no argument may be
     vector = [facts_[n] if n in facts_ else named.get(n, math.nan) for n in names]
-    if not _PLAIN.issuperset(map(type, vector)):
+    if not PLAIN_NUMBERS.issuperset(map(type, vector)):
         return None
     try:
         broken, *warned = first(*vector)
@@ -776,9 +760,9 @@ def verdict(compiled: CompiledRules, broken: int, warned: Sequence[bool]) -> tup
     return (None if broken == -1 else int(broken)), tuple(i for i, on in zip(compiled.warnings, warned) if on)
 
 
-_PLAIN = frozenset((int, float))
+#: The types the compiled checks take as they are (anything else is checked rule by rule).
+PLAIN_NUMBERS = frozenset((int, float))
 _RAW_NAME = {s.name: r.name for s, r in RAW.items()}
-_FACT_NAMES = tuple(x.name for x in FACTS)
 
 
 def _beyond(args: Mapping[str, object], names: Sequence[str]) -> ValueError:

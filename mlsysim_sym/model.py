@@ -25,9 +25,10 @@ FloorDiv(N, G)
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from typing import Dict, Iterator, List, Mapping, Tuple
+from functools import cached_property, lru_cache, update_wrapper
+from typing import Callable, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 import sympy as sp
 
@@ -137,12 +138,8 @@ class StepTimeModel(Mapping):
 
     @cached_property
     def _closed(self) -> Dict[str, sp.Basic]:
-        # in order, each definition over the closed forms before it: every cost term is expanded once
-        out: Dict[str, sp.Basic] = {}
-        subs: Dict[sp.Symbol, sp.Basic] = {}
-        for name, q in self._q.items():
-            out[name] = subs[q.symbol] = closed_form(q.definition.xreplace(subs))
-        return out
+        closed = expand_in_order((q.symbol, q.definition) for q in self._q.values())
+        return {name: closed[q.symbol] for name, q in self._q.items()}
 
     @cached_property
     def parameters(self) -> Tuple[sp.Symbol, ...]:
@@ -169,6 +166,50 @@ def closed_form(expr: sp.Basic) -> sp.Basic:
     return expr.replace(lambda e: isinstance(e, NamedTerm), lambda e: e.formula(*e.args))
 
 
+def expand_in_order(pairs: Iterable[Tuple[sp.Symbol, sp.Basic]],
+                    skip: Collection[sp.Symbol] = ()) -> Dict[sp.Symbol, sp.Basic]:
+    """Closed forms of quantities given in order as ``(symbol, definition)``: each definition over the
+    closed forms before it, cost terms expanded (:func:`closed_form`), so every term is expanded once.
+    The symbols ``skip`` are left as symbols (and get no entry)."""
+    out: Dict[sp.Symbol, sp.Basic] = {}
+    for s, definition in pairs:
+        if s not in skip:
+            out[s] = closed_form(definition.xreplace(out))
+    return out
+
+
+def cached_per_arguments(normalize: Optional[Callable[..., tuple]] = None):
+    """Cache a function once per set of arguments, however they are passed (``lru_cache`` alone keys on
+    the call: ``f(v)``, ``f(variant=v)`` and ``f()`` would be three entries).
+
+    The arguments are bound with their defaults applied, then ``normalize(*arguments)`` (if given)
+    returns the tuple of arguments to key on and call with. A positional call skips the binding.
+    """
+    def decorate(fn):
+        sig = inspect.signature(fn)
+        if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()):
+            raise TypeError(f"{fn.__name__}: only plain parameters (no *args, **kwargs or keyword-only)")
+        defaults = tuple(p.default for p in sig.parameters.values())
+        required = sum(p.default is p.empty for p in sig.parameters.values())
+        cached = lru_cache(maxsize=None)(fn)
+
+        def wrapper(*args, **kwargs):
+            if kwargs or not required <= len(args) <= len(defaults):
+                try:
+                    bound = sig.bind(*args, **kwargs)
+                except TypeError:
+                    return fn(*args, **kwargs)      # raises Python's own error for the call
+                bound.apply_defaults()
+                args = bound.args
+            elif len(args) < len(defaults):
+                args += defaults[len(args):]
+            return cached(*normalize(*args)) if normalize else cached(*args)
+
+        return update_wrapper(wrapper, fn)
+
+    return decorate
+
+
 class _Builder:
     """Collects quantities in order; each ``q(...)`` returns the quantity's symbol."""
 
@@ -184,13 +225,9 @@ class _Builder:
         return s
 
 
+@cached_per_arguments()
 def build_model(variant: Variant = Variant()) -> StepTimeModel:
     """Build (once per variant) the ordered model of one distributed training step."""
-    return _build(variant)      # one cache entry per variant, however it is passed (lru_cache keys on the call)
-
-
-@lru_cache(maxsize=None)
-def _build(variant: Variant) -> StepTimeModel:
     S = sym
     b = _Builder()
     q = b.q

@@ -41,6 +41,16 @@ import sympy as sp
 T = r"\text"
 
 
+def pick(latex: str, macro: Optional[str], book: bool = False) -> str:
+    """The book's ``macro`` in book mode (when there is one), else ``latex``."""
+    return macro if (book and macro) else latex
+
+
+def book_mode(printer) -> bool:
+    """Whether a LaTeX printer prints the book's macros (its ``book`` setting)."""
+    return bool(printer._settings.get("book", False))
+
+
 @dataclass(frozen=True)
 class Notation:
     """How one name prints: the LaTeX readers see and the book's macro (if any).
@@ -60,7 +70,7 @@ class Notation:
 
     def tex(self, book: bool = False) -> str:
         """The macro in book mode (when the book has one), else the LaTeX."""
-        return self.book if (book and self.book) else self.latex
+        return pick(self.latex, self.book, book)
 
 
 _TABLE: Dict[str, Notation] = {}
@@ -92,7 +102,7 @@ class BookSymbol(sp.Symbol):
         e = _TABLE.get(self.name)
         if e is None:
             return printer._print_Symbol(self, **kwargs)
-        return e.tex(bool(printer._settings.get("book", False)))
+        return e.tex(book_mode(printer))
 
     def sort_key(self, order=None):
         key = _READING.get(self.name)
@@ -229,7 +239,7 @@ class Term:
     meaning: str
 
     def tex(self, book: bool = False) -> str:
-        return self.book if (book and self.book) else self.latex
+        return pick(self.latex, self.book, book)
 
 
 #: The cost terms, in the order the documents derive them.
@@ -261,7 +271,7 @@ def term(name: str) -> Term:
 
 
 def indicator(book: bool = False) -> str:
-    return INDICATOR[0] if book else INDICATOR[1]
+    return pick(INDICATOR[1], INDICATOR[0], book)
 
 
 #: Parameters whose meaning the book has under another glyph (a change for symbols.py, not made here).

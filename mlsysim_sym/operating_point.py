@@ -25,19 +25,19 @@ from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
 import sympy as sp
 from sympy.core.relational import Relational
 
-from .display import html_table, quantity, text_table, wrap
+from .display import html_table, quantity, shorten, text_table, wrap
 from .inputs import KEYWORDS, configure, values_of
-from .model import StepTimeModel, Variant, build_model, closed_form
+from .model import StepTimeModel, Variant, build_model, expand_in_order
 from .printing import latex
 from .solver import describe
-from .branches import Numbers, evaluate, resolution
+from .branches import Numbers, resolution
 from .simplify import DECOMPOSITION, shorten_deep
 from .symbols import FLAGS
 from .terms.base import CeilDiv
 
 
-__all__ = ["FLAGS", "OperatingPoint", "RegimeForm", "evaluate", "operating_point", "operating_point_of",
-           "regime_forms", "tidy"]
+__all__ = ["FLAGS", "OperatingPoint", "RegimeForm", "operating_point", "operating_point_of", "regime_forms",
+           "tidy"]
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,8 @@ class OperatingPoint:
         rows = []
         for n, form in self.forms.items():
             q = self.model.quantity(n)
-            text = str(form.structured)
             rows.append((n, quantity(form.value, q.unit) if not isinstance(form.value, bool) else str(form.value),
-                         text if len(text) <= width else text[:width - 3] + "...", q.meaning))
+                         shorten(str(form.structured), width), q.meaning))
         return rows
 
     def __repr__(self) -> str:
@@ -135,12 +134,9 @@ class OperatingPoint:
             if simplified:
                 out = shorten_deep(self.closed(name, keep, simplified=False))
             else:
-                sub = {}
-                for n in self.closure(name):
-                    f = self.forms[n]
-                    if n not in key[1] or n == name:
-                        sub[f.symbol] = closed_form(f.resolved.xreplace(sub))
-                out = sub[self.forms[name].symbol]
+                forms = [self.forms[n] for n in self.closure(name)]
+                skip = {f.symbol for f in forms if f.name in key[1] and f.name != name}
+                out = expand_in_order(((f.symbol, f.resolved) for f in forms), skip)[self.forms[name].symbol]
             self._closed[key] = out
         return self._closed[key]
 

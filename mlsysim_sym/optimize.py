@@ -94,7 +94,7 @@ class SearchResult:
                                                                f"{self.objective}")
 
 
-def _choices(name: str, value, default) -> List:
+def _choices(value, default) -> List:
     if value is None:
         return list(default)
     return [value] if np.ndim(value) == 0 else list(value)
@@ -129,16 +129,15 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     w, f = as_workload(model), as_fleet(fleet)
     n = f.total_accelerators
     divs = divisors(n)
-    tps = _choices("tp_size", tp_size, divs)
-    pps = _choices("pp_size", pp_size, divs)
-    eps = _choices("ep_size", ep_size, divs if w.kind == "sparse_transformer" else [1])
+    tps = _choices(tp_size, divs)
+    pps = _choices(pp_size, divs)
+    eps = _choices(ep_size, divs if w.kind == "sparse_transformer" else [1])
     splits = [(a, b, c) for a, b, c in itertools.product(tps, pps, eps) if n % (a * b * c) == 0]
     if not splits:
         raise ValueError(f"no tp x pp x ep among the choices divides the fleet's {n} accelerators")
     t_, p_, e_ = (np.array(x, dtype=float) for x in zip(*splits))
-    axes = [np.asarray(_choices(k, v, ()), float) for k, v in (
-        ("microbatch_count", microbatch_count), ("v_stages", v_stages), ("zero_stage", zero_stage),
-        ("activation_recomputation", activation_recomputation), ("overlap_comm", overlap_comm))]
+    axes = [np.asarray(_choices(v, ()), float)
+            for v in (microbatch_count, v_stages, zero_stage, activation_recomputation, overlap_comm)]
     shape = (len(splits),) + tuple(len(a) for a in axes)
 
     def on(axis, x):
@@ -184,9 +183,9 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
             res = dm.solve(w, f, batch_size=batch_size, **config, **fixed)
         value = res.mfu if key == "mfu" else getattr(res, key)
         candidates.append(Candidate(config, res.parallelism["dp"], value, res))
+    given = {**SOLVE_DEFAULTS, "batch_size": batch_size, **fixed}
     return SearchResult(objective, tuple(candidates), searched, count,
-                        describe(w, f, fixed.get("precision", "fp16"), [batch_size] + [
-                            SWEPT if k in CONFIG_KEYS else fixed.get(k, SOLVE_DEFAULTS[k]) for k in KEYWORDS[1:]]))
+                        describe(w, f, given["precision"], [SWEPT if k in CONFIG_KEYS else given[k] for k in KEYWORDS]))
 
 
 # ------------------------------------------------------------------------------------------------

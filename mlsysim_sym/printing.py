@@ -35,8 +35,7 @@ from . import notation
 from .display import si_prefix
 from .simplify import shorten, termwise
 from .symbols import PARAMS
-from .terms.collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
-from .terms.pipeline import BubbleFraction, BubbleTime
+from .terms.base import NamedTerm
 
 
 class LatexPrinter(_SympyLatexPrinter):
@@ -103,8 +102,17 @@ def quantity_latex(model, name: str, form: str = "structured", book: bool = Fals
     return equation(q.symbol, rhs[form](name), book=book)
 
 
-#: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`).
-TERM_CLASSES = {c.__name__: c for c in (RingAllReduce, HierarchicalAllReduce, AllToAll, BubbleFraction, BubbleTime)}
+def _subclasses(cls):
+    for c in cls.__subclasses__():
+        yield c
+        yield from _subclasses(c)
+
+
+# every NamedTerm subclass is defined by now: ``.simplify`` (imported above) imports the model
+_NAMED_TERMS = {c.__name__: c for c in _subclasses(NamedTerm)}
+
+#: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`, in that order).
+TERM_CLASSES = {t.name: _NAMED_TERMS[t.name] for t in notation.TERMS}
 
 
 def term_call(term: notation.Term) -> sp.Basic:

@@ -24,13 +24,12 @@ a*(b + c)
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Dict, Iterable, Optional, Tuple
 
 import sympy as sp
 from sympy.core.relational import Relational
 
-from .model import StepTimeModel, Variant, build_model, closed_form
+from .model import StepTimeModel, Variant, build_model, cached_per_arguments, expand_in_order
 from .symbols import PARAMS
 from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
 
@@ -154,6 +153,7 @@ def _rebuild(e, memo):
         return e
 
 
+@cached_per_arguments(lambda variant, closed: (variant, bool(closed)))
 def simplify_model(variant: Variant = Variant(), closed: bool = False) -> Dict[str, sp.Basic]:
     """Every quantity of ``build_model(variant)`` shortened (:func:`shorten_deep`).
 
@@ -161,11 +161,6 @@ def simplify_model(variant: Variant = Variant(), closed: bool = False) -> Dict[s
     (cost terms expanded) instead of ``model[name]``. No result is larger than its
     input, and none raises.
     """
-    return _simplified(variant, bool(closed))   # one cache entry per (variant, closed), however passed
-
-
-@lru_cache(maxsize=None)
-def _simplified(variant: Variant, closed: bool) -> Dict[str, sp.Basic]:
     m = build_model(variant)
     memo: Dict[sp.Basic, sp.Basic] = {}
     return {n: shorten_deep(m.closed_form(n) if closed else m[n], memo) for n in m}
@@ -173,15 +168,13 @@ def _simplified(variant: Variant, closed: bool) -> Dict[str, sp.Basic]:
 
 def expand_keeping(model: StepTimeModel, name: str, keep: Iterable[str] = ()) -> sp.Basic:
     """``model.closed_form(name)`` with the quantities ``keep`` left as symbols (all decisions kept)."""
+    names = list(model)
+    if name not in names:
+        raise KeyError(name)
+    upto = [model.quantity(n) for n in names[:names.index(name) + 1]]
     keep = set(keep) - {name}
-    sub: Dict[sp.Symbol, sp.Basic] = {}
-    for n in model:
-        q = model.quantity(n)
-        if n not in keep:
-            sub[q.symbol] = closed_form(q.definition.xreplace(sub))
-        if n == name:
-            return sub[q.symbol]
-    raise KeyError(name)
+    skip = {q.symbol for q in upto if q.name in keep}
+    return expand_in_order(((q.symbol, q.definition) for q in upto), skip)[upto[-1].symbol]
 
 
 def floor_depth(expr: sp.Basic) -> int:

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, Optional
 
-from . import _shipped, notation
+from . import notation
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, FleetLike,
-                     WorkloadLike, as_fleet, as_workload, compiled_rules, configure, facts, seq_len_unread,
-                     static_values, values_of, verdict)
+from .inputs import (FACT_NAMES, FACTS, FLAG_KEYWORDS, KEYWORDS, PLAIN_NUMBERS, PRECISION_BYTES, RAW,
+                     SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, compiled_rules, configure,
+                     facts, seq_len_unread, static_values, values_of, verdict)
 from .symbols import keywords
 from .types import Fleet, Workload
 
@@ -239,7 +239,7 @@ class DistributedModel:
         w, f = as_workload(model), as_fleet(fleet)
         # the fast path, for plain Python numbers: every rule in one compiled call (anything else, a bool, a
         # numpy number or a list that Python would repeat rather than multiply, takes the careful path)
-        if type(precision) is str and _PLAIN.issuperset(map(type, (
+        if type(precision) is str and PLAIN_NUMBERS.issuperset(map(type, (
                 batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
                 overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
                 gradient_accumulation_steps, seq_len))):
@@ -282,7 +282,6 @@ class DistributedModel:
 
 
 _KEYWORDS = frozenset(["precision", "topology_override", *keywords()])
-_PLAIN = frozenset((int, float))
 
 
 _BOUND: Dict[tuple, tuple] = {}
@@ -305,28 +304,16 @@ def _bind(w: Workload, f: Fleet, key: str):
     argument vector filled: ``(template, positions, outputs, first, its rules, transformer, peak fallback)``."""
     variant, static = static_values(w, f, key)
     c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
-    first = _shipped_rules(variant, c.args)
-    if first is None:
-        rules = compiled_rules(variant, "solve", c.args)
-        extra = rules.args[len(c.args):-len(FACTS)]
-        if extra:       # every argument of the checks is an argument of the outputs
-            raise RuntimeError(f"the checks read parameters the outputs do not: {extra}")
-        first = rules.first
+    rules = compiled_rules(variant, "solve", c.args)
+    names, first = rules.first_named
+    if names != tuple(RAW[a].name for a in c.args) + FACT_NAMES:     # the outputs' arguments, then the facts
+        raise RuntimeError(f"the checks read parameters the outputs do not: {names[len(c.args):-len(FACTS)]}")
     index = {a: i for i, a in enumerate(c.args)}
     template = [static.get(a) for a in c.args]
     kw = keywords()
     positions = tuple(index.get(kw[k].symbol) for k in KEYWORDS)
     fallback = facts(w, f, key)["flags"][2]
-    return template, positions, c.fn, first, compiled_rules(variant, "solve", ()), w.is_transformer, fallback
-
-
-def _shipped_rules(variant, args):
-    """The shipped compiled checks of ``solve()`` when they take exactly ``args`` (and the facts)."""
-    shipped = _shipped.load(variant, ("rules:solve",), kind="rules")
-    if shipped is None:
-        return None
-    names = tuple(RAW[a].name for a in args) + tuple(x.name for x in FACTS)
-    return shipped[1] if shipped[0] == names else None
+    return template, positions, c.fn, first, rules, w.is_transformer, fallback
 
 
 def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:

@@ -24,6 +24,7 @@ size it would need.
 """
 from __future__ import annotations
 
+import copy
 import math
 import os
 from dataclasses import dataclass, field
@@ -286,8 +287,7 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     compiled = compile_quantities(variant, tuple(OUTPUTS[n] for n in computed), "numpy")
     for a in compiled.args:
         if values.get(a) is None:
-            p = by_argument()
-            name = next((n for n, q in p.items() if q.symbol == a), a.name)
+            name = RAW[a].name if a in RAW else a.name
             raise ValueError(f"{name} has no value for this workload or fleet (None); pass it explicitly")
 
     rules = compiled_rules(variant, "sweep", ())
@@ -324,7 +324,7 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
         result_values[n] = np.broadcast_to(x, shape)    # a read-only view where an output depends on few axes
     valid = np.broadcast_to(np.True_, shape) if bad is None else ~bad
     codes = np.broadcast_to(np.int16(0), shape) if code is None else code
-    explain = _Explainer(rules, given, values, flags, w, f, shape)
+    explain = _Explainer(rules, given, values, flags, w, f, shape, masked=code is not None)
     config = describe(w, f, SWEPT if "precision" in c.swept else given["precision"],
                       [(SWEPT if k in c.swept else given[k]) for k in KEYWORDS])
     return SweepResult(result_values, valid, codes, c.axes if grid else {}, config, explain)
@@ -337,10 +337,16 @@ def _full_ndim(x: np.ndarray, ndim: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Checks: the first broken rule per configuration
 # --------------------------------------------------------------------------------------------
-def _raw_values(rules, values: Mapping[sp.Symbol, object], flags) -> Dict[sp.Symbol, object]:
-    """Raw symbol -> value (as given: an integer array stays integer) for the rules' arguments."""
+def _raw(values: Mapping[sp.Symbol, object], flags) -> Dict[sp.Symbol, object]:
+    """Raw symbol -> value (as given: an integer array stays integer), the precision facts included."""
     raw = {RAW[s]: v for s, v in values.items() if s in RAW}
     raw.update(zip(FACTS, flags))
+    return raw
+
+
+def _raw_values(rules, values: Mapping[sp.Symbol, object], flags) -> Dict[sp.Symbol, object]:
+    """Raw symbol -> value (:func:`_raw`) for the rules' arguments."""
+    raw = _raw(values, flags)
     return {a: (1.0 if raw.get(a) is None else raw[a]) for a in rules.args}   # no rule reads an absent field
 
 
@@ -355,12 +361,9 @@ def _floats(a: np.ndarray) -> np.ndarray:
                             otypes=[np.float64])(a)
 
 
-_EXACT = 2 ** 53          # integers below this are exact as floats
-
-
 def _box(v) -> object:
     """The bounds of one argument's values (a :class:`~mlsysim_sym.bounds.Box`; True/False/None for a fact)."""
-    if type(v) is float or (type(v) is int and -_EXACT < v < _EXACT):   # most arguments are one number
+    if type(v) is float or (type(v) is int and -bounds.EXACT < v < bounds.EXACT):   # most arguments are one number
         return bounds.ANY if v != v else bounds.Box(float(v), float(v), float(v).is_integer(), exact=True)
     a = np.asarray(v)
     if a.dtype == bool:
@@ -435,19 +438,26 @@ class _Explainer:
     """Formats the messages of masked configurations on first use (``SweepResult.reason``): each
     distinct combination of a rule's message fields is formatted once."""
 
-    def __init__(self, rules, given, values, flags, w, f, shape):
+    def __init__(self, rules, given, values, flags, w, f, shape, masked: bool):
         self.rules, self.given, self.values, self.flags = rules, given, values, flags
         self.w, self.f, self.shape = w, f, shape
+        self.masked = masked            # whether any configuration is masked at all
 
     @cached_property
     def raw(self) -> Dict[sp.Symbol, object]:
-        """Raw symbol -> value, for the messages' computed fields (only when a message is asked for)."""
-        return {RAW[s]: v for s, v in self.values.items() if s in RAW}
+        """Raw symbol -> value (:func:`_raw`), for the messages' computed fields (only when a message is
+        asked for)."""
+        return _raw(self.values, self.flags)
 
-    def _codes(self, code: np.ndarray) -> np.ndarray:
-        """The rule codes present (0 aside), by how many configurations each masks (most first)."""
-        if code.strides == (0,) * code.ndim:          # a broadcast zero: nothing masked
-            return np.zeros(0, dtype=int)
+    def _one(self) -> "_Explainer":
+        """This explainer for a sweep of no axes seen as one of shape (1,) (positions need an axis)."""
+        twin = copy.copy(self)
+        twin.shape = (1,)
+        return twin
+
+    def _codes(self, code: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """``(codes, counts)``: the rule codes present (0 aside), by how many configurations each masks
+        (most first), and the count per code."""
         counts = np.bincount(code.ravel(), minlength=1)
         present = np.flatnonzero(counts)
         present = present[present != 0]
@@ -455,8 +465,10 @@ class _Explainer:
 
     def examples(self, code: np.ndarray, k: int = 3):
         """``(count, message)`` of one masked configuration per rule, for the ``k`` rules masking most."""
-        if code.strides == (0,) * code.ndim:
+        if not self.masked:
             return [], 0
+        if code.ndim == 0:                          # one configuration: explained as a sweep of one
+            return self._one().examples(code.reshape(1), k)
         present, counts = self._codes(code)
         out = []
         for c in present[:k]:
@@ -466,18 +478,20 @@ class _Explainer:
         return out, len(present)
 
     def __call__(self, code: np.ndarray):
-        texts: List[str] = [""]
+        index: Dict[str, int] = {"": 0}           # message -> its position in the messages
         out = np.zeros(self.shape, dtype=np.int32)
-        if code.strides == (0,) * code.ndim:
-            return out, tuple(texts)
+        if not self.masked:
+            return out, tuple(index)
+        if code.ndim == 0:
+            one, texts = self._one()(code.reshape(1))
+            return one.reshape(()), texts
         present, _ = self._codes(code)
         for c in sorted(present):
             where = np.nonzero(code == c)
             rendered, inverse = self._render(int(c), where, many=True)
-            ks = np.array([texts.index(t) if t in texts else (texts.append(t) or len(texts) - 1) for t in rendered],
-                          dtype=np.int32)
+            ks = np.array([index.setdefault(t, len(index)) for t in rendered], dtype=np.int32)
             out[where] = ks[inverse]
-        return out, tuple(texts)
+        return out, tuple(index)
 
     def _render(self, c: int, where, many: bool = False):
         """The messages of code ``c`` at ``where``: one per distinct row of its fields (and, with ``many``,
@@ -516,15 +530,17 @@ class _Explainer:
                 fields[name] = self._at(self.given[name], where)
             elif name in table:                        # a record field nobody swept
                 fields[name] = self._at(self.values[table[name]], where)
-            elif name in ("precision_type", "accelerator", "available", "precision_key"):
+            elif name in self._fact_names:
                 precision = self._at(self.given["precision"], where)
-                fields[name] = np.array([type(p).__name__ if name == "precision_type" else
-                                         facts(self.w, self.f, p)[name] for p in precision], dtype=object)
+                fields[name] = np.array([facts(self.w, self.f, p)[name] for p in precision], dtype=object)
         computed = [n for n in names if n not in fields]
         if computed:
-            sub = {a: (_floats(np.broadcast_to(v, self.shape)[where]) if np.ndim(v) else v)
-                   for a, v in self.raw.items() if v is not None}
-            sub.update({FACTS[k]: np.broadcast_to(x, self.shape)[where] for k, x in enumerate(self.flags)})
+            sub = {}
+            for a, v in self.raw.items():
+                if a in FACTS:                        # the precision facts: boolean, at every position
+                    sub[a] = np.broadcast_to(v, self.shape)[where]
+                elif v is not None:
+                    sub[a] = _floats(np.broadcast_to(v, self.shape)[where]) if np.ndim(v) else v
             sub = {a: sub.get(a, np.nan) for a in self.rules.args}
             got = self.rules.fields(i, sub, "numpy")
             reads = self.rules.field_arguments(i)
@@ -532,10 +548,15 @@ class _Explainer:
             for name in computed:
                 col = np.broadcast_to(np.asarray(got[name], dtype=float), (n,))
                 if is_count(name) or self._integer_typed(reads[name]):   # as solve() computes it: an int
-                    col = np.array([int(x) if x.is_integer() and abs(x) < 2 ** 53 else x for x in col.tolist()],
+                    col = np.array([int(x) if x.is_integer() and abs(x) < bounds.EXACT else x for x in col.tolist()],
                                    dtype=object)
                 fields[name] = col
         return fields
+
+    @cached_property
+    def _fact_names(self) -> frozenset:
+        """The message fields :func:`~mlsysim_sym.inputs.facts` gives (the same for every precision)."""
+        return frozenset(facts(self.w, self.f, None)) - {"flags"}
 
     def _integer_typed(self, symbols) -> bool:
         """Whether every argument a computed value reads holds integers (Python computes an int then)."""
@@ -635,8 +656,7 @@ def _take(x, idx):
     """The part of a broadcastable input that a chunk ``idx`` needs (its size-1 axes kept whole), as float64."""
     if not isinstance(x, np.ndarray):
         return x
-    part = x[tuple(s if n > 1 else slice(None) for s, n in zip(idx, x.shape))]
-    return part if part.dtype == np.float64 else part.astype(np.float64)
+    return _as_float(x[tuple(s if n > 1 else slice(None) for s, n in zip(idx, x.shape))])
 
 
 def _chunk_elements(out_shapes, shape, grid: bool) -> int:
@@ -709,12 +729,17 @@ def _evaluate(compiled, values, names, out_shapes, shape, bad, code, target):
 _OVERFLOW = 32000
 
 
+@lru_cache(maxsize=1)
+def _keyword_params() -> Dict[sp.Symbol, object]:
+    """Symbol -> the parameter of the ``solve()`` keyword that sets it."""
+    return {p.symbol: p for p in keywords().values()}
+
+
 def _stand_in(a: sp.Symbol, values) -> float:
     """A valid value for masked configurations: ``solve()``'s default, or the first valid entry."""
-    kw = {p.symbol: p for p in keywords().values()}
+    kw = _keyword_params()
     if a in kw:
-        d = kw[a].default
-        return float(1 if d is True else 0 if d is False else d)
+        return float(kw[a].default)
     v = np.asarray(values[a], dtype=float).ravel()
     good = v[np.isfinite(v) & (v > 0)]
     return float(good[0]) if good.size else 1.0

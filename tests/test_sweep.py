@@ -79,6 +79,19 @@ def test_vectorized_sweep_equals_mlsysim_on_random_configurations():
     assert worst <= 1e-12
 
 
+def test_a_sweep_of_one_configuration_says_why_it_is_masked():
+    from mlsysim_sym import DistributedModel
+
+    kw = dict(batch_size=256, tp_size=3, pp_size=4)      # 3 * 4 does not divide 256
+    with pytest.raises(ValueError) as exc:
+        DistributedModel().solve("Llama3_70B", "Research_256", **kw)
+    r = sweep("Llama3_70B", "Research_256", **kw)
+    assert r.shape == () and not r.valid and r.reason == str(exc.value)
+    assert f"1 x {str(exc.value)[:60]}" in repr(r)
+    ok = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4)
+    assert ok.valid and ok.reason == "" and "masked" not in repr(ok)
+
+
 def test_grid_axes_follow_the_callers_order_and_mask_invalid_splits():
     r = sweep("Llama3_70B", "Kempner_H100_384", batch_size=[128, 384], tp_size=[1, 2, 3, 5, 8], pp_size=[1, 4, 7])
     assert r.shape == (2, 5, 3)

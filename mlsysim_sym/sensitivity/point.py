@@ -14,7 +14,7 @@ import sympy as sp
 
 from ..compile import compile_quantities
 from ..decisions import ModelDecisions, label, model_decisions
-from ..inputs import SOLVE_DEFAULTS, configure, values_of, with_field
+from ..inputs import SOLVE_DEFAULTS, configure, record_of, values_of, with_field
 from ..model import Variant
 from ..optimize import divisors
 from ..printing import latex
@@ -257,7 +257,7 @@ def _current(w, f, kw, knob) -> int:
     if knob == "layers":
         return w.layers or 1
     if p.field is not None:
-        return getattr(f if p.origin.value == "fleet" else w, p.field)
+        return getattr(record_of(p, w, f), p.field)
     return kw[knob]
 
 

@@ -11,6 +11,7 @@ import html
 import math
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
+from ..display import html_table, text_table
 from ..printing import latex
 
 if TYPE_CHECKING:        # annotations only: the table module is imported by .point
@@ -62,20 +63,16 @@ def as_text(t: "Sensitivities") -> str:
 
 
 def _columns(rows) -> List[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return text_table(rows, align="l" * len(rows[0]))
 
 
 def as_html(t: "Sensitivities") -> str:
     """The continuous rows as an HTML table (``_repr_html_``)."""
     e = html.escape
-    head = "".join(f"<th>{e(h)}</th>" for h in ("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity",
-                                                 "regime"))
-    body = "".join(
-        "<tr>" + "".join(f"<td>{e(c)}</td>" for c in (str(i + 1), r.parameter, _num(float(r.value)), *_cells(r),
-                                                       _where(r))) + "</tr>" for i, r in enumerate(t.rows))
+    header = ("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity", "regime")
+    rows = [(str(i + 1), r.parameter, _num(float(r.value)), *_cells(r), _where(r)) for i, r in enumerate(t.rows)]
     return (f"<p><b>{e(t.output)}</b> = {e(_num(t.value))}; regime: {e(', '.join(t.regime))}</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+            + html_table(rows, header))
 
 
 def _tex_num(x) -> str:

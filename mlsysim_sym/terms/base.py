@@ -45,7 +45,7 @@ class NamedTerm(sp.Function):
         return d.xreplace(dict(zip(dummies, self.args)))
 
     def _latex(self, printer, exp=None):
-        name = notation.term(type(self).__name__).tex(bool(printer._settings.get("book", False)))
+        name = notation.term(type(self).__name__).tex(notation.book_mode(printer))
         body = r"%s\left(%s\right)" % (name, ", ".join(printer._print(a) for a in self.args))
         return body if exp is None else r"\left(%s\right)^{%s}" % (body, exp)
 
@@ -199,7 +199,7 @@ class Iverson(sp.Function):
     _scipycode = _cupycode = _jaxcode = _numpycode
 
     def _latex(self, printer, exp=None):
-        name = notation.indicator(bool(printer._settings.get("book", False)))
+        name = notation.indicator(notation.book_mode(printer))
         body = r"%s\left\{%s\right\}" % (name, printer._print(self.args[0]))
         return body if exp is None else r"%s^{%s}" % (body, exp)
 

@@ -61,4 +61,9 @@ class HierarchicalAllReduce(NamedTerm):
     @staticmethod
     def formula(M, nn, g, beta_in, alpha_in, beta_out, alpha_out):
         intra = 2 * ((g - 1) / g * M / beta_in + (g - 1) * alpha_in)
-        return intra + RingAllReduce.formula(M / g, nn, beta_out, alpha_out)
+        return intra + RingAllReduce.formula(*HierarchicalAllReduce.inter_ring(M, nn, g, beta_out, alpha_out))
+
+    @staticmethod
+    def inter_ring(M, nn, g, beta_out, alpha_out):
+        """The arguments ``(M, n, beta, alpha)`` of each inter-node ring: ``M/g`` bytes over ``nn`` nodes."""
+        return M / g, nn, beta_out, alpha_out
