@@ -33,6 +33,7 @@ Examples
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
@@ -74,6 +75,22 @@ class Notation:
 
 
 _TABLE: Dict[str, Notation] = {}
+
+_GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eta": "η", "iota": "ι",
+          "ell": "ℓ", "lambda": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ"}
+
+
+def plain(latex: str) -> str:
+    r"""A symbol's LaTeX as plain text for a terminal: ``\beta_{\text{fab}}`` -> ``β_fab``,
+    ``N_{\text{TP}}`` -> ``N_TP``, ``\text{BW}_{\text{PCIe}}`` -> ``BW_PCIe``.
+
+    >>> plain(r"\eta_{\text{hw}}"), plain(r"N_{L,\text{TP}}"), plain(r"\text{MFU}")
+    ('η_hw', 'N_L,TP', 'MFU')
+    """
+    out = re.sub(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1", latex)
+    out = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m.group(1), m.group(1)), out)
+    return out.replace("{", "").replace("}", "").replace(" ", "")
+
 
 
 def declare(name: str, latex: str, meaning: str, unit: str, kind: str, book: Optional[str] = None,

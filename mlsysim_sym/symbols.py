@@ -76,6 +76,7 @@ class Param:
     * ``value``: for constants, mlsysim 0.3.0's value in SI units.
     * ``rows``: the rows of a sensitivity table it gets: ``"continuous"`` (a
       derivative), ``"knob"`` (exact change at its neighbouring valid values).
+    * ``label``: a short name in words, for tables and the command line.
     """
 
     name: str
@@ -93,6 +94,17 @@ class Param:
     value: Optional[Number] = None
     book: Optional[str] = None
     rows: Tuple[str, ...] = ()
+    label: Optional[str] = None
+
+    @property
+    def words(self) -> str:
+        """A short name in words for tables (``"fabric bandwidth"``), else the meaning."""
+        return self.label or self.meaning
+
+    @property
+    def text(self) -> str:
+        """Its symbol as plain text for a terminal (``"β_fab"``), from its LaTeX."""
+        return notation.plain(self.latex)
 
     @property
     def source(self) -> str:
@@ -135,15 +147,16 @@ def _declare(name, latex, unit, meaning, kind, origin, assume, book=None, **fiel
     return s
 
 
-def _keyword(name, argument, default, latex, unit, meaning, kind="real", assume="positive", book=None, rows=()):
+def _keyword(name, argument, default, latex, unit, meaning, kind="real", assume="positive", book=None, rows=(),
+             label=None):
     return _declare(name, latex, unit, meaning, kind, "solve", assume, book, argument=argument, default=default,
-                    rows=rows)
+                    rows=rows, label=label)
 
 
 def _field(name, origin, field, latex, unit, meaning, kind="real", assume="positive", book=None, argument=None,
-           fallback=None, falsy=False, rows=()):
+           fallback=None, falsy=False, rows=(), label=None):
     return _declare(name, latex, unit, meaning, kind, origin, assume, book, argument=argument or field, field=field,
-                    fallback=fallback, falsy=falsy, rows=rows)
+                    fallback=fallback, falsy=falsy, rows=rows, label=label)
 
 
 def _const(name, latex, unit, meaning, value):
@@ -157,39 +170,39 @@ C, K, CK = ("continuous",), ("knob",), ("continuous", "knob")
 # solve() keyword arguments (docs/contract.md §1.1)
 # ----------------------------------------------------------------------------------
 _keyword("B", "batch_size", 1, "B", "1", "global batch size, in samples (sequences)", "count", "count",
-         r"\BatchSize", K)
+         r"\BatchSize", K, label="global batch size")
 _keyword("eta", "efficiency", 0.5, rf"\eta_{{{T}{{hw}}}}", "1", "achieved fraction of peak FLOP/s",
-         book=r"\EfficiencyHw", rows=C)
+         book=r"\EfficiencyHw", rows=C, label="achieved efficiency")
 _keyword("tp", "tp_size", 1, rf"N_{{{T}{{TP}}}}", "1", "tensor-parallel degree", "count", "count",
-         r"\TensorParallelDegree", K)
+         r"\TensorParallelDegree", K, label="tensor-parallel degree")
 _keyword("pp", "pp_size", 1, rf"N_{{{T}{{PP}}}}", "1", "pipeline-parallel degree", "count", "count",
-         r"\PipelineParallelDegree", K)
-_keyword("ep", "ep_size", 1, rf"N_{{{T}{{EP}}}}", "1", "expert-parallel degree", "count", "count", rows=K)
+         r"\PipelineParallelDegree", K, label="pipeline-parallel degree")
+_keyword("ep", "ep_size", 1, rf"N_{{{T}{{EP}}}}", "1", "expert-parallel degree", "count", "count", rows=K, label="expert-parallel degree")
 _keyword("v", "v_stages", 1, "V", "1", "virtual pipeline stages per device (interleaving)", "count", "count",
-         r"\VirtualPipelineStagesPerDevice", K)
+         r"\VirtualPipelineStagesPerDevice", K, label="virtual stages per device")
 _keyword("m", "microbatch_count", 1, "m", "1", "microbatches per pipelined step", "count", "count",
-         r"\MicrobatchCount", K)
-_keyword("z", "zero_stage", 0, rf"z_{{{T}{{ZeRO}}}}", "1", "ZeRO stage (0, 1, 2 or 3)", "flag", "flag", rows=K)
+         r"\MicrobatchCount", K, label="microbatches")
+_keyword("z", "zero_stage", 0, rf"z_{{{T}{{ZeRO}}}}", "1", "ZeRO stage (0, 1, 2 or 3)", "flag", "flag", rows=K, label="ZeRO stage")
 _keyword("lora", "is_lora", False, rf"\ell_{{{T}{{LoRA}}}}", "1", "1 when fine-tuning with LoRA adapters, else 0",
-         "flag", "flag")
+         "flag", "flag", label="LoRA")
 _keyword("rc", "activation_recomputation", False, rf"r_{{{T}{{rc}}}}", "1",
-         "1 with full activation recomputation, else 0", "flag", "flag")
+         "1 with full activation recomputation, else 0", "flag", "flag", label="recomputation")
 _keyword("ov", "overlap_comm", False, rf"o_{{{T}{{DP}}}}", "1",
-         "1 when DP communication overlaps the backward pass, else 0", "flag", "flag")
+         "1 when DP communication overlaps the backward pass, else 0", "flag", "flag", label="DP overlap")
 _keyword("eta_ov", "overlap_efficiency", 0.85, rf"\eta_{{{T}{{ov}}}}", "1",
-         "fraction of the DP communication hidden by overlap", assume="nonnegative", rows=C)
+         "fraction of the DP communication hidden by overlap", assume="nonnegative", rows=C, label="overlap efficiency")
 # mlsysim does not validate these two: they may be any real number
 _keyword("c", "congestion_factor", 1.0, rf"c_{{{T}{{cong}}}}", "1",
-         "congestion multiplier on DP, TP and EP communication", assume="real", rows=C)
+         "congestion multiplier on DP, TP and EP communication", assume="real", rows=C, label="congestion factor")
 _keyword("f_s", "straggler_factor", 1.0, rf"f_{{{T}{{strag}}}}", "1",
-         "straggler multiplier on the step (applies only above 1)", assume="real", rows=C)
+         "straggler multiplier on the step (applies only above 1)", assume="real", rows=C, label="straggler factor")
 _keyword("iota", "moe_routing_imbalance_factor", 1.0, r"\iota", "1",
-         "MoE routing imbalance multiplier on the all-to-all volume", rows=C)
+         "MoE routing imbalance multiplier on the all-to-all volume", rows=C, label="MoE routing imbalance")
 _keyword("GA", "gradient_accumulation_steps", 1, "k", "1", "gradient-accumulation steps per optimizer update",
-         "count", "count", r"\AccumulationStepCount", K)
+         "count", "count", r"\AccumulationStepCount", K, label="gradient accumulation")
 # smooth in the model (no floor acts on it): a derivative and exact neighbours
 _keyword("s", "seq_len", 2048, "S", "1", "sequence length, tokens per sample", "count", "count0",
-         r"\SequenceLength", CK)
+         r"\SequenceLength", CK, label="sequence length")
 
 # ----------------------------------------------------------------------------------
 # Set by the precision, through mlsysim's lowering (docs/contract.md §1.5)
@@ -198,64 +211,64 @@ _declare("bpp", rf"s_{{{T}{{elem}}}}", "B", "bytes per element of the training p
          "positive", r"\ElementStorageSize")
 _field("R_peak", "accelerator", "peak_flops", rf"R_{{{T}{{peak}}}}", "flop/s",
        "peak FLOP/s of one accelerator at the precision (precision_flops[precision], else peak_flops)",
-       book=r"\PeakRate", rows=C)
+       book=r"\PeakRate", rows=C, label="peak FLOP/s")
 
 # ----------------------------------------------------------------------------------
 # Workload fields (docs/contract.md §1.2), after mlsysim's lowering (§2.2)
 # ----------------------------------------------------------------------------------
 _field("P", "workload", "parameters", "P", "1", "parameter count of the model (all experts)", book=r"\Parameters",
-       rows=C)
+       rows=C, label="parameters")
 _field("F", "workload", None, rf"F_{{{T}{{fwd}}}}", "flop",
        "forward FLOPs per token (transformers) or per sample (other workloads), lowered "
        "(inference_flops, else 2 x active or total parameters)", assume="nonnegative", argument="inference_flops",
-       rows=C)
+       rows=C, label="forward FLOPs per token")
 _field("L", "workload", "layers", "N_L", "1",
        "layers of the model (0 when the workload has none; the overhead and TP terms use max(1, N_L))",
-       "count", "count0", r"\LayerCount", fallback=0, falsy=True, rows=K)
+       "count", "count0", r"\LayerCount", fallback=0, falsy=True, rows=K, label="layers")
 _field("H", "workload", "hidden_dim", "d", "1", "hidden dimension", "count", "count", r"\HiddenDimension",
-       fallback=4096, falsy=True, rows=C)
+       fallback=4096, falsy=True, rows=C, label="hidden size")
 _field("k_e", "workload", "active_experts_per_token", rf"k_{{{T}{{experts}}}}", "1", "experts each token is routed to",
-       "count", "count", r"\RoutedExpertCount", fallback=1, falsy=True)
+       "count", "count", r"\RoutedExpertCount", fallback=1, falsy=True, label="experts per token")
 _field("W_lw", "workload", None, rf"W_{{{T}{{lowered}}}}", "B",
        "weight bytes of the lowered graph (set when they are not parameters x element size)",
-       argument="weight_bytes", rows=C)
+       argument="weight_bytes", rows=C, label="weight bytes")
 _field("W_g", "workload", None, rf"W_{{{T}{{grad}}}}", "B",
        "weight bytes that size the DP gradient (Workload.size_in_bytes; set like W_lw)", argument="gradient_bytes",
-       rows=C)
+       rows=C, label="gradient bytes")
 
 # ----------------------------------------------------------------------------------
 # Fleet, node, fabric, accelerator fields (docs/contract.md §1.3, §1.4)
 # ----------------------------------------------------------------------------------
 _field("n_nodes", "fleet", "count", rf"N_{{{T}{{nodes}}}}", "1", "nodes in the fleet", "count", "count",
-       r"\ClusterNodeCount", rows=K)
+       r"\ClusterNodeCount", rows=K, label="nodes")
 _field("apn", "node", "accelerators_per_node", rf"G_{{{T}{{node}}}}", "1", "accelerators per node", "count",
-       "count", r"\AcceleratorsPerNode")
+       "count", r"\AcceleratorsPerNode", label="accelerators per node")
 _field("BW_intra", "node", "intra_node_bw", rf"\beta_{{{T}{{intra}}}}", "B/s",
-       "intra-node (NVLink) bandwidth per direction", rows=C)
+       "intra-node (NVLink) bandwidth per direction", rows=C, label="NVLink bandwidth")
 _field("alpha_nv", "accelerator", "nvlink_latency", rf"\alpha_{{{T}{{intra}}}}", "s",
-       "intra-node (NVLink) message latency", assume="nonnegative", fallback=500e-9, rows=C)
+       "intra-node (NVLink) message latency", assume="nonnegative", fallback=500e-9, rows=C, label="NVLink latency")
 _field("BW_fab", "fabric", "bandwidth", rf"\beta_{{{T}{{fab}}}}", "B/s", "fabric (NIC) bandwidth per accelerator",
-       argument="fabric_bandwidth", rows=C)
+       argument="fabric_bandwidth", rows=C, label="fabric bandwidth")
 _field("osr", "fabric", "oversubscription_ratio", "R", "1", "fabric oversubscription ratio",
-       book=r"\OversubscriptionRatio", rows=C)
+       book=r"\OversubscriptionRatio", rows=C, label="oversubscription")
 _field("alpha_fab", "fabric", "latency", rf"\alpha_{{{T}{{fab}}}}", "s", "fabric message latency",
-       argument="fabric_latency", assume="nonnegative", fallback=5e-6, rows=C)
+       argument="fabric_latency", assume="nonnegative", fallback=5e-6, rows=C, label="fabric latency")
 _field("CAP", "accelerator", "memory_capacity", rf"M_{{{T}{{device}}}}", "B", "HBM capacity of one accelerator",
-       book=r"\DeviceMemoryCapacity", rows=C)
+       book=r"\DeviceMemoryCapacity", rows=C, label="HBM capacity")
 _field("BW_hbm", "accelerator", "memory_bandwidth", rf"\text{{BW}}_{{{T}{{accelerator}}}}", "B/s",
-       "HBM bandwidth of one accelerator", book=r"\AcceleratorMemoryBandwidth", rows=C)
+       "HBM bandwidth of one accelerator", book=r"\AcceleratorMemoryBandwidth", rows=C, label="HBM bandwidth")
 _field("BW_pcie", "accelerator", "pcie_bandwidth", rf"\text{{BW}}_{{{T}{{PCIe}}}}", "B/s",
-       "host link bandwidth per direction (offload)", fallback=64e9, rows=C)
+       "host link bandwidth per direction (offload)", fallback=64e9, rows=C, label="PCIe bandwidth")
 _field("tau_d", "accelerator", "dispatch_tax", rf"t_{{{T}{{dispatch}}}}", "s", "dispatch overhead per step",
-       assume="nonnegative", book=r"\OperationDispatchOverhead", rows=C)
+       assume="nonnegative", book=r"\OperationDispatchOverhead", rows=C, label="dispatch overhead")
 _field("TDP", "accelerator", "tdp", rf"P_{{{T}{{TDP}}}}", "W", "thermal design power of one accelerator (0 when unknown)",
-       assume="nonnegative", fallback=0.0, rows=C)
+       assume="nonnegative", fallback=0.0, rows=C, label="TDP")
 _field("CAP_sram", "accelerator", "sram_capacity", rf"M_{{{T}{{SRAM}}}}", "B",
-       "on-chip SRAM capacity (Engine path only)", rows=C)
+       "on-chip SRAM capacity (Engine path only)", rows=C, label="SRAM capacity")
 _field("BW_sram", "accelerator", "sram_bandwidth", rf"\text{{BW}}_{{{T}{{SRAM}}}}", "B/s",
-       "on-chip SRAM bandwidth (Engine path only)", rows=C)
+       "on-chip SRAM bandwidth (Engine path only)", rows=C, label="SRAM bandwidth")
 _field("BW_flash", "accelerator", "flash_bandwidth", rf"\text{{BW}}_{{{T}{{flash}}}}", "B/s",
-       "flash bandwidth (Engine path only)", rows=C)
+       "flash bandwidth (Engine path only)", rows=C, label="flash bandwidth")
 
 # ----------------------------------------------------------------------------------
 # Constants of mlsysim 0.3.0 (docs/contract.md §2.0), SI values

@@ -488,12 +488,36 @@ def test_sweep_equals_the_scalar_table_and_masks_invalid_points():
 def test_display():
     t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
     text = str(t)
-    assert text.splitlines()[0] == "sensitivities of mfu (mfu) = 0.260397"
-    assert "compute-bound" in text.splitlines()[1] and "integer knobs" in text
-    mags = [r.magnitude for r in t.rows]
-    assert mags == sorted(mags, reverse=True)
-    assert t.rows[0].parameter == "straggler_factor" and t.rows[0].kink == "f_s = 1"
-    assert "<table>" in t._repr_html_() and "efficiency" in t._repr_html_()
+    lines = text.splitlines()
+    assert lines[0] == "sensitivities of fleet MFU = 0.2604"
+    assert lines[1].strip() == "Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 8, pp 4, m 8, fp16"
+    assert "(b) compute-bound" in text and "integer knobs" in text
+    assert max(map(len, lines)) <= 100                    # fits a terminal
+    assert "-0 " not in text and " -0\n" not in text
+    # words, the book's symbol and units: 989.4 TFLOP/s is the H100's dense fp16 peak
+    row = next(x for x in lines if "peak FLOP/s R_peak" in x)
+    assert "989 TFLOP/s" in row and "per TFLOP/s" in row and "-0.284" in row
+    assert "fabric bandwidth β_fab" in text and "12.5 GB/s" in text
+    # mlsysim field names a student cannot read stay out of a training table's text
+    assert "inference_flops" not in text and "count " not in text
+    # skipped neighbours summarised: one line per knob, values grouped by reason, no full message
+    assert "skipped tensor-parallel degree: 7, 9 (Infeasible 4D Parallelism)" in text
+    assert "must divide total accelerators" not in text
+    # ranking: by the move that can improve MFU; the straggler factor sits at its floor f_s = 1,
+    # where lowering it changes nothing and raising it costs 1 % per 1 %: it ranks last of the
+    # rows that move, with its kink explained
+    scores = [r.score(1) for r in t.rows]
+    assert scores == sorted(scores, reverse=True)
+    assert t.rows[0].parameter == "efficiency"
+    f_s = t["straggler_factor"]
+    assert f_s.one_sided and f_s.score(1) == 0.0 and f_s.score(-1) == 1.0 and f_s.magnitude == 1.0
+    moving = [x for x in lines if x[:5].strip().isdigit()]
+    assert "straggler factor f_strag" in moving[-1] and "0 | -1 *" in moving[-1]
+    assert ("straggler factor f_strag sits at a kink (f_s = 1): lowering it leaves fleet MFU unchanged, raising "
+            "it changes fleet MFU by -1 % per 1 %") in " ".join(x.strip() for x in lines)
+    # parameters that do not move MFU here are one line, not rows of zeros
+    assert "no effect here: overlap efficiency η_ov" in text
+    assert "<table>" in t._repr_html_() and "achieved efficiency" in t._repr_html_()
     latex = t._repr_latex_()
     assert latex.startswith("$\\begin{array}") and r"\eta_{\text{hw}}" in latex
     # the printed derivative is the derivative that was evaluated
@@ -502,7 +526,27 @@ def test_display():
     assert float(d.subs(values)) == pytest.approx(t["efficiency"].derivative, rel=1e-12)
     assert float(t.expression().subs(values)) == pytest.approx(t.value, rel=1e-12)
     assert not t.expression().has(sp.Max, sp.Min, sp.Piecewise)
-    assert r"\eta_{\text{hw}}" in t.latex("efficiency")
+
+
+def test_short_latex_is_the_row_in_named_quantities():
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    from mlsysim_sym.operating_point import operating_point
+    point = operating_point(t.values, t.variant)
+    names = {point[n].symbol for n in point.model}
+    for p in ("efficiency", "fabric_bandwidth", "intra_node_bw", "parameters", "seq_len"):
+        e = t.short(p)
+        # written in the model's quantities (T_step, T_node, MFU_node ...), not expanded to parameters
+        assert e.free_symbols & names
+        assert float(e.subs(point.values)) == pytest.approx(t[p].elasticity, rel=1e-12)
+        d = t.short(p, "derivative")
+        assert float(d.subs(point.values)) == pytest.approx(t[p].derivative, rel=1e-12)
+    text = t.latex("efficiency")
+    assert text.startswith(r"\frac{\partial \ln \text{MFU}}{\partial \ln \eta_{\text{hw}}} = ")
+    # the frozen derivative printed 1,316 characters; the chained elasticity about a third of it
+    assert len(text) < 500 and len(t.latex("fabric_bandwidth")) < 500
+    assert r"\EfficiencyHw" in t.latex("efficiency", book=True)
+    with pytest.raises(ValueError, match="form must be 'elasticity' or 'derivative'"):
+        t.short("efficiency", "log")
 
 
 def test_errors_name_the_choices():

@@ -14,12 +14,14 @@ import sympy as sp
 
 from ..compile import compile_quantities
 from ..decisions import ModelDecisions, label, model_decisions
-from ..inputs import SOLVE_DEFAULTS, configure, record_of, values_of, with_field
+from ..inputs import KEYWORDS, SOLVE_DEFAULTS, configure, record_of, values_of, with_field
 from ..model import Variant
+from ..operating_point import operating_point
 from ..optimize import divisors
 from ..printing import latex
+from ..simplify import shorten
 from ..branches import resolution
-from ..solver import OUTPUTS, DistributedModel
+from ..solver import OUTPUTS, DistributedModel, describe
 from ..symbols import Kind, by_argument, of_kind, sensitivity_rows
 from .gradients import Gradient, at_point, gradient, smooth
 from .table import as_html, as_latex, as_text
@@ -42,6 +44,9 @@ OUTPUT_ALIASES = {
     "node_latency": "T_node", "energy": "energy", "communication": "T_comm", "bubble": "T_bubble",
 }
 _FIELD_OF = {q: f for f, q in OUTPUTS.items()}
+#: Whether more (+1) or less (-1) of an output is better: a kink row ranks by the move that improves it.
+BETTER = {"mfu": 1, "mfu_node": 1, "effective_throughput": 1, "scaling_efficiency": 1, "T_step": -1,
+          "T_node": -1, "M_acc": -1, "energy": -1, "T_comm": -1, "T_bubble": -1}
 
 
 def quantity_name(output: str, variant: Variant = Variant()) -> str:
@@ -113,6 +118,29 @@ class Row:
         es = [self.elasticity] if self.kink is None else [self.left.elasticity, self.right.elasticity]
         es = [abs(e) for e in es if e is not None and not math.isnan(e)]
         return max(es) if es else -1.0
+
+    @property
+    def one_sided(self) -> bool:
+        """A kink with one flat side: the output moves only when the parameter moves the other way
+        (the straggler factor at 1: below it nothing changes)."""
+        return self.kink is not None and 0.0 in (self.left.elasticity, self.right.elasticity)
+
+    def score(self, better: int = 0) -> float:
+        """How much a 1 % move of the parameter can change the output, the row's rank.
+
+        Off a kink: ``|elasticity|``. At a kink, with ``better`` = +1 (more of the output is
+        better: MFU, throughput) or -1 (less is better: step time, memory), the larger
+        *improvement* of a move down (the output changes by ``-left`` %) or up (``+right`` %):
+        the straggler factor at its floor, whose only move lowers MFU, scores 0. Off a kink
+        this equals ``|elasticity|`` (one of the two moves improves the output). With
+        ``better=0`` a kink scores its larger side. -1 when undefined.
+        """
+        if self.kink is None or not better:
+            return self.magnitude
+        left, right = self.left.elasticity, self.right.elasticity
+        if any(e is None or math.isnan(e) for e in (left, right)):
+            return self.magnitude
+        return max(0.0, -better * left, better * right)
 
 
 @dataclass(frozen=True)
@@ -198,7 +226,7 @@ def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], outpu
                                                               x in d[i].branch_params[int(choices[i])])]
         regime_text = ", ".join(dict.fromkeys(where))
         rows.append(_row(name, x, v, f, grad, kinks, regime_text))
-    rows.sort(key=lambda r: -r.magnitude)
+    rows.sort(key=lambda r: -r.score(BETTER.get(q, 0)))
     summary = [labels[i] for i in choices if labels[i]]
     return Sensitivities(output, q, f, tuple(dict.fromkeys(summary)), signature, tuple(rows), variant,
                          dict(values))
@@ -224,7 +252,8 @@ def sensitivities(model, fleet, output: str = "mfu", *, include_constants: bool 
     variant, values = values_of(w, f, key, args)
     table = sensitivities_at(variant, values, output, include_constants)
     kw = {k: v for k, v in {**SOLVE_DEFAULTS, **solve_kwargs}.items() if k != "topology_override"}
-    return replace(table, context=(w, f, kw))
+    return replace(table, context=(w, f, kw),
+                   configuration=describe(w, f, args["precision"], [args[k] for k in KEYWORDS]))
 
 
 # --------------------------------------------------------------------------------------
@@ -349,6 +378,7 @@ class Sensitivities:
     variant: Variant
     values: Dict[sp.Symbol, object] = field(repr=False)
     context: Optional[tuple] = field(default=None, repr=False, compare=False)
+    configuration: str = field(default="", compare=False)
     _cache: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     def __getitem__(self, name: str) -> Row:
@@ -391,9 +421,34 @@ class Sensitivities:
             expr = regime(self.variant, _group(self.quantity), self.signature).expr(self.quantity)
         return expr if parameter is None else sp.diff(expr, self[parameter].symbol)
 
-    def latex(self, parameter: Optional[str] = None, book: bool = False) -> str:
-        """LaTeX of :meth:`expression` in the book's notation (``book=True``: the book's macros)."""
-        return latex(self.expression(parameter), book=book)
+    def short(self, parameter: str, form: str = "elasticity") -> sp.Basic:
+        """The elasticity (or ``form="derivative"``) of the output with respect to ``parameter`` in this
+        regime, short: written in the model's named quantities (``T_step``, ``T_node``, ...) by the
+        chain rule over their definitions at this operating point, each step shortened
+        (:func:`mlsysim_sym.simplify.shorten`). Its value at the point is the row's."""
+        if form not in ("elasticity", "derivative"):
+            raise ValueError(f"form must be 'elasticity' or 'derivative', got {form!r}")
+        key = ("short", parameter, form)
+        if key not in self._cache:
+            if "point" not in self._cache:
+                self._cache["point"] = operating_point(self.values, self.variant)
+            point = self._cache["point"]
+            x = self[parameter].symbol
+            e = chained_elasticity(point, self.quantity, x)
+            self._cache[key] = e if form == "elasticity" else shorten(e * point[self.quantity].symbol / x)
+        return self._cache[key]
+
+    def latex(self, parameter: Optional[str] = None, book: bool = False, form: str = "elasticity") -> str:
+        """LaTeX in the book's notation (``book=True``: the book's macros) of :meth:`short`: the
+        elasticity (``form="derivative"``: the derivative) with respect to ``parameter``, or, without
+        one, the output itself in this regime (:meth:`expression`)."""
+        if parameter is None:
+            return latex(self.expression(), book=book)
+        y, x = self[parameter], self.quantity
+        lhs = (rf"\frac{{\partial \ln {latex(_symbol_of(self, x), book=book)}}}{{\partial \ln "
+               rf"{latex(y.symbol, book=book)}}}" if form == "elasticity" else
+               rf"\frac{{\partial {latex(_symbol_of(self, x), book=book)}}}{{\partial {latex(y.symbol, book=book)}}}")
+        return lhs + " = " + latex(self.short(parameter, form), book=book)
 
     def __str__(self) -> str:
         return as_text(self)
@@ -415,6 +470,35 @@ class _Named(tuple):
                     return r
             raise KeyError(f"no knob {key!r}; knobs: {', '.join(INTEGER_KNOBS)}")
         return tuple.__getitem__(self, key)
+
+
+def _symbol_of(table: "Sensitivities", quantity: str) -> sp.Symbol:
+    return model_decisions(table.variant).symbol_of[quantity]
+
+
+def chained_elasticity(point, name: str, x: sp.Symbol) -> sp.Basic:
+    """``x/y dy/dx`` of the quantity ``name`` at an operating point, in named quantities.
+
+    For ``y = f(x, q_1, ..., q_n)`` (its definition at the point, decisions resolved),
+    ``E(y) = (x df/dx + sum_i q_i df/dq_i E(q_i)) / y``: a product's elasticity is the sum
+    of its factors', a sum's their weighted mean. Each ``E(q)`` is shortened; quantities
+    that do not depend on ``x`` drop out.
+    """
+    by_symbol = {point.model.quantity(n).symbol: n for n in point.model}
+    memo: Dict[str, sp.Basic] = {}
+
+    def e(n):
+        if n not in memo:
+            form = point[n].resolved
+            out = x * sp.diff(form, x)
+            for q in form.free_symbols & by_symbol.keys():
+                inner = e(by_symbol[q])
+                if inner != 0:
+                    out += q * sp.diff(form, q) * inner
+            memo[n] = sp.S.Zero if out == 0 else shorten(out / point[n].symbol)
+        return memo[n]
+
+    return e(name)
 
 
 def _frozen(md: ModelDecisions, quantity: str, values) -> sp.Basic:

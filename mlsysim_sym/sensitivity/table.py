@@ -1,83 +1,211 @@
-"""Display of a sensitivity table: plain text, HTML and LaTeX.
+"""Display of a sensitivity table: plain text, HTML and LaTeX, for people.
 
 :class:`mlsysim_sym.sensitivity.Sensitivities` prints with :func:`as_text`
-(``print(table)``) and shows in notebooks with :func:`as_html` and
-:func:`as_latex`. Numbers are given to 6 significant digits (4 in LaTeX); at a
-kink a cell shows the left and the right derivative, ``L ... | R ...``.
+(``print(table)``, lines of at most 100 characters) and shows in notebooks with
+:func:`as_html` and :func:`as_latex`. Parameters are named in words and by their
+symbol in the book's notation; values carry units (``989.4 TFLOP/s``); a
+derivative is given per the unit its parameter is printed in (``per GB/s``). The
+regime a row's derivative holds in is a letter that the header spells out.
+Parameters that do not move the output at this point are listed on one line, and
+a kink is explained under the table.
 """
 from __future__ import annotations
 
 import html
 import math
+import re
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
-from ..display import html_table, text_table
+from .. import notation
+from ..display import html_table, number, quantity, si_prefix, text_table, wrap
 from ..printing import latex
+from ..symbols import BY_SYMBOL, by_argument
 
 if TYPE_CHECKING:        # annotations only: the table module is imported by .point
     from .point import DiscreteRow, Row, Sensitivities
 
+_UNITS = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
 
-def _num(x) -> str:
-    if x is None:
+
+def output_name(t: "Sensitivities") -> str:
+    """The output in words and symbol: ``fleet MFU``, ``step time T_step``."""
+    e = notation.entry(t.quantity)
+    words = _OUTPUT_WORDS.get(t.quantity, e.meaning.split(",")[0])
+    return words if t.quantity.startswith("mfu") else f"{words} {notation.plain(e.latex)}"
+
+
+_OUTPUT_WORDS = {"mfu": "fleet MFU", "mfu_node": "replica MFU", "T_step": "step time",
+                 "scaling_efficiency": "scaling efficiency", "effective_throughput": "throughput",
+                 "M_acc": "memory per accelerator", "T_node": "replica step time", "energy": "energy per replica step",
+                 "T_comm": "communication time", "T_bubble": "pipeline bubble"}
+
+
+def _out_unit(t: "Sensitivities") -> str:
+    return notation.entry(t.quantity).unit
+
+
+def parameter_name(symbol) -> str:
+    """A parameter in words and its book symbol: ``fabric bandwidth β_fab``."""
+    p = BY_SYMBOL[symbol]
+    return f"{p.words} {p.text}" if p.label else p.text
+
+
+def _elastic(e) -> str:
+    if e is None or (isinstance(e, float) and math.isnan(e)):
         return "-"
-    if isinstance(x, float) and math.isnan(x):
-        return "nan"
-    return f"{x:.6g}"
+    return "0" if e == 0 else f"{e:+.3g}"
 
 
-def _cells(r: "Row") -> Tuple[str, str]:
+def _elasticity(r: "Row") -> str:
     if r.kink is None:
-        return _num(r.derivative), _num(r.elasticity)
-    return (f"L {_num(r.left.derivative)} | R {_num(r.right.derivative)}",
-            f"L {_num(r.left.elasticity)} | R {_num(r.right.elasticity)}")
+        return _elastic(r.elasticity)
+    return f"{_elastic(r.left.elasticity)} | {_elastic(r.right.elasticity)} *"
 
 
-def _where(r: "Row") -> str:
-    k = f"kink {r.kink}" + (" (jump)" if r.jump else "") if r.kink else ""
-    return "; ".join(x for x in (k, r.regime) if x)
+def _per(d, value, unit: str, out_unit: str) -> str:
+    """A derivative per the unit the parameter prints in: ``+0.0382 per GB/s``."""
+    if d is None or (isinstance(d, float) and math.isnan(d)):
+        return "-"
+    if d == 0:
+        return "0"
+    scale, prefix = si_prefix(value, unit)
+    head = number(d * scale, 4) if out_unit in ("1", "") else quantity(d * scale, out_unit)
+    if not head.startswith("-"):
+        head = "+" + head
+    return head + (f" per {prefix}{_UNITS[unit]}" if unit in _UNITS else "")
 
 
-def _knob_cells(k: "DiscreteRow", relaxed: Dict[str, "Row"]) -> Tuple[str, str, str]:
-    step = lambda s: "-" if s is None else f"{s.value}: {s.delta:+.6g}"  # noqa: E731
-    r = relaxed.get(k.knob)
-    rel = "-" if r is None else _cells(r)[1] + (f" (kink {r.kink})" if r.kink else "")
-    return step(k.down), step(k.up), rel
+def _derivative(r: "Row", out_unit: str) -> str:
+    unit = BY_SYMBOL[r.symbol].unit
+    if r.kink is None:
+        return _per(r.derivative, float(r.value), unit, out_unit)
+    return f"{_per(r.left.derivative, float(r.value), unit, out_unit)} | " \
+           f"{_per(r.right.derivative, float(r.value), unit, out_unit)}"
+
+
+def _value(symbol, value) -> str:
+    return quantity(float(value), BY_SYMBOL[symbol].unit)
+
+
+def _letters(t: "Sensitivities") -> Dict[str, str]:
+    return {label: "abcdefghijklmnopqrstuvwxyz"[i] for i, label in enumerate(t.regime)}
+
+
+def _regime_cell(r: "Row", letters: Dict[str, str]) -> str:
+    return " ".join(letters[x] for x in (s.strip() for s in r.regime.split(", ")) if x in letters)
+
+
+def _moves(r: "Row") -> bool:
+    es = [r.elasticity] if r.kink is None else [r.left.elasticity, r.right.elasticity]
+    return any(e is not None and (math.isnan(e) or e != 0) for e in es)
+
+
+def _kink_note(r: "Row", out: str) -> List[str]:
+    left, right = r.left.elasticity, r.right.elasticity
+    down = f"leaves {out} unchanged" if left == 0 else f"changes {out} by {-left:+.3g} % per 1 %"
+    up = f"leaves {out} unchanged" if right == 0 else f"changes {out} by {right:+.3g} % per 1 %"
+    jump = "; the output itself jumps there" if r.jump else ""
+    text = (f"* {parameter_name(r.symbol)} sits at a kink ({r.kink}): lowering it {down}, raising it {up}"
+            f"{jump}; ranked by the move that improves {out}" if r.one_sided or r.jump else
+            f"* {parameter_name(r.symbol)} sits at a kink ({r.kink}): below | above{jump}")
+    return wrap(text + ".", "  ", 98)
+
+
+def _rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List["Row"]]:
+    letters, out_unit = _letters(t), _out_unit(t)
+    rows, still = [], []
+    for r in t.rows:
+        if not _moves(r):
+            still.append(r)
+            continue
+        rows.append((str(len(rows) + 1), parameter_name(r.symbol), _value(r.symbol, r.value), _elasticity(r),
+                     _derivative(r, out_unit), _regime_cell(r, letters)))
+    return rows, still
+
+
+_HEADER = ("#", "parameter", "value", "elasticity", "derivative", "regime")
+
+
+def _header(t: "Sensitivities") -> List[str]:
+    out = output_name(t)
+    lines = [f"sensitivities of {out} = {quantity(t.value, _out_unit(t))}"]
+    if t.configuration:
+        lines += wrap(t.configuration, "  ", 98)
+    letters = _letters(t)
+    if letters:
+        lines += wrap("regime: " + ", ".join(f"({c}) {x}" for x, c in letters.items()), "  ", 98)
+    lines += wrap(f"elasticity: % change of {out} per 1 % change of the parameter; derivative: change of "
+                  f"{out} per unit of the parameter, in this regime", "  ", 98)
+    return lines
+
+
+def _skipped(k: "DiscreteRow") -> str:
+    """``7, 9 (Infeasible 4D Parallelism)``: the values the solver rejected, grouped by reason."""
+    groups: Dict[str, List[str]] = {}
+    for v, why in k.skipped:
+        short = re.sub(rf"^{re.escape(k.knob)} ", "", why.split(":")[0] if ":" in why[:40] else why)
+        short = re.sub(r", got .*$", "", short).rstrip(".")
+        groups.setdefault(short, []).append(str(v))
+    return "; ".join(f"{', '.join(vs)} ({why})" for why, vs in groups.items())
+
+
+def _knob_rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List[str]]:
+    out_unit = _out_unit(t)
+    relaxed = {r.parameter: r for r in t.relaxed}
+    change = lambda s: "-" if s is None else f"{s.value}: {_delta(s.delta, out_unit)}"  # noqa: E731
+    rows, skipped = [], []
+    for k in t.discrete:
+        p = by_argument()[k.knob]
+        r = relaxed.get(k.knob)
+        rel = "-" if r is None else _elasticity(r)
+        rows.append((f"{p.words} {p.text}", str(k.value), change(k.down), change(k.up), rel))
+        if k.skipped:
+            skipped.append(f"{p.words}: {_skipped(k)}")
+    return rows, skipped
+
+
+def _delta(d, unit: str) -> str:
+    text = number(d, 4) if unit in ("1", "") else quantity(d, unit)
+    return text if text.startswith("-") or text == "0" or text.startswith("0 ") else "+" + text
 
 
 def as_text(t: "Sensitivities") -> str:
-    """The table as text: the rows, then the integer knobs when the table has a ``solve()`` context."""
-    head = [f"sensitivities of {t.output} ({t.quantity}) = {t.value:.6g}", "regime: " + ", ".join(t.regime)]
-    rows = [("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity", "regime")]
-    rows += [(str(i + 1), r.parameter, _num(float(r.value)), *_cells(r), _where(r)) for i, r in enumerate(t.rows)]
-    out = head + [""] + _columns(rows)
+    """The table as text (at most 100 characters a line): the rows, then the integer knobs when the
+    table has a ``solve()`` context."""
+    out = output_name(t)
+    rows, still = _rows(t)
+    lines = _header(t) + [""] + text_table(rows, _HEADER, indent="  ", align="lllrll")
+    if still:
+        lines += wrap("no effect here: " + ", ".join(parameter_name(r.symbol) for r in still), "  ", 98)
+    for r in t.rows:
+        if r.kink is not None:
+            lines += _kink_note(r, out)
     if t.context is not None:
-        krows = [("knob", "value", "previous: change", "next: change", "relaxed elasticity", "skipped")]
-        relaxed = {r.parameter: r for r in t.relaxed}
-        for k in t.discrete:
-            skipped = "; ".join(f"{v}: {why}" for v, why in k.skipped[:2]) + (" ..." if len(k.skipped) > 2 else "")
-            krows.append((k.knob, str(k.value), *_knob_cells(k, relaxed), skipped))
-        out += ["", "integer knobs: exact change of the output at the neighbouring valid value (through solve()); "
-                "relaxed: floors and ceilings replaced by their quotient, fleet held fixed"] + _columns(krows)
-    return "\n".join(out)
-
-
-def _columns(rows) -> List[str]:
-    return text_table(rows, align="l" * len(rows[0]))
+        krows, skipped = _knob_rows(t)
+        lines += [""] + wrap(f"integer knobs: exact change of {out} at the neighbouring valid value "
+                             f"(re-solved); relaxed: floors and ceilings replaced by their quotient, the "
+                             f"fleet held fixed (* below | above a kink)", "  ", 98)
+        lines += text_table(krows, ("knob", "value", "previous: change", "next: change", "relaxed elasticity"),
+                            indent="  ", align="lrllr")
+        for s in skipped:
+            lines += wrap("skipped " + s, "  ", 98)
+    return "\n".join(lines)
 
 
 def as_html(t: "Sensitivities") -> str:
     """The continuous rows as an HTML table (``_repr_html_``)."""
     e = html.escape
-    header = ("#", "parameter", "value", f"d {t.quantity}/dx", "elasticity", "regime")
-    rows = [(str(i + 1), r.parameter, _num(float(r.value)), *_cells(r), _where(r)) for i, r in enumerate(t.rows)]
-    return (f"<p><b>{e(t.output)}</b> = {e(_num(t.value))}; regime: {e(', '.join(t.regime))}</p>"
-            + html_table(rows, header))
+    rows, still = _rows(t)
+    head = "".join(f"<p>{e(x.strip())}</p>" for x in _header(t))
+    tail = f"<p>no effect here: {e(', '.join(parameter_name(r.symbol) for r in still))}</p>" if still else ""
+    return head + html_table(rows, _HEADER) + tail
 
 
 def _tex_num(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return r"\text{--}"
+    if x == 0:
+        return "0"
     m, _, ex = f"{x:.4g}".partition("e")
     return f"{m} \\times 10^{{{int(ex)}}}" if ex else m
 
@@ -92,7 +220,9 @@ def as_latex(t: "Sensitivities") -> str:
         else:
             d = f"{_tex_num(r.left.derivative)} \\mid {_tex_num(r.right.derivative)}"
             el = f"{_tex_num(r.left.elasticity)} \\mid {_tex_num(r.right.elasticity)}"
-        lines.append(f"{i + 1} & {latex(r.symbol)} & \\text{{{r.parameter.replace('_', ' ')}}} & "
+        words = BY_SYMBOL[r.symbol].words.replace("%", r"\%")
+        lines.append(f"{i + 1} & {latex(r.symbol)} & \\text{{{words}}} & "
                      f"{_tex_num(float(r.value))} & {d} & {el} \\\\")
     return ("$\\begin{array}{rllrrr}\\# & & \\text{parameter} & x & \\partial y/\\partial x & "
             "\\partial \\ln y/\\partial \\ln x \\\\ \\hline " + " ".join(lines) + "\\end{array}$")
+
