@@ -1,13 +1,39 @@
 """Parallelism search, and the mirror of mlsysim's ParallelismOptimizer."""
+import json
 import warnings
 
 import pytest
 
 from mlsysim_sym import DistributedModel, ParallelismOptimizer, catalog, search
-from mlsysim_sym.optimize import divisors
+from mlsysim_sym.inputs import as_workload
+from mlsysim_sym.optimize import CONFIG_KEYS, can_run, divisors
 
 mlsysim = pytest.importorskip("mlsysim")
 import mlsysim_oracle as oracle  # noqa: E402
+
+
+def _runs(cfg, dp, batch, layers, ga=1):
+    """The schedule rules, written out independently of optimize.can_run."""
+    if batch % (dp * ga):
+        return False
+    pp, m, v = cfg["pp_size"], cfg["microbatch_count"], cfg["v_stages"]
+    if pp == 1:
+        return True
+    per_step = batch // (dp * ga)
+    if m > per_step or per_step % m or (layers is not None and layers < pp):
+        return False
+    return v == 1 or (m % pp == 0 and (layers is None or layers % (pp * v) == 0))
+
+
+def _flat(text):
+    """Text with its line breaks and runs of spaces as one space (headers wrap)."""
+    return " ".join(text.split())
+
+
+def _solve(model, fleet, batch, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return DistributedModel().solve(model, fleet, batch_size=batch, **kw)
 
 
 def test_divisors():
@@ -29,7 +55,10 @@ def test_search_finds_the_best_split_over_every_divisor():
         theirs = oracle.mlsysim_solve("Llama3_70B", "Kempner_H100_384", batch_size=768, **best.config)
     assert ours.mfu == best.objective and ours.node_profile.feasible
     assert oracle.rel_err(best.objective, theirs["mfu"]) <= 1e-12
-    # no feasible configuration in the space beats it: check every split at the best schedule by hand
+    # no feasible configuration in the space beats it: check every split at the best schedule by hand.
+    # Since search keeps only runnable schedules, the comparison is with the splits whose schedule
+    # runs (tp 3, pp 8, v 4 scores higher, but 80 layers do not split into 8 x 4 chunks)
+    beaten_only_by_unrunnable = 0
     for tp in divisors(384):
         for pp in divisors(384 // tp):
             cfg = dict(best.config, tp_size=tp, pp_size=pp)
@@ -37,7 +66,11 @@ def test_search_finds_the_best_split_over_every_divisor():
                 warnings.simplefilter("ignore")
                 other = DistributedModel().solve("Llama3_70B", "Kempner_H100_384", batch_size=768, **cfg)
             if other.node_profile.feasible:
-                assert other.mfu <= best.objective
+                if _runs(cfg, other.parallelism["dp"], 768, 80):
+                    assert other.mfu <= best.objective
+                elif other.mfu > best.objective:
+                    beaten_only_by_unrunnable += 1
+    assert beaten_only_by_unrunnable > 0        # the rules matter here
 
 
 def test_search_objectives_and_errors():
@@ -93,3 +126,164 @@ def test_search_takes_solve_keywords_for_its_choices():
         search("Llama3_8B", "Lab_64_H100", 64, tp=8)
     with pytest.raises(TypeError, match="one value for precision"):
         search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"])
+
+
+# ---- runnable schedules, ZeRO rows, to_dict -------------------------------------------------------
+CASES = [("Llama3_70B", "Research_256", 256, {}),
+         ("Mixtral_8x7B", "Training_1K", 1024, {}),                      # MoE, 32 layers
+         ("GPT3", "Training_512_H100", 1536, {}),                        # 96 layers
+         ("Llama3_70B", "Research_256", 256, {"gradient_accumulation_steps": 2}),
+         ("StableDiffusion_v1_5", "Lab_64_H100", 64, {})]                 # no layer count
+
+
+@pytest.mark.parametrize("model,fleet,batch,kw", CASES, ids=[f"{c[0]}-{c[1]}-{c[3]}" for c in CASES])
+def test_search_recommends_only_schedules_that_run(model, fleet, batch, kw):
+    r = search(model, fleet, batch, top_k=15, **kw)
+    layers = as_workload(model).layers
+    ga = kw.get("gradient_accumulation_steps", 1)
+    assert len(r.candidates) == 15 and r.unrunnable > 0 and r.runnable
+    for c in r.candidates:
+        cfg, dp = c.config, c.dp
+        pp, m, v = cfg["pp_size"], cfg["microbatch_count"], cfg["v_stages"]
+        assert dp == c.result.parallelism["dp"] and batch % (dp * ga) == 0
+        if pp > 1:
+            assert m <= batch // (dp * ga) and (batch // (dp * ga)) % m == 0
+            if layers is not None:
+                assert layers >= pp
+            if v > 1:
+                assert m % pp == 0
+                assert layers is None or layers % (pp * v) == 0
+    # the same space with the rules off: as many configurations, none left out, more (or as many) ranked
+    off = search(model, fleet, batch, top_k=1, runnable=False, **kw)
+    assert off.searched == r.searched and off.unrunnable == 0 and off.feasible > r.feasible
+    assert off.best.objective >= r.best.objective
+
+
+def test_the_counts_of_a_small_search_match_solve_one_by_one():
+    # tp 8 on Research_256 (dp = 32 / pp): every pipeline depth, microbatch count and virtual stage count
+    pps, ms, vs = (1, 2, 4, 8, 16, 32), (1, 2, 4, 8, 16, 32, 64, 128), (1, 2, 4)
+    r = search("Llama3_70B", "Research_256", 256, tp_size=8, pp_size=pps, microbatch_count=ms, v_stages=vs,
+               zero_stage=0, activation_recomputation=False, overlap_comm=True, top_k=1000)
+    searched = unrunnable = feasible = 0
+    for pp in pps:
+        for m in ms if pp > 1 else ms[:1]:          # without a pipeline m and v change nothing
+            for v in vs if pp > 1 else vs[:1]:
+                cfg = dict(tp_size=8, pp_size=pp, microbatch_count=m, v_stages=v, zero_stage=0,
+                           activation_recomputation=False, overlap_comm=True)
+                res = _solve("Llama3_70B", "Research_256", 256, **cfg)
+                searched += 1
+                if not _runs(cfg, res.parallelism["dp"], 256, 80):
+                    unrunnable += 1
+                elif res.node_profile.feasible:
+                    feasible += 1
+    # by hand: 120 pipelined schedules (5 depths x 8 x 3) of which 54 run -- v 1: m <= 256 / dp, 34;
+    # v 2 (pp 2, 4, 8; 80 % 2pp == 0) and v 4 (pp 2, 4): m % pp == 0 too, 12 + 8 -- so 66 do not
+    assert (r.searched, r.unrunnable, r.feasible) == (searched, unrunnable, feasible) == (121, 66, 47)
+    assert len(r.candidates) == feasible            # zero_stage=0 only: one row per configuration
+
+
+def test_runnable_false_reproduces_the_old_ranking():
+    # the issue's example: without the rules, tp 2 pp 16 dp 8 with 128 microbatches of 32 samples and
+    # v 4 (80 layers over 64 chunks) ranks first, as before; its ZeRO stages 0-3 are now one row
+    old = search("Llama3_70B", "Research_256", batch_size=256, top_k=5, runnable=False)
+    rows = [(c.config["tp_size"], c.config["pp_size"], c.dp, c.config["microbatch_count"], c.config["v_stages"],
+             c.config["zero_stage"], c.zero_stages, c.config["overlap_comm"], c.config["activation_recomputation"])
+            for c in old.candidates]
+    assert rows == [(2, 16, 8, 128, 4, 0, (0, 1, 2, 3), True, False), (1, 32, 8, 128, 4, 0, (0, 1, 2, 3), True, False),
+                    (2, 32, 4, 128, 4, 0, (0, 1, 2, 3), True, False), (4, 16, 4, 128, 4, 0, (0, 1, 2, 3), True, False),
+                    (2, 16, 8, 64, 4, 0, (0, 1, 2, 3), True, False)]
+    assert [round(c.objective, 12) for c in old.candidates] == [0.450125146343, 0.448477989338, 0.447501440797,
+                                                                0.440523774461, 0.438542898848]
+    assert (old.searched, old.feasible, old.unrunnable) == (11266, 9801, 0)
+    assert "schedule rules off: runnable=False" in _flat(str(old))
+    # with the rules: the best schedule runs (16 samples per replica in 16 microbatches, 80 layers in 4 x 4)
+    new = search("Llama3_70B", "Research_256", batch_size=256, top_k=5)
+    assert (new.searched, new.feasible, new.unrunnable) == (11266, 4275, 6610)
+    b = new.best
+    assert (b.config["tp_size"], b.config["pp_size"], b.dp, b.config["microbatch_count"], b.config["v_stages"],
+            b.config["zero_stage"], b.config["overlap_comm"], b.config["activation_recomputation"]) == \
+        (4, 4, 16, 16, 4, 0, True, False)
+    assert b.objective == pytest.approx(0.402134, abs=1e-6) and b.objective < old.best.objective
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = oracle.mlsysim_solve("Llama3_70B", "Research_256", batch_size=256, **b.config)
+    assert oracle.rel_err(b.objective, theirs["mfu"]) <= 1e-12       # and mlsysim prices it the same
+    assert not can_run(16, 8, 128, 4, 256, layers=80) and can_run(4, 16, 16, 4, 256, layers=80)
+
+
+@pytest.mark.parametrize("model,fleet,batch", [("Llama3_70B", "Research_256", 256), ("GPT3", "Training_512_H100", 1536)])
+def test_zero_stages_that_tie_share_one_row_that_shows_each_stages_memory(model, fleet, batch):
+    r = search(model, fleet, batch, top_k=8)
+    schedules = [tuple((k, v) for k, v in c.config.items() if k != "zero_stage") for c in r.candidates]
+    assert len(set(schedules)) == len(schedules)    # no two rows differ only in zero_stage
+    for c in r.candidates:
+        stages = c.zero_stages
+        assert c.config["zero_stage"] == min(stages) == stages[0]      # the smallest stage that fits
+        for z in range(4):
+            res = _solve(model, fleet, batch, **dict(c.config, zero_stage=z))
+            if z in c.memory_by_zero:
+                assert c.memory_by_zero[z] == res.node_profile.memory_footprint and res.node_profile.feasible
+                assert res.mfu == pytest.approx(c.objective, rel=1e-12)
+            elif c.dp > 1:      # a stage left out does not fit (ZeRO changes memory only in this model)
+                assert not res.node_profile.feasible
+            else:               # one replica: ZeRO shards nothing, the search prices stage 0 only
+                assert stages == (0,) and res.node_profile.memory_footprint == c.memory_by_zero[0]
+        if c.dp > 1 and len(stages) > 1:    # more ZeRO, less memory
+            mem = [c.memory_by_zero[z] for z in stages]
+            assert mem == sorted(mem, reverse=True) and mem[0] > mem[-1]
+    text = str(r)
+    assert all(len(line) <= 100 for line in text.splitlines())
+    assert "left out as not runnable" in _flat(text) and "ZeRO" in text and " rec " in text and " ovl " in text
+
+
+def test_the_table_shows_memory_per_zero_stage_with_units():
+    r = search("Llama3_70B", "Research_256", 256, top_k=3)
+    best = r.best
+    # tp 4 pp 4 dp 16: 82.7 GB without ZeRO, 16.1 GB at ZeRO 3
+    assert [round(best.memory_by_zero[z] / 1e9, 1) for z in range(4)] == [82.7, 33.1, 24.4, 16.1]
+    lines = str(r).splitlines()
+    row = next(line for line in lines if line.lstrip().startswith("1 "))
+    assert row.split() == ["1", "4", "x", "4", "x", "1", "x", "16", "16", "4", "0-3", "no", "yes", "0.4021",
+                           "2.181", "s", "117.4", "82.7/33.1/24.4/16.1", "GB"]
+    assert "4,275 feasible of 11,266 configurations (6,610 left out as not runnable)" in _flat(str(r))
+    assert all(len(line) <= 100 for line in lines)
+    html = r._repr_html_()
+    assert "82.7/33.1/24.4/16.1 GB" in html and "ZeRO stages" in html and "recomputation" in html
+
+
+def test_to_dict_is_json_and_matches_solve():
+    r = search("Mixtral_8x7B", "Training_1K", 1024, top_k=4, objective="throughput")
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d == r.to_dict()         # plain values only: the round trip changes nothing
+    assert (d["objective"], d["searched"], d["feasible"], d["unrunnable"]) == \
+        ("throughput", r.searched, r.feasible, r.unrunnable)
+    assert d["configuration"].startswith("Mixtral-8x7B on Training Cluster (1024 GPUs): batch 1024")
+    assert len(d["results"]) == 4
+
+    def plain(x):
+        if isinstance(x, dict):
+            return all(type(k) is str and plain(v) for k, v in x.items())
+        return type(x) in (int, float, bool, str)
+    for row, c in zip(d["results"], r.candidates):
+        assert plain(row)
+        config = {k: row[k] for k in CONFIG_KEYS}
+        assert config == c.config
+        assert type(row["activation_recomputation"]) is bool and type(row["tp_size"]) is int
+        res = _solve("Mixtral_8x7B", "Training_1K", 1024, **config)
+        assert row["dp"] == res.parallelism["dp"] == c.dp
+        assert row["mfu"] == res.mfu and row["step_latency_total"] == res.step_latency_total
+        assert row["effective_throughput"] == res.effective_throughput == c.objective
+        assert row["memory_per_accelerator"] == res.node_profile.memory_footprint
+        assert row["memory_per_accelerator_by_zero_stage"] == {
+            str(z): _solve("Mixtral_8x7B", "Training_1K", 1024, **dict(config, zero_stage=z)).node_profile.memory_footprint
+            for z in c.zero_stages}
+        assert row["memory_per_accelerator_by_zero_stage"][str(row["zero_stage"])] == row["memory_per_accelerator"]
+
+
+def test_a_search_where_nothing_runnable_fits_says_so():
+    # pp 16 with 3 microbatches: 3 divides none of the 16..256 samples per replica
+    kw = dict(pp_size=16, microbatch_count=3, v_stages=1)
+    with pytest.raises(ValueError, match="no runnable configuration fits .* pass runnable=False"):
+        search("Llama3_70B", "Research_256", 256, **kw)
+    r = search("Llama3_70B", "Research_256", 256, runnable=False, top_k=1, **kw)
+    assert r.best.config["microbatch_count"] == 3 and r.best.config["pp_size"] == 16
