@@ -1,98 +1,491 @@
-"""Command line: price one training step and print its breakdown.
+"""The command line: price, sweep, search and explain training steps; print equations; list the catalog.
 
-    mlsysim-sym                                  # Llama-3.1-70B on Research_256, b256 tp8 pp4 m8
-    mlsysim-sym --model Mixtral_8x7B --fleet Training_1K --batch-size 1024 --tp 2 --pp 1 --ep 4 --microbatches 1
+    mlsysim-sym                                  # the bundled example: Llama3_70B on Research_256,
+                                                 # batch 256, tp 8, pp 4, 8 microbatches
+    mlsysim-sym solve --model Mixtral_8x7B --fleet Training_1K --batch-size 1024 --tp 2 --ep 4 --json
+    mlsysim-sym sweep --tp 1,2,4,8 --pp 1,2,4,8 --plot mfu.png
+    mlsysim-sym search --model Llama3_70B --fleet Research_256 --batch-size 256
+    mlsysim-sym sensitivity --plot tornado.png
+    mlsysim-sym equations T_step --book
+    mlsysim-sym list
+
+Every subcommand prints the configuration it priced and takes ``--json`` (SI units,
+mlsysim's field names). Options not given take ``solve()``'s defaults (every
+parallel degree 1), except that with no option at all ``solve`` and
+``sensitivity`` price the bundled example. Warnings print as one line on stderr;
+bad input prints one line naming the option and exits with status 2.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import sys
-from typing import List, Optional
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence
 
-from . import catalog
-from .solver import DistributedModel
+from . import __version__, catalog
+from .inputs import SOLVE_DEFAULTS
+from .symbols import keywords
 
-DEFAULTS = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp=8, pp=4, ep=1, microbatches=8)
+#: The bundled example: what ``mlsysim-sym`` with no option prices.
+EXAMPLE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+#: The model, fleet and batch an option list starts from (the example's; every other keyword: solve()'s default).
+BASE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256)
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-    return value
+@dataclass(frozen=True)
+class Option:
+    """One command-line option and the ``solve()`` keyword it sets."""
+
+    flag: str
+    keyword: str
+    kind: str                 # "int", "float", "bool", "precision"
+    unit: str = ""            # shown in the help
+
+
+OPTIONS = (
+    Option("--batch-size", "batch_size", "int", "samples"),
+    Option("--tp", "tp_size", "int"),
+    Option("--pp", "pp_size", "int"),
+    Option("--ep", "ep_size", "int"),
+    Option("--microbatches", "microbatch_count", "int"),
+    Option("--v-stages", "v_stages", "int"),
+    Option("--zero-stage", "zero_stage", "int", "0-3"),
+    Option("--precision", "precision", "precision"),
+    Option("--efficiency", "efficiency", "float", "fraction of peak"),
+    Option("--seq-len", "seq_len", "int", "tokens"),
+    Option("--recompute", "activation_recomputation", "bool"),
+    Option("--overlap", "overlap_comm", "bool"),
+    Option("--overlap-efficiency", "overlap_efficiency", "float", "fraction"),
+    Option("--congestion", "congestion_factor", "float", "multiplier"),
+    Option("--straggler", "straggler_factor", "float", "multiplier"),
+    Option("--moe-imbalance", "moe_routing_imbalance_factor", "float", "multiplier"),
+    Option("--gradient-accumulation", "gradient_accumulation_steps", "int", "steps"),
+    Option("--lora", "is_lora", "bool"),
+)
+_BY_KEYWORD = {o.keyword: o for o in OPTIONS}
+
+
+class UsageError(Exception):
+    """Bad input: one line, exit status 2."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Values: numbers parsed as numbers only, lists and ranges for sweeps and searches
+# ------------------------------------------------------------------------------------------------
+_TRUE, _FALSE = ("yes", "true", "on", "1"), ("no", "false", "off", "0")
+
+
+def _scalar(text: str, kind: str, flag: str):
+    t = text.strip()
+    if kind == "int":
+        try:
+            return int(t)
+        except ValueError:
+            raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
+    if kind == "float":
+        try:
+            x = float(t)
+        except ValueError:
+            raise UsageError(f"{flag}: expected a number, got {text!r}") from None
+        if not math.isfinite(x):
+            raise UsageError(f"{flag}: must be a finite number, got {text}")
+        return x
+    if kind == "bool":
+        if t.lower() in _TRUE:
+            return True
+        if t.lower() in _FALSE:
+            return False
+        raise UsageError(f"{flag}: expected yes or no, got {text!r}")
+    return t
+
+
+def _range(text: str, kind: str, flag: str) -> List:
+    """``start:stop[:step]``, ``stop`` included (``256:4096:256``)."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or kind not in ("int", "float"):
+        raise UsageError(f"{flag}: a range is start:stop or start:stop:step, got {text!r}")
+    start, stop = (_scalar(p, kind, flag) for p in parts[:2])
+    step = _scalar(parts[2], kind, flag) if len(parts) == 3 else 1
+    if step <= 0 or stop < start:
+        raise UsageError(f"{flag}: a range needs start <= stop and a step > 0, got {text!r}")
+    n = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if n > 100_000:
+        raise UsageError(f"{flag}: the range {text!r} has {n:,} values; at most 100,000")
+    return [start + i * step for i in range(n)] if kind == "int" else [float(start + i * step) for i in range(n)]
+
+
+def values(text: str, kind: str, flag: str) -> List:
+    """The values of one option: ``4``, ``1,2,4,8``, ``256:4096:256``, ``both`` (a switch: no and yes)."""
+    if kind == "bool" and text.strip().lower() == "both":
+        return [False, True]
+    out: List = []
+    for piece in text.split(","):
+        if not piece.strip():
+            raise UsageError(f"{flag}: empty value in {text!r}")
+        out += _range(piece, kind, flag) if ":" in piece else [_scalar(piece, kind, flag)]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The parser
+# ------------------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2."""
+
+    def error(self, message):      # noqa: D401 - argparse's hook
+        raise UsageError(message)
+
+
+def _help(o: Option, many: bool) -> str:
+    p = keywords().get(o.keyword)
+    default = SOLVE_DEFAULTS[o.keyword]
+    meaning = p.meaning if p is not None else "training precision: fp32, fp16, bf16, fp8, int8, ..."
+    if o.kind == "bool":
+        default = "no"
+        value = "yes|no" + ("|both" if many else "")
+    else:
+        value = "list (1,2,4) or range (start:stop:step)" if many else ""
+    unit = f" [{o.unit}]" if o.unit else ""
+    base = BASE.get(o.keyword)
+    shown = base if base is not None else default
+    return f"{meaning}{unit}; default {shown}" + (f"; {value}" if value else "")
+
+
+def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> None:
+    g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default)")
+    g.add_argument("--model", help=f"catalog workload (default {BASE['model']}; see: mlsysim-sym list)")
+    g.add_argument("--fleet", help=f"catalog cluster (default {BASE['fleet']}; see: mlsysim-sym list)")
+    for o in OPTIONS:
+        if o.kind == "bool":
+            g.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if many else ""),
+                           help=_help(o, many))
+        else:
+            g.add_argument(o.flag, metavar="LIST" if many and o.kind != "precision" else o.kind.upper()
+                           if o.kind != "precision" else "NAME", help=_help(o, many))
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="mlsysim-sym", description=__doc__.split("\n\n")[0],
-        epilog="The defaults are the bundled example (Llama3_70B on Research_256, batch 256, tp 8, pp 4, "
-               "8 microbatches); with another --model or --fleet, set --tp/--pp/--ep/--microbatches too "
-               "(1/1/1/1 are solve()'s own defaults).")
-    p.add_argument("--model", default=DEFAULTS["model"], help="catalog workload (default %(default)s)")
-    p.add_argument("--fleet", default=DEFAULTS["fleet"], help="catalog cluster (default %(default)s)")
-    p.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"])
-    p.add_argument("--precision", default="fp16")
-    p.add_argument("--efficiency", type=_finite_float, default=0.5)
-    p.add_argument("--tp", type=int, default=DEFAULTS["tp"], help="tensor-parallel degree")
-    p.add_argument("--pp", type=int, default=DEFAULTS["pp"], help="pipeline-parallel degree")
-    p.add_argument("--ep", type=int, default=DEFAULTS["ep"], help="expert-parallel degree")
-    p.add_argument("--microbatches", type=int, default=DEFAULTS["microbatches"])
-    p.add_argument("--v-stages", type=int, default=1)
-    p.add_argument("--zero-stage", type=int, default=0)
-    p.add_argument("--lora", action="store_true")
-    p.add_argument("--recompute", action="store_true")
-    p.add_argument("--overlap", action="store_true")
-    p.add_argument("--gradient-accumulation", type=int, default=1)
-    p.add_argument("--seq-len", type=int, default=2048)
-    p.add_argument("--list", action="store_true", help="list the catalog's workloads and fleets")
+    p = _Parser(prog="mlsysim-sym", description=__doc__.split("\n\n")[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog="Run 'mlsysim-sym COMMAND --help' for a command's options. With no command: solve.")
+    p.add_argument("--version", action="version", version=f"mlsysim-sym {__version__} (the model of mlsysim 0.3.0)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name, help_text, many=False):
+        c = sub.add_parser(name, help=help_text, description=help_text)
+        _configuration_options(c, many)
+        c.add_argument("--json", action="store_true", help="print JSON (SI units) instead of a table")
+        return c
+
+    c = command("solve", "price one training step: its breakdown, MFU and memory")
+    c.add_argument("--plot", metavar="FILE.png", help="save a stacked bar of the step-time terms")
+    c = command("sweep", "price every combination of the listed values (--tp 1,2,4,8 --batch-size 256:4096:256)",
+                many=True)
+    c.add_argument("--output", default="mfu", help="the output to tabulate and plot (default mfu; e.g. "
+                   "step_latency_total, node_profile.memory_footprint)")
+    c.add_argument("--plot", metavar="FILE.png", help="save a line chart (one swept option) or a heatmap (two)")
+    c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True)
+    c.add_argument("--objective", default="mfu", choices=("mfu", "throughput", "step_time"),
+                   help="what to rank by (default mfu)")
+    c.add_argument("--top", type=int, default=10, help="how many configurations to show (default 10)")
+    c.add_argument("--all-schedules", action="store_true",
+                   help="also schedules a real pipeline cannot run (microbatches that do not divide the samples "
+                        "per replica, virtual stages that do not divide the layers)")
+    c = command("sensitivity", "rank the parameters by how much they move an output (elasticities)")
+    c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
+                   "effective_throughput, memory, or any model quantity")
+    c.add_argument("--constants", action="store_true", help="also rank mlsysim's constants")
+    c.add_argument("--plot", metavar="FILE.png", help="save a tornado chart of the elasticities")
+    e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
+                       description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them")
+    e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "
+                   "solve() result field (step_latency_total) or a cost term (RingAllReduce)")
+    e.add_argument("--book", action="store_true", help="print the book's macros (\\TensorParallelDegree)")
+    e.add_argument("--expanded", action="store_true", help="in parameters, not in other quantities")
+    e.add_argument("--family", default="transformer", choices=("transformer", "generic"),
+                   help="the model of transformers (default) or of every other workload")
+    e.add_argument("--json", action="store_true", help="print JSON")
+    c = sub.add_parser("list", help="the catalog: workloads and clusters with key figures",
+                       description="the catalog: workloads and clusters with key figures")
+    c.add_argument("--json", action="store_true", help="print JSON")
     return p
 
 
-def breakdown(r) -> List[str]:
-    """Readable lines of a :class:`~mlsysim_sym.solver.DistributedResult`."""
-    n = r.node_profile
-    ms = lambda t: f"{t * 1e3:12.3f} ms"  # noqa: E731
-    lines = [
-        f"parallelism            {r.parallelism}",
-        f"replica compute        {ms(n.latency_compute)}",
-        f"replica memory         {ms(n.latency_memory)}",
-        f"replica overhead       {ms(n.latency_overhead)}",
-        f"replica step T_node    {ms(n.latency)}   ({n.bottleneck}-bound)",
-        f"DP communication       {ms(r.dp_communication_latency)}",
-        f"TP communication       {ms(r.tp_communication_latency)}",
-        f"EP communication       {ms(r.ep_communication_latency)}",
-        f"pipeline bubble        {ms(r.pipeline_bubble_latency)}   (fraction {r.bubble_fraction:.4f})",
-        f"step time T_step       {ms(r.step_latency_total)}",
-        f"scaling efficiency     {r.scaling_efficiency:12.4f}",
-        f"MFU node / fleet       {n.mfu:12.4f} / {r.mfu:.4f}",
-        f"memory / accelerator   {n.memory_footprint / 1e9:12.3f} GB   ({'fits' if n.feasible else 'DOES NOT FIT'})",
-        f"throughput             {r.effective_throughput:12.3f} samples/s",
-        f"energy per replica     {n.energy:12.1f} J",
-    ]
-    return lines
+# ------------------------------------------------------------------------------------------------
+# From arguments to solve() keywords
+# ------------------------------------------------------------------------------------------------
+def _given(args) -> Dict[str, List]:
+    """Every configuration option the user gave, as lists of values, by ``solve()`` keyword."""
+    out = {}
+    for o in OPTIONS:
+        text = getattr(args, _attr(o), None)
+        if text is not None:
+            out[o.keyword] = values(text, o.kind, o.flag)
+    return out
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    args = parser().parse_args(argv)
-    if args.list:
-        print("workloads:", ", ".join(catalog.workload_names()))
-        print("fleets:   ", ", ".join(catalog.fleet_names()))
-        return 0
-    try:
-        r = DistributedModel().solve(
-            args.model, args.fleet, batch_size=args.batch_size, precision=args.precision,
-            efficiency=args.efficiency, tp_size=args.tp, pp_size=args.pp, ep_size=args.ep,
-            v_stages=args.v_stages, microbatch_count=args.microbatches, zero_stage=args.zero_stage,
-            is_lora=args.lora, activation_recomputation=args.recompute, overlap_comm=args.overlap,
-            gradient_accumulation_steps=args.gradient_accumulation, seq_len=args.seq_len)
-    except (ValueError, TypeError, KeyError) as exc:
-        print(f"mlsysim-sym: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
-        return 2
-    split = f"tp {args.tp}, pp {args.pp}, ep {args.ep}, {args.microbatches} microbatches"
-    print(f"{args.model} on {args.fleet}: batch {args.batch_size}, {split}, {args.precision}")
-    print("\n".join(breakdown(r)))
+def _attr(o: Option) -> str:
+    return o.flag.lstrip("-").replace("-", "_")
+
+
+def _single(given: Dict[str, List]) -> Dict[str, object]:
+    for k, v in given.items():
+        if len(v) != 1:
+            raise UsageError(f"{_BY_KEYWORD[k].flag}: takes one value here (lists and ranges are for sweep "
+                             f"and search), got {len(v)}")
+    return {k: v[0] for k, v in given.items()}
+
+
+def _setup(args, example: bool = True):
+    """``(model, fleet, keyword lists, note)``: the bundled example when nothing is given."""
+    given = _given(args)
+    if example and not given and args.model is None and args.fleet is None:
+        kw = {k: [v] for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
+        return EXAMPLE["model"], EXAMPLE["fleet"], kw, "the bundled example"
+    kw = {"batch_size": [BASE["batch_size"]], **given}
+    model, fleet = args.model or BASE["model"], args.fleet or BASE["fleet"]
+    _check_names(model, fleet)
+    return model, fleet, kw, ""
+
+
+def _check_names(model: str, fleet: str) -> None:
+    if model not in catalog.workload_names():
+        raise UsageError(f"--model: unknown workload {model!r}; see: mlsysim-sym list")
+    if fleet not in catalog.fleet_names():
+        raise UsageError(f"--fleet: unknown fleet {fleet!r}; see: mlsysim-sym list")
+
+
+_SHORT = {"batch_size": "batch", "tp_size": "tp", "pp_size": "pp", "ep_size": "ep", "microbatch_count": "m",
+          "v_stages": "v", "zero_stage": "ZeRO", "precision": "", "efficiency": "efficiency", "seq_len": "seq",
+          "activation_recomputation": "recompute", "overlap_comm": "overlap",
+          "overlap_efficiency": "overlap efficiency", "congestion_factor": "congestion",
+          "straggler_factor": "straggler", "moe_routing_imbalance_factor": "MoE imbalance",
+          "gradient_accumulation_steps": "GA", "is_lora": "LoRA"}
+
+
+def configuration_text(model: str, fleet: str, kw: Dict[str, Sequence], note: str = "") -> str:
+    """Every ``solve()`` keyword of a configuration, in words (swept ones as their lists)."""
+    def show(k, v):
+        if len(v) > 1:
+            vals = ",".join(_fmt(x) for x in v) if len(v) <= 6 else f"{_fmt(v[0])}..{_fmt(v[-1])} ({len(v)} values)"
+            return f"{_SHORT[k] or k} {vals}".strip()
+        x = v[0]
+        if isinstance(x, bool):
+            return _SHORT[k] if x else f"no {_SHORT[k]}"
+        return f"{_SHORT[k]} {_fmt(x)}".strip()
+    full = {**{k: [SOLVE_DEFAULTS[k]] for k in _SHORT}, **kw}
+    parts = [show(k, full[k]) for k in _SHORT]
+    return f"{model} on {fleet}: " + ", ".join(parts) + (f" ({note})" if note else "")
+
+
+def _fmt(x) -> str:
+    return str(int(x)) if isinstance(x, float) and x.is_integer() and abs(x) < 1e15 else str(x)
+
+
+def _configuration_json(model, fleet, kw) -> Dict[str, object]:
+    full = {**{k: SOLVE_DEFAULTS[k] for k in _SHORT}, **{k: (v[0] if len(v) == 1 else v) for k, v in kw.items()}}
+    return {"model": model, "fleet": fleet, **full}
+
+
+# ------------------------------------------------------------------------------------------------
+# Commands
+# ------------------------------------------------------------------------------------------------
+def _print_configuration(model, fleet, kw, note) -> None:
+    from .display import wrap
+    print("\n".join(wrap("configuration: " + configuration_text(model, fleet, kw, note), "", 98)))
+
+
+def _json(obj) -> None:
+    print(json.dumps(obj, indent=2, allow_nan=False))
+
+
+def _plot(obj, path: Optional[str], **kw) -> None:
+    if path:
+        obj.plot(path, **kw)
+        print(f"picture: {path}", file=sys.stderr)
+
+
+def cmd_solve(args) -> int:
+    from .display import text_table
+    from .solver import DistributedModel
+    model, fleet, kw, note = _setup(args)
+    one = _single(kw)
+    r = DistributedModel().solve(model, fleet, **one)
+    if args.json:
+        _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
+    else:
+        _print_configuration(model, fleet, kw, note)
+        print("\n".join(text_table(r._rows(), indent="  ")))
+    _plot(r, args.plot)
     return 0
+
+
+def cmd_sweep(args) -> int:
+    from .sweeps import sweep
+    model, fleet, kw, _ = _setup(args, example=False)
+    arrays = {k: (v[0] if len(v) == 1 else v) for k, v in kw.items()}
+    r = sweep(model, fleet, **arrays)
+    if args.output not in r.values:
+        raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
+    if args.json:
+        _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
+    else:
+        _print_configuration(model, fleet, kw, "")
+        print(r.table(args.output))
+    _plot(r, args.plot, output=args.output)
+    return 0
+
+
+def cmd_search(args) -> int:
+    from .optimize import CONFIG_KEYS, search
+    model, fleet, kw, _ = _setup(args, example=False)
+    choices = {k: v for k, v in kw.items() if k in CONFIG_KEYS}
+    fixed = _single({k: v for k, v in kw.items() if k not in CONFIG_KEYS})
+    if args.top < 1:
+        raise UsageError(f"--top: must be >= 1, got {args.top}")
+    r = search(model, fleet, objective=args.objective, top_k=args.top, runnable=not args.all_schedules,
+               **choices, **fixed)
+    if args.json:
+        _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
+    else:
+        _print_configuration(model, fleet, {**kw, **{k: ["searched"] for k in CONFIG_KEYS if k not in kw}}, "")
+        print(r)
+    return 0
+
+
+def cmd_sensitivity(args) -> int:
+    from .sensitivity import sensitivities
+    model, fleet, kw, note = _setup(args)
+    t = sensitivities(model, fleet, args.output, include_constants=args.constants, **_single(kw))
+    if args.json:
+        _json({"configuration": _configuration_json(model, fleet, kw), **t.to_dict()})
+    else:
+        _print_configuration(model, fleet, kw, note)
+        print(t)
+    _plot(t, args.plot)
+    return 0
+
+
+def cmd_equations(args) -> int:
+    from . import notation
+    from .model import Variant, build_model
+    from .printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
+    from .solver import OUTPUTS
+    m = build_model(Variant(family=args.family))
+    if args.name is None:
+        rows = [(n, notation.entry(n).meaning) for n in m] + [(t.name, t.meaning) for t in notation.TERMS]
+        if args.json:
+            _json({"quantities": list(m), "terms": [t.name for t in notation.TERMS]})
+        else:
+            from .display import text_table
+            print("\n".join(text_table(rows, ("name", "meaning"), align="ll")))
+        return 0
+    name = OUTPUTS.get(args.name, args.name)
+    if name in TERM_CLASSES:
+        term = notation.term(name)
+        if args.expanded:
+            call = term_call(term)
+            tex = equation(call, call.doit(), book=args.book)
+        else:
+            tex = term_latex(term, book=args.book)
+        meaning, unit = term.meaning, ""
+    elif name in m:
+        tex = quantity_latex(m, name, "expanded" if args.expanded else "structured", book=args.book)
+        meaning, unit = notation.entry(name).meaning, notation.entry(name).unit
+    else:
+        raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {args.family} model; "
+                         f"run 'mlsysim-sym equations' for the names")
+    if args.json:
+        _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
+               "book": args.book, "expanded": args.expanded})
+    else:
+        print(f"% {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else ""))
+        print(tex)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .display import number, quantity, text_table
+    ws = [(n, catalog.workload(n)) for n in catalog.workload_names()]
+    fs = [(n, catalog.fleet(n)) for n in catalog.fleet_names()]
+    if args.json:
+        _json({"workloads": [{"name": n, "title": w.name, "kind": w.kind, "parameters": w.parameters,
+                              "layers": w.layers, "hidden_dim": w.hidden_dim} for n, w in ws],
+               "fleets": [{"name": n, "title": f.name, "accelerators": f.total_accelerators,
+                           "accelerator": f.node.accelerator.name, "accelerators_per_node":
+                           f.node.accelerators_per_node, "fabric_bandwidth": f.fabric.bandwidth,
+                           "intra_node_bw": f.node.intra_node_bw} for n, f in fs]})
+        return 0
+    print("workloads (--model)")
+    print("\n".join(text_table(
+        [(n, w.kind.replace("_", " "), _count(w.parameters), number(w.layers),
+          number(w.hidden_dim)) for n, w in ws], ("name", "kind", "parameters", "layers", "hidden"),
+        indent="  ", align="llrrr")))
+    print("\nclusters (--fleet)")
+    print("\n".join(text_table(
+        [(n, f"{f.total_accelerators:,}", f.node.accelerator.name, str(f.node.accelerators_per_node),
+          quantity(f.node.intra_node_bw, "B/s"), quantity(f.fabric.bandwidth, "B/s")) for n, f in fs],
+        ("name", "GPUs", "accelerator", "per node", "NVLink", "fabric per GPU"), indent="  ", align="lrlrrr")))
+    return 0
+
+
+COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search": cmd_search,
+                                 "sensitivity": cmd_sensitivity, "equations": cmd_equations, "list": cmd_list}
+
+
+#: Messages of mlsysim that do not start with the keyword they are about.
+_ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
+          "Invalid precision": "--precision"}
+
+
+def _option_of(message: str) -> str:
+    """The option a ``solve()`` message is about (it starts with the keyword), for the one-line error."""
+    for o in OPTIONS:
+        if message.startswith(o.keyword + " "):
+            return o.flag + ": "
+    return next((flag + ": " for start, flag in _ABOUT.items() if message.startswith(start)), "")
+
+
+def _count(x) -> str:
+    """A parameter count as the field writes it: ``70.6B``, ``110M``."""
+    if not x:
+        return "-"
+    scale, suffix = next(((s, p) for s, p in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")) if x >= s), (1, ""))
+    return f"{x / scale:.3g}{suffix}"
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["solve"] + argv
+    try:
+        try:
+            args = parser().parse_args(argv)
+        except SystemExit as done:          # --help, --version
+            return int(done.code or 0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status = COMMANDS[args.command](args)
+        for w in caught:
+            print("mlsysim-sym: warning: " + " ".join(str(w.message).split()), file=sys.stderr)
+        return status
+    except BrokenPipeError:            # `mlsysim-sym list | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except UsageError as exc:
+        print(f"mlsysim-sym: error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        print(f"mlsysim-sym: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, KeyError) as exc:
+        text = " ".join(str(exc.args[0] if exc.args else exc).split())
+        print(f"mlsysim-sym: error: {_option_of(text)}{text}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,7 +10,7 @@ returns the Figure.
 * :func:`breakdown_chart`: ``DistributedResult`` -> one stacked bar of ``T_step`` split
   into the terms of ``docs/contract.md`` §2.8 (``T_sync = T_node + T_DP,exposed + T_TP +
   T_EP + T_bubble``, then the straggler).
-* :func:`tornado`: ``Sensitivities`` -> horizontal bars of the elasticities, largest on top.
+* :func:`tornado`: ``Sensitivities`` -> horizontal bars of the elasticities, in the table's rank (the move that can improve the output most on top).
 * :func:`sweep_chart`: ``SweepResult`` of one swept axis -> a line; of two -> a heatmap.
 
 Numbers are printed with :mod:`mlsysim_sym.display`; outputs are named by their
@@ -38,6 +38,8 @@ WIDTH = 8.0                 # in
 FONT = 10                   # pt; nothing is drawn smaller than SMALL
 SMALL = 9
 #: a heatmap writes its values in the cells up to this many columns
+#: At most this many labelled ticks on a line chart's x axis.
+MAX_TICKS = 10
 WRITTEN_COLUMNS = 14
 POSITIVE, NEGATIVE = "#2b6ca3", "#c8553d"
 #: unit -> how an axis label writes it (after an SI prefix where display gives one)
@@ -232,7 +234,7 @@ def tornado(table, path: Optional[PathLike] = None, ax=None, top: int = 12):
 
     nonzero = [r for r in table.rows if any(e is not None and not math.isnan(e) and abs(e) > 1e-12
                                             for e in sides(r))]
-    shown = sorted(nonzero, key=lambda r: -r.magnitude)[:top]
+    shown = nonzero[:top]       # the table's rank (a one-sided kink by the move that improves the output)
     more = len(nonzero) - len(shown)
     own = ax is None
     fig, ax = _canvas(ax, 1.6 + 0.42 * max(len(shown), 3))
@@ -255,7 +257,7 @@ def tornado(table, path: Optional[PathLike] = None, ax=None, top: int = 12):
     ax.set_xlim(lo - (0.45 * span if lo < 0 else 0.05 * span), hi + (0.45 * span if hi > 0 else 0.05 * span))
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(shown)), [_row_label(r) for r in shown], fontsize=SMALL)
-    ax.set_ylim(len(shown) - 0.5, -0.5)         # the largest on top
+    ax.set_ylim(len(shown) - 0.5, -0.5)         # the first-ranked on top
     ax.tick_params(axis="x", labelsize=SMALL)
     ax.grid(axis="x", alpha=0.3)
     ax.set_axisbelow(True)
@@ -329,13 +331,15 @@ def sweep_chart(sweep_result, output: str = "mfu", path: Optional[PathLike] = No
     masked = int(valid.size - np.count_nonzero(valid))
     reasons = [r for r in sweep_result.reasons if r] if masked else []
     why = "" if not reasons else ("e.g. " if len(reasons) > 1 else "") + reasons[0]
+    fits = np.broadcast_to(np.asarray(sweep_result.values.get("node_profile.feasible", True), dtype=bool),
+                           valid.shape)
     draw = _line if len(axes) == 1 else _heatmap
-    fig, ax = draw(axes, y, scale, label, masked, why, ax)
+    fig, ax = draw(axes, y, scale, label, masked, why, ax, fits | ~valid)
     ax.set_title(_wrap(f"{output}: {sweep_result.configuration or 'a sweep'}"), fontsize=FONT)
     return _finish(fig, path)
 
 
-def _line(axes, y, scale, label, masked, why, ax):
+def _line(axes, y, scale, label, masked, why, ax, fits):
     (name, values), = axes.items()
     fig, ax = _canvas(ax, 4.6)
     xlabel, ticks, x = _axis(name, values)
@@ -352,11 +356,16 @@ def _line(axes, y, scale, label, masked, why, ax):
     ax.plot(x, y / scale, "o" if categories else "-o", color=POSITIVE, markersize=6,
             label=f"valid configurations ({int(ok.sum())} of {y.size})" + (f"; {masked} masked, left out"
                                                                            if masked else ""))
+    spill = ok & ~fits
+    if spill.any():
+        ax.plot(x[spill], y[spill] / scale, "o", markersize=9, markerfacecolor="white", color=NEGATIVE,
+                label=f"does not fit in accelerator memory ({int(spill.sum())})")
     if not categories and x.min() > 0 and x.max() / x.min() >= 16:
         ax.set_xscale("log")
         ax.minorticks_off()
         xlabel = xlabel[:-1] + ", log scale)" if xlabel.endswith(")") else xlabel + " (log scale)"
-    ax.set_xticks(x, ticks, fontsize=SMALL)
+    shown = _thin(np.log(x) if ax.get_xscale() == "log" else x)
+    ax.set_xticks(x[shown], [ticks[i] for i in shown], fontsize=SMALL)
     if why:
         xlabel += "\n" + _wrap(f"{masked} of {y.size} masked, left out: {why}")
     ax.set_xlabel(xlabel, fontsize=FONT)
@@ -367,7 +376,24 @@ def _line(axes, y, scale, label, masked, why, ax):
     return fig, ax
 
 
-def _heatmap(axes, y, scale, label, masked, why, ax):
+def _thin(position: np.ndarray) -> List[int]:
+    """Indices of at most about :data:`MAX_TICKS` tick labels, spaced evenly where they are drawn
+    (the first and the last always kept), so that labels never overlap."""
+    gap = (position[-1] - position[0]) / (MAX_TICKS - 1) * 0.8 if len(position) > 1 else 0.0
+    keep = [0]
+    for i in range(1, len(position)):
+        if position[i] - position[keep[-1]] >= gap:
+            keep.append(i)
+    last = len(position) - 1
+    if keep[-1] != last:
+        if len(keep) > 1:
+            keep[-1] = last          # the end replaces the label too close to it
+        else:
+            keep.append(last)
+    return keep
+
+
+def _heatmap(axes, y, scale, label, masked, why, ax, fits):
     (ny, vy), (nx, vx) = axes.items()
     fig, ax = _canvas(ax, min(1.9 + 0.55 * max(len(vy), 4), 10.0))
     import matplotlib
@@ -389,13 +415,16 @@ def _heatmap(axes, y, scale, label, masked, why, ax):
         elif write:
             rgb = np.asarray(image.cmap(image.norm(v))[:3])
             ink = "black" if rgb @ (0.299, 0.587, 0.114) > 0.5 else "white"
-            ax.text(j, i, f"{v / scale:.3g}", ha="center", va="center", color=ink, fontsize=size)
+            ax.text(j, i, f"{v / scale:.3g}" + ("" if fits[i, j] else " *"), ha="center", va="center", color=ink,
+                    fontsize=size)
     bar = fig.colorbar(image, ax=ax)
     bar.formatter = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / scale:.3g}")
     bar.update_ticks()
     bar.set_label(_wrap(label, 45), fontsize=FONT)
     bar.ax.tick_params(labelsize=SMALL)
+    notes = [f"* does not fit in accelerator memory ({int((~fits).sum())} of {y.size})"] if not fits.all() else []
     if masked:
-        ax.set_xlabel(xlabel + "\n" + _wrap(f"grey x: {masked} of {y.size} configurations masked"
-                                             + (f": {why}" if why else "")), fontsize=FONT)
+        notes.append(f"grey x: {masked} of {y.size} configurations masked" + (f": {why}" if why else ""))
+    if notes:
+        ax.set_xlabel(xlabel + "\n" + "\n".join(_wrap(n) for n in notes), fontsize=FONT)
     return fig, ax

@@ -8,7 +8,7 @@ floats in SI units: seconds, bytes, joules, flop/s, B/s, samples per second.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Dict, Optional
 
@@ -147,6 +147,23 @@ class DistributedResult:
             ("energy per replica step", quantity(n.energy, "J")),
             ("parallelism", f"dp {p['dp']}, tp {p['tp']}, pp {p['pp']}, ep {p['ep']}"),
         ]
+
+    def to_dict(self) -> Dict[str, object]:
+        """The result under mlsysim's field names, ``node_profile`` nested, SI units, plus fleet ``mfu``
+        (plain Python numbers: ``json.dumps`` takes it)."""
+        skip = ("node_profile", "values", "inputs")
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        n = self.node_profile
+        out["node_profile"] = {f.name: getattr(n, f.name) for f in fields(n)}
+        if n.feasible:
+            out["node_profile"]["offload_spill_bytes"] = None
+        return {k: out[k] for k in ("node_profile", *(k for k in out if k != "node_profile"))}
+
+    def plot(self, path=None, ax=None):
+        """A stacked bar of the step time's terms (:func:`mlsysim_sym.plot.breakdown_chart`; needs
+        matplotlib: ``pip install 'mlsysim-sym[plot]'``). Saves a PNG at ``path`` when given."""
+        from .plot import breakdown_chart
+        return breakdown_chart(self, path=path, ax=ax)
 
     def __repr__(self) -> str:
         head = wrap("DistributedResult" + (f" of {self.configuration}:" if self.configuration else ":"), "")

@@ -175,6 +175,63 @@ class SweepResult:
     def _repr_html_(self) -> str:
         return html_table(self._summary(), ("output", "min", "median", "max"), caption=self._head())
 
+    def to_dict(self) -> Dict[str, object]:
+        """The swept arguments and every output as nested lists of the full shape (``None`` where a
+        configuration is masked or an output is undefined), with ``valid`` and ``reason``: plain
+        Python values, so ``json.dumps`` takes it."""
+        def plain(x):
+            x = np.broadcast_to(np.asarray(x), self.shape)
+            if x.dtype.kind == "f":
+                x = np.where(np.isnan(x) | ~np.broadcast_to(self.valid, self.shape), None, x.astype(object))
+            return x.tolist()
+        return {"shape": list(self.shape), "swept": {k: np.asarray(v).tolist() for k, v in self.axes.items()},
+                "outputs": {n: plain(x) for n, x in self.values.items()},
+                "valid": np.broadcast_to(self.valid, self.shape).tolist(),
+                "reason": np.broadcast_to(self.reason, self.shape).tolist()}
+
+    def table(self, output: str = "mfu", limit: int = 200) -> str:
+        """One output over the grid, for a terminal: a column per configuration of one swept axis, a
+        grid for two (rows the first axis), the summary (``repr``) otherwise or beyond ``limit``
+        configurations; masked configurations are ``-``, with their reasons below."""
+        x, unit = np.broadcast_to(self[output], self.shape), output_unit(output)
+        ok = np.broadcast_to(self.valid, self.shape)
+        axes = [(k, np.asarray(v)) for k, v in self.axes.items()]
+        if len(axes) not in (1, 2) or x.size > limit or x.ndim != len(axes):
+            return repr(self)
+        fits = np.broadcast_to(self.values.get("node_profile.feasible", True), self.shape)
+        cell = lambda i: (quantity(float(x[i]), unit) + ("" if fits[i] else " *")) if ok[i] else "-"  # noqa: E731
+        if len(axes) == 1:
+            (name, v), = axes
+            rows = [(_value_text(v[i]), cell((i,))) for i in range(len(v))]
+            lines = text_table(rows, (name, output), indent="  ")
+        else:
+            (n0, v0), (n1, v1) = axes
+            rows = [(_value_text(v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
+            lines = [f"  {output} by {n0} (rows) and {n1} (columns)"]
+            lines += text_table(rows, (f"{n0} \\ {n1}",) + tuple(_value_text(a) for a in v1), indent="  ")
+        if not np.all(fits[ok]):
+            lines.append("  * does not fit in accelerator memory (spills to the host)")
+        examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
+        if examples:
+            lines.append("  - masked:")
+            lines += [shorten(f"    {count:,} x {text}") for count, text in examples]
+        return "\n".join(lines)
+
+    def plot(self, path=None, output: str = "mfu", ax=None):
+        """A line chart of ``output`` (one swept argument) or a heatmap (two), masked configurations
+        marked (:func:`mlsysim_sym.plot.sweep_chart`; needs matplotlib). Saves a PNG at ``path``."""
+        from .plot import sweep_chart
+        return sweep_chart(self, output=output, path=path, ax=ax)
+
+
+def _value_text(v) -> str:
+    v = v.item() if hasattr(v, "item") else v
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return str(v)
+
 
 @dataclass
 class Configurations:

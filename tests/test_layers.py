@@ -2,8 +2,9 @@
 
 Every ``import`` of a package module is read from the source (module level and inside
 functions alike). The only imports allowed to point back up the layers are the lazy ones
-inside ``_repr_latex_`` / ``_repr_html_`` methods, which say so where they stand (and
-``if TYPE_CHECKING:`` blocks, which never run).
+inside ``_repr_latex_`` / ``_repr_html_`` methods and the ``plot`` methods of the result objects
+(pictures: :mod:`mlsysim_sym.plot` sits above the results it draws), which say so where they stand
+(and ``if TYPE_CHECKING:`` blocks, which never run).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Dict, Set
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mlsysim_sym"
-HOOKS = ("_repr_latex_", "_repr_html_")
+HOOKS = ("_repr_latex_", "_repr_html_", "plot")
 
 
 def _module_name(path: Path) -> str:

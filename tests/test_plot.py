@@ -90,7 +90,8 @@ def test_tornado_bars_are_the_elasticities_largest_on_top(table, tmp_path):
     ax = fig.axes[0]
     bars = {p.get_gid(): p for p in ax.patches}
     nonzero = [r for r in table.rows if r.magnitude > 1e-12]
-    shown = sorted(nonzero, key=lambda r: -r.magnitude)[:12]
+    shown = nonzero[:12]        # in the table's rank: the straggler floor (a one-sided kink) comes last
+    assert shown[0].parameter == "efficiency" and "straggler_factor" not in [r.parameter for r in shown]  # 14th
     for r in shown:
         if r.kink:
             assert bars[f"{r.parameter}:left"].get_width() == r.left.elasticity
@@ -98,20 +99,23 @@ def test_tornado_bars_are_the_elasticities_largest_on_top(table, tmp_path):
         else:
             assert bars[r.parameter].get_width() == r.elasticity
     assert {g.split(":")[0] for g in bars} == {r.parameter for r in shown}
-    # top to bottom by |elasticity|: the y axis is inverted, row i at y = i
+    # top to bottom in the table's rank: the y axis is inverted, row i at y = i
     centre = lambda p: p.get_y() + p.get_height() / 2  # noqa: E731
     order = sorted({g.split(":")[0]: centre(p) for g, p in bars.items() if not g.endswith(":left")}.items(),
                    key=lambda kv: round(kv[1]))
     assert [name for name, _ in order] == [r.parameter for r in shown]
     assert ax.get_ylim()[0] > ax.get_ylim()[1]
     ticks = [t.get_text() for t in ax.get_yticklabels()]
-    assert ticks[0].startswith("straggler factor  $f_{\\text{strag}}$ = 1") and "kink at f_s = 1" in ticks[0]
-    assert ticks[1] == "achieved efficiency  $\\eta_{\\text{hw}}$ = 0.5"
+    assert ticks[0] == "achieved efficiency  $\\eta_{\\text{hw}}$ = 0.5"
+    ticks = [t.get_text() for t in plot.tornado(table, top=20).axes[0].get_yticklabels()]
+    assert ticks[-1].startswith("straggler factor  $f_{\\text{strag}}$ = 1") and "kink at f_s = 1" in ticks[-1]
     assert ax.get_xlabel() == "elasticity (% change of mfu per 1 % change)"
     assert ax.get_title().startswith("elasticity of mfu at\nLlama-3.1-70B on Research Cluster (256 GPUs)")
     assert ax.get_title().endswith("\nmfu = 0.2604")
     legend = fig.legends[0]
-    assert "at a kink: x just below" in [t.get_text() for t in legend.get_texts()]
+    assert "at a kink: x just below" not in [t.get_text() for t in legend.get_texts()]   # no kink shown
+    kinked = plot.tornado(table, top=20)
+    assert "at a kink: x just below" in [t.get_text() for t in kinked.legends[0].get_texts()]
     assert "HBM capacity" in legend.get_title().get_text()      # zero rows are left out, and named
 
 
@@ -129,10 +133,14 @@ def test_heatmap_is_the_sweep_with_masked_cells_marked(grid, tmp_path):
     marks = [t for t in ax.texts if t.get_text() == "x"]
     assert len(marks) == np.count_nonzero(~grid.valid) == 4
     values = [t.get_text() for t in ax.texts if t.get_text() != "x"]
-    assert len(values) == np.count_nonzero(grid.valid) and "0.186" in values
+    assert len(values) == np.count_nonzero(grid.valid) and "0.186 *" in values
+    # a cell whose training state does not fit is starred (13 of 16 valid cells spill to the host), and said
+    spill = np.count_nonzero(grid.valid & ~grid["node_profile.feasible"])
+    assert sum(v.endswith(" *") for v in values) == spill == 13 and "0.0599" in values
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3", "4", "8"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["1", "2", "4", "8"]
-    assert ax.get_ylabel() == "tp_size" and ax.get_xlabel().startswith("pp_size\ngrey x: 4 of 20")
+    assert ax.get_ylabel() == "tp_size"
+    assert ax.get_xlabel().startswith("pp_size\n* does not fit in accelerator memory (13 of 20)\ngrey x: 4 of 20")
     assert fig.axes[1].get_ylabel() == "fleet model FLOPs utilization"
 
 
@@ -152,7 +160,7 @@ def test_line_leaves_masked_points_out(tmp_path):
     fig = plot.sweep_chart(r, "mfu", tmp_path / "l.png")
     _png(tmp_path / "l.png")
     ax = fig.axes[0]
-    (line,) = ax.lines
+    line = ax.lines[0]          # then the hollow markers of the configurations that do not fit
     np.testing.assert_array_equal(line.get_xdata(), [1, 2, 3, 4, 8])
     np.testing.assert_array_equal(line.get_ydata(), np.where(r.valid, r["mfu"], np.nan))
     assert "(4 of 5); 1 masked, left out" in ax.get_legend().get_texts()[0].get_text()

@@ -22,7 +22,8 @@ from ..printing import latex
 from ..simplify import shorten
 from ..branches import resolution
 from ..solver import OUTPUTS, DistributedModel, describe
-from ..symbols import Kind, by_argument, of_kind, sensitivity_rows
+from .. import notation
+from ..symbols import BY_SYMBOL, Kind, by_argument, of_kind, sensitivity_rows
 from .gradients import Gradient, at_point, gradient, smooth
 from .table import as_html, as_latex, as_text
 
@@ -449,6 +450,36 @@ class Sensitivities:
                rf"{latex(y.symbol, book=book)}}}" if form == "elasticity" else
                rf"\frac{{\partial {latex(_symbol_of(self, x), book=book)}}}{{\partial {latex(y.symbol, book=book)}}}")
         return lhs + " = " + latex(self.short(parameter, form), book=book)
+
+    def to_dict(self, discrete: bool = True) -> Dict[str, object]:
+        """The table as plain Python values (``json.dumps`` takes it): the output, its value and regime,
+        every continuous row (``derivative``/``elasticity`` null at a kink, whose sides are under
+        ``below``/``above``), and with ``discrete`` the integer knobs' exact neighbour changes."""
+        def side(o):
+            return {"derivative": o.derivative, "elasticity": o.elasticity, "value": o.value}
+        rows = []
+        for r in self.rows:
+            p = BY_SYMBOL[r.symbol]
+            row = {"parameter": r.parameter, "symbol": p.text, "words": p.words, "value": float(r.value),
+                   "unit": p.unit, "derivative": r.derivative, "elasticity": r.elasticity, "regime": r.regime,
+                   "score": r.score(BETTER.get(self.quantity, 0))}
+            if r.kink is not None:
+                row.update(kink=r.kink, jump=r.jump, below=side(r.left), above=side(r.right))
+            rows.append(row)
+        out = {"output": self.output, "quantity": self.quantity, "value": self.value,
+               "unit": notation.entry(self.quantity).unit, "regime": list(self.regime), "rows": rows}
+        if discrete and self.context is not None:
+            step = (lambda s: None if s is None else {"value": s.value, "output": s.output, "change": s.delta,
+                                                      "relative": s.relative})
+            out["discrete"] = [{"knob": k.knob, "value": k.value, "previous": step(k.down), "next": step(k.up),
+                                "skipped": [[v, why] for v, why in k.skipped]} for k in self.discrete]
+        return out
+
+    def plot(self, path=None, ax=None, top: int = 12):
+        """A tornado chart of the elasticities (:func:`mlsysim_sym.plot.tornado`; needs matplotlib).
+        Saves a PNG at ``path`` when given."""
+        from ..plot import tornado
+        return tornado(self, path=path, ax=ax, top=top)
 
     def __str__(self) -> str:
         return as_text(self)

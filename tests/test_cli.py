@@ -1,0 +1,223 @@
+"""The command line as users meet it: through a subprocess, every subcommand, JSON checked against the
+Python API, bad input (exit 2, one line, no traceback), warnings as one line, pictures as PNG files."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mlsysim_sym import DistributedModel, search, sensitivities, sweep
+from mlsysim_sym.model import build_model
+from mlsysim_sym.printing import quantity_latex
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run(*args, ok=True):
+    """``python -m mlsysim_sym ARGS``: (exit status, stdout, stderr)."""
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", *args], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONWARNINGS": ""})
+    if ok:
+        assert p.returncode == 0, p.stderr
+        assert p.stderr == "" or all(x.startswith(("mlsysim-sym: warning:", "picture:"))
+                                     for x in p.stderr.splitlines()), p.stderr
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_no_arguments_solves_the_bundled_example_through_the_console_script():
+    exe = shutil.which("mlsysim-sym")
+    assert exe is not None, "pip install puts the mlsysim-sym script on PATH"
+    p = subprocess.run([exe], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stderr == ""
+    out = p.stdout
+    # docs/contract.md §8 row 1: Llama3_70B on Research_256, b256 tp8 pp4 m8: 3368.627 ms, DP 618.450 ms
+    assert out.startswith("configuration: Llama3_70B on Research_256: batch 256, tp 8, pp 4, ep 1, m 8, v 1,")
+    assert "(the bundled example)" in out
+    assert "step time T_step" in out and "3.369 s" in out and "618.5 ms / 334.6 ms / 0 s" in out
+    assert max(map(len, out.splitlines())) <= 100
+
+
+def test_version_and_help_name_units_and_defaults():
+    _, out, _ = run("--version")
+    assert out.strip() == "mlsysim-sym 0.1.0 (the model of mlsysim 0.3.0)"
+    _, out, _ = run("solve", "--help")
+    text = " ".join(out.split())
+    assert "--batch-size INT global batch size, in samples (sequences) [samples]; default 256" in text
+    assert "--tp INT tensor-parallel degree; default 1" in text
+    assert "--efficiency FLOAT achieved fraction of peak FLOP/s [fraction of peak]; default 0.5" in text
+    assert "--seq-len INT sequence length, tokens per sample [tokens]; default 2048" in text
+    for flag in ("--model", "--fleet", "--pp", "--ep", "--microbatches", "--v-stages", "--zero-stage", "--precision",
+                 "--recompute", "--overlap", "--overlap-efficiency", "--congestion", "--straggler",
+                 "--moe-imbalance", "--gradient-accumulation", "--lora", "--json", "--plot"):
+        assert flag in out
+    _, out, _ = run("--help")
+    for c in ("solve", "sweep", "search", "sensitivity", "equations", "list"):
+        assert c in out
+
+
+def test_solve_json_is_the_python_result_under_mlsysims_names():
+    _, out, _ = run("solve", "--model", "Mixtral_8x7B", "--fleet", "Training_1K", "--batch-size", "1024", "--tp", "2",
+                    "--ep", "4", "--congestion", "1.7", "--json")
+    got = json.loads(out)
+    r = DistributedModel().solve("Mixtral_8x7B", "Training_1K", batch_size=1024, tp_size=2, ep_size=4,
+                                 congestion_factor=1.7)
+    assert got["step_latency_total"] == r.step_latency_total and got["mfu"] == r.mfu
+    assert got["ep_communication_latency"] == r.ep_communication_latency
+    assert got["node_profile"]["memory_footprint"] == r.node_profile.memory_footprint
+    assert got["node_profile"]["bottleneck"] == r.node_profile.bottleneck
+    assert got["parallelism"] == {"dp": 128, "tp": 2, "pp": 1, "ep": 4}
+    # the full configuration, under solve()'s keyword names: an option not given is solve()'s default
+    c = got["configuration"]
+    assert c["model"] == "Mixtral_8x7B" and c["fleet"] == "Training_1K"
+    assert (c["batch_size"], c["tp_size"], c["pp_size"], c["ep_size"], c["microbatch_count"]) == (1024, 2, 1, 4, 1)
+    assert c["congestion_factor"] == 1.7 and c["precision"] == "fp16" and c["activation_recomputation"] is False
+
+
+def test_another_model_does_not_keep_the_examples_pipeline():
+    _, out, _ = run("solve", "--model", "Llama3_8B", "--fleet", "Lab_64_H100", "--batch-size", "64")
+    assert out.startswith("configuration: Llama3_8B on Lab_64_H100: batch 64, tp 1, pp 1, ep 1, m 1,")
+    r = DistributedModel().solve("Llama3_8B", "Lab_64_H100", batch_size=64)
+    assert f"{r.mfu:.4f} / {r.node_profile.mfu:.4f}" in out
+    assert "dp 64, tp 1, pp 1, ep 1" in out
+
+
+def test_sweep_json_and_table_equal_the_python_sweep():
+    _, out, _ = run("sweep", "--tp", "1,2,4,8", "--pp", "1,2,3,4,8", "--json")
+    got = json.loads(out)
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[1, 2, 4, 8], pp_size=[1, 2, 3, 4, 8])
+    assert got["shape"] == [4, 5] and got["swept"] == {"tp_size": [1, 2, 4, 8], "pp_size": [1, 2, 3, 4, 8]}
+    mfu = np.array(got["outputs"]["mfu"], dtype=float)       # None (masked) -> nan
+    np.testing.assert_array_equal(mfu, np.where(r.valid, r["mfu"], np.nan))
+    assert got["valid"] == r.valid.tolist()
+    # pp 3 does not divide 256 accelerators: masked with solve()'s message
+    assert got["valid"][0][2] is False and got["outputs"]["mfu"][0][2] is None
+    assert got["reason"][0][2].startswith("Infeasible 4D Parallelism: TP(1) * PP(3) * EP(1)")
+    assert got["configuration"]["tp_size"] == [1, 2, 4, 8] and got["configuration"]["microbatch_count"] == 1
+    _, out, _ = run("sweep", "--tp", "1,2,4,8", "--pp", "1,2,3,4,8")
+    assert "mfu by tp_size (rows) and pp_size (columns)" in out
+    row8 = next(x for x in out.splitlines() if x.strip().startswith("8 "))
+    assert f"{r['mfu'][3, 4]:.4g}" in row8 and " - " in row8       # tp 8 x pp 8 fits; pp 3 masked
+    assert "* does not fit in accelerator memory" in out
+
+
+def test_sweep_ranges_include_their_stop():
+    _, out, _ = run("sweep", "--batch-size", "256:1024:256", "--tp", "8", "--pp", "4", "--microbatches", "8",
+                    "--output", "step_latency_total", "--json")
+    got = json.loads(out)
+    assert got["swept"] == {"batch_size": [256, 512, 768, 1024]}
+    want = [DistributedModel().solve("Llama3_70B", "Research_256", batch_size=b, tp_size=8, pp_size=4,
+                                     microbatch_count=8).step_latency_total for b in (256, 512, 768, 1024)]
+    assert got["outputs"]["step_latency_total"] == pytest.approx(want, rel=1e-12)
+
+
+def test_search_json_rows_are_runnable_and_equal_solve():
+    _, out, _ = run("search", "--batch-size", "256", "--top", "5", "--json")
+    got = json.loads(out)
+    rows = got["results"]
+    assert len(rows) == 5
+    for row in rows:
+        split = {k: row[k] for k in ("tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage",
+                                     "activation_recomputation", "overlap_comm")}
+        r = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, **split)
+        assert row["mfu"] == pytest.approx(r.mfu, rel=1e-12) and row["dp"] == r.parallelism["dp"]
+        assert row["step_latency_total"] == pytest.approx(r.step_latency_total, rel=1e-12)
+        assert row["memory_per_accelerator"] == pytest.approx(r.node_profile.memory_footprint, rel=1e-12)
+        per_replica = 256 // row["dp"]
+        assert row["microbatch_count"] <= per_replica and per_replica % row["microbatch_count"] == 0
+        assert 80 % (row["pp_size"] * row["v_stages"]) == 0
+    py = search("Llama3_70B", "Research_256", batch_size=256, top_k=5)
+    assert [c.config for c in py.candidates] == [{k: r[k] for k in c.config} for c, r in zip(py.candidates, rows)]
+    _, out, _ = run("search", "--batch-size", "256", "--top", "3")
+    assert "ranked by mfu" in out and max(map(len, out.splitlines())) <= 100
+
+
+def test_sensitivity_json_equals_the_python_table():
+    _, out, _ = run("sensitivity", "--json")
+    got = json.loads(out)
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    assert got["output"] == "mfu" and got["value"] == t.value
+    rows = {r["parameter"]: r for r in got["rows"]}
+    assert rows["efficiency"]["elasticity"] == t["efficiency"].elasticity
+    assert rows["fabric_bandwidth"]["unit"] == "B/s" and rows["fabric_bandwidth"]["value"] == 12.5e9
+    assert rows["efficiency"]["regime"] == "compute-bound"
+    f_s = rows["straggler_factor"]
+    assert f_s["kink"] == "f_s = 1" and f_s["elasticity"] is None
+    assert f_s["below"]["elasticity"] == 0.0 and f_s["above"]["elasticity"] == pytest.approx(-1.0, rel=1e-12)
+    knobs = {k["knob"]: k for k in got["discrete"]}
+    assert knobs["tp_size"]["next"]["value"] == 16
+    assert knobs["tp_size"]["next"]["change"] == t.discrete["tp_size"].up.delta
+    assert [r["parameter"] for r in got["rows"]] == [r.parameter for r in t.rows]
+    _, out, _ = run("sensitivity")
+    assert "sensitivities of fleet MFU = 0.2604" in out and max(map(len, out.splitlines())) <= 100
+
+
+def test_equations_print_the_model_latex():
+    _, out, _ = run("equations", "T_step")
+    m = build_model()
+    assert out.splitlines()[1] == quantity_latex(m, "T_step")
+    _, out, _ = run("equations", "step_latency_total", "--book", "--expanded", "--json")
+    got = json.loads(out)
+    assert got["name"] == "T_step" and got["latex"] == quantity_latex(m, "T_step", "expanded", book=True)
+    _, out, _ = run("equations", "RingAllReduce")
+    assert r"T_{\text{ring}}" in out and r"2 \alpha \left(N - 1\right)" in out
+    _, out, _ = run("equations")
+    assert "T_step" in out and "RingAllReduce" in out
+
+
+def test_list_shows_the_catalog_with_key_figures():
+    _, out, _ = run("list")
+    line = next(x for x in out.splitlines() if x.strip().startswith("Research_256 "))
+    assert "256" in line and "H100" in line and "12.5 GB/s" in line
+    assert any(x.strip().startswith("Llama3_70B ") and "70.6B" in x and " 80 " in x for x in out.splitlines())
+    got = json.loads(run("list", "--json")[1])
+    fleets = {f["name"]: f for f in got["fleets"]}
+    assert fleets["Research_256"]["accelerators"] == 256 and fleets["Research_256"]["fabric_bandwidth"] == 12.5e9
+
+
+@pytest.mark.parametrize("args, message", [
+    (("solve", "--tp", "x"), "--tp: expected a whole number, got 'x'"),
+    (("solve", "--tp", "3"), "--tp/--pp/--ep: Infeasible 4D Parallelism: TP(3) * PP(1) * EP(1) must divide"),
+    (("solve", "--tp", "0"), "--tp: tp_size must be >= 1, got 0"),
+    (("solve", "--efficiency", "nan"), "--efficiency: must be a finite number, got nan"),
+    (("solve", "--batch-size", "1e3"), "--batch-size: expected a whole number, got '1e3'"),
+    (("solve", "--tp", "1,2"), "--tp: takes one value here"),
+    (("solve", "--model", "Foo"), "--model: unknown workload 'Foo'"),
+    (("solve", "--fleet", "Research_512"), "--fleet: unknown fleet 'Research_512'"),
+    (("solve", "--precision", "fp99"), "--precision: precision 'fp99' is not supported"),
+    (("solve", "--recompute", "maybe"), "--recompute: expected yes or no, got 'maybe'"),
+    (("solve", "--pp", "2", "--microbatches", "0"), "--microbatches: n_microbatches must be >= 1, got 0"),
+    (("sweep", "--batch-size", "10:1"), "--batch-size: a range needs start <= stop"),
+    (("sweep", "--output", "nope"), "--output: no output 'nope'"),
+    (("sensitivity", "--output", "nope"), "unknown output 'nope'"),
+    (("search", "--top", "0"), "--top: must be >= 1, got 0"),
+    (("equations", "Nope"), "NAME: no quantity or cost term 'Nope'"),
+    (("bogus",), "invalid choice: 'bogus'"),
+    (("solve", "--no-such-option"), "unrecognized arguments: --no-such-option"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    status, out, err = run(*args, ok=False)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("mlsysim-sym: error: ") and message in err, err
+
+
+def test_a_warning_is_one_line_on_stderr():
+    _, out, err = run("solve", "--batch-size", "4")
+    assert err == ("mlsysim-sym: warning: batch_size (4) < dp_size (256): some ranks will be idle. "
+                   "Using local_batch=1.\n")
+    assert "configuration: Llama3_70B on Research_256: batch 4, tp 1," in out
+
+
+@pytest.mark.parametrize("args", [
+    ("solve",), ("sensitivity",), ("sweep", "--tp", "1,2,4,8", "--pp", "1,2,4,8"),
+    ("sweep", "--batch-size", "64:1024:64", "--tp", "8", "--pp", "4", "--microbatches", "8"),
+])
+def test_plot_writes_a_png(tmp_path, args):
+    path = tmp_path / "picture.png"
+    _, _, err = run(*args, "--plot", str(path))
+    data = path.read_bytes()
+    assert data.startswith(PNG) and len(data) > 10_000
+    assert err.strip().endswith(f"picture: {path}")
