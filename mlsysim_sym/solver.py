@@ -162,6 +162,7 @@ class DistributedResult:
     def plot(self, path=None, ax=None):
         """A stacked bar of the step time's terms (:func:`mlsysim_sym.plot.breakdown_chart`; needs
         matplotlib: ``pip install 'mlsysim-sym[plot]'``). Saves a PNG at ``path`` when given."""
+        # display hook: the pictures sit above the results (and need matplotlib)
         from .plot import breakdown_chart
         return breakdown_chart(self, path=path, ax=ax)
 

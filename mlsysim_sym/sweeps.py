@@ -220,6 +220,7 @@ class SweepResult:
     def plot(self, path=None, output: str = "mfu", ax=None):
         """A line chart of ``output`` (one swept argument) or a heatmap (two), masked configurations
         marked (:func:`mlsysim_sym.plot.sweep_chart`; needs matplotlib). Saves a PNG at ``path``."""
+        # display hook: the pictures sit above the results (and need matplotlib)
         from .plot import sweep_chart
         return sweep_chart(self, output=output, path=path, ax=ax)
 

@@ -478,6 +478,7 @@ class Sensitivities:
     def plot(self, path=None, ax=None, top: int = 12):
         """A tornado chart of the elasticities (:func:`mlsysim_sym.plot.tornado`; needs matplotlib).
         Saves a PNG at ``path`` when given."""
+        # display hook: the pictures sit above the results (and need matplotlib)
         from ..plot import tornado
         return tornado(self, path=path, ax=ax, top=top)
 
