@@ -179,6 +179,7 @@ def parser() -> argparse.ArgumentParser:
         c = sub.add_parser(name, help=help_text, description=help_text)
         _configuration_options(c, many)
         c.add_argument("--json", action="store_true", help="print JSON (SI units) instead of a table")
+        c.add_argument("-q", "--quiet", action="store_true", help="print no table (with --plot: the picture only)")
         return c
 
     c = command("solve", "price one training step: its breakdown, MFU and memory")
@@ -205,7 +206,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "
                    "solve() result field (step_latency_total) or a cost term (RingAllReduce)")
     e.add_argument("--book", action="store_true", help="print the book's macros (\\TensorParallelDegree)")
-    e.add_argument("--expanded", action="store_true", help="in parameters, not in other quantities")
+    e.add_argument("--expanded", action="store_true", help="in parameters, cost terms written out (not in other "
+                   "quantities)")
     e.add_argument("--family", default="transformer", choices=("transformer", "generic"),
                    help="the model of transformers (default) or of every other workload")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -278,8 +280,14 @@ def configuration_text(model: str, fleet: str, kw: Dict[str, Sequence], note: st
             return _SHORT[k] if x else f"no {_SHORT[k]}"
         return f"{_SHORT[k]} {_fmt(x)}".strip()
     full = {**{k: [SOLVE_DEFAULTS[k]] for k in _SHORT}, **kw}
-    parts = [show(k, full[k]) for k in _SHORT]
-    return f"{model} on {fleet}: " + ", ".join(parts) + (f" ({note})" if note else "")
+    searched = [_SHORT[k] for k in _SHORT if full[k] == [SEARCHED]]
+    parts = [show(k, full[k]) for k in _SHORT if full[k] != [SEARCHED]]
+    return (f"{model} on {fleet}: " + ", ".join(parts) + (f"; searched: {', '.join(searched)}" if searched else "")
+            + (f" ({note})" if note else ""))
+
+
+#: Marks a keyword whose values a search chooses (:func:`configuration_text`).
+SEARCHED = "searched"
 
 
 def _fmt(x) -> str:
@@ -317,7 +325,7 @@ def cmd_solve(args) -> int:
     r = DistributedModel().solve(model, fleet, **one)
     if args.json:
         _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
-    else:
+    elif not args.quiet:
         _print_configuration(model, fleet, kw, note)
         print("\n".join(text_table(r._rows(), indent="  ")))
     _plot(r, args.plot)
@@ -333,7 +341,7 @@ def cmd_sweep(args) -> int:
         raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
     if args.json:
         _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
-    else:
+    elif not args.quiet:
         _print_configuration(model, fleet, kw, "")
         print(r.table(args.output))
     _plot(r, args.plot, output=args.output)
@@ -351,8 +359,8 @@ def cmd_search(args) -> int:
                **choices, **fixed)
     if args.json:
         _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
-    else:
-        _print_configuration(model, fleet, {**kw, **{k: ["searched"] for k in CONFIG_KEYS if k not in kw}}, "")
+    elif not args.quiet:
+        _print_configuration(model, fleet, {**kw, **{k: [SEARCHED] for k in CONFIG_KEYS if k not in kw}}, "")
         print(r)
     return 0
 
@@ -363,7 +371,7 @@ def cmd_sensitivity(args) -> int:
     t = sensitivities(model, fleet, args.output, include_constants=args.constants, **_single(kw))
     if args.json:
         _json({"configuration": _configuration_json(model, fleet, kw), **t.to_dict()})
-    else:
+    elif not args.quiet:
         _print_configuration(model, fleet, kw, note)
         print(t)
     _plot(t, args.plot)
@@ -394,7 +402,7 @@ def cmd_equations(args) -> int:
             tex = term_latex(term, book=args.book)
         meaning, unit = term.meaning, ""
     elif name in m:
-        tex = quantity_latex(m, name, "expanded" if args.expanded else "structured", book=args.book)
+        tex = quantity_latex(m, name, "closed" if args.expanded else "structured", book=args.book)
         meaning, unit = notation.entry(name).meaning, notation.entry(name).unit
     else:
         raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {args.family} model; "

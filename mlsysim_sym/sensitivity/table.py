@@ -139,10 +139,16 @@ def _header(t: "Sensitivities") -> List[str]:
     return lines
 
 
+#: The smallest value of a knob (1 for the others): a neighbour below it is not worth a line.
+_FLOOR = {"zero_stage": 0}
+
+
 def _skipped(k: "DiscreteRow") -> str:
     """``7, 9 (Infeasible 4D Parallelism)``: the values the solver rejected, grouped by reason."""
     groups: Dict[str, List[str]] = {}
     for v, why in k.skipped:
+        if v < _FLOOR.get(k.knob, 1):
+            continue
         short = re.sub(rf"^{re.escape(k.knob)} ", "", why.split(":")[0] if ":" in why[:40] else why)
         short = re.sub(r", got .*$", "", short).rstrip(".")
         groups.setdefault(short, []).append(str(v))
@@ -159,7 +165,7 @@ def _knob_rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List[str]]:
         r = relaxed.get(k.knob)
         rel = "-" if r is None else _elasticity(r)
         rows.append((f"{p.words} {p.text}", str(k.value), change(k.down), change(k.up), rel))
-        if k.skipped:
+        if any(v >= _FLOOR.get(k.knob, 1) for v, _ in k.skipped):     # below the floor: no news
             skipped.append(f"{p.words}: {_skipped(k)}")
     return rows, skipped
 
