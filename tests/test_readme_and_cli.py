@@ -7,7 +7,8 @@ from pathlib import Path
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_readme_python_examples_run():
+def test_readme_python_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)         # the examples draw pictures into the working directory
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     assert len(blocks) >= 2
     for block in blocks:
