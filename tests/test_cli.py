@@ -221,3 +221,13 @@ def test_plot_writes_a_png(tmp_path, args):
     data = path.read_bytes()
     assert data.startswith(PNG) and len(data) > 10_000
     assert err.strip().endswith(f"picture: {path}")
+
+
+def test_plot_without_matplotlib_says_what_to_install(tmp_path):
+    # a core install (sympy, numpy, jinja2) has no matplotlib: --plot is one line and exit 2
+    code = ("import sys; sys.modules['matplotlib'] = None; from mlsysim_sym.cli import main; "
+            f"sys.exit(main(['solve', '--plot', {str(tmp_path / 'x.png')!r}, '--quiet']))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == "mlsysim-sym: error: pictures need matplotlib: pip install 'mlsysim-sym[plot]'\n"
+    assert not (tmp_path / "x.png").exists()
