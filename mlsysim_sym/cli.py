@@ -475,6 +475,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             args = parser().parse_args(argv)
         except SystemExit as done:          # --help, --version
             return int(done.code or 0)
+        if getattr(args, "plot", None):
+            try:               # before any work: a core install has no matplotlib
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise UsageError("--plot: pictures need matplotlib: pip install 'mlsysim-sym[plot]'") from None
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             status = COMMANDS[args.command](args)

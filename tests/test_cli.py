@@ -224,10 +224,11 @@ def test_plot_writes_a_png(tmp_path, args):
 
 
 def test_plot_without_matplotlib_says_what_to_install(tmp_path):
-    # a core install (sympy, numpy, jinja2) has no matplotlib: --plot is one line and exit 2
+    # a core install (sympy, numpy, jinja2) has no matplotlib: --plot is one line and exit 2, before any
+    # table is printed
     code = ("import sys; sys.modules['matplotlib'] = None; from mlsysim_sym.cli import main; "
-            f"sys.exit(main(['solve', '--plot', {str(tmp_path / 'x.png')!r}, '--quiet']))")
+            f"sys.exit(main(['sweep', '--tp', '1,2', '--plot', {str(tmp_path / 'x.png')!r}]))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr == "mlsysim-sym: error: pictures need matplotlib: pip install 'mlsysim-sym[plot]'\n"
+    assert p.stderr == "mlsysim-sym: error: --plot: pictures need matplotlib: pip install 'mlsysim-sym[plot]'\n"
     assert not (tmp_path / "x.png").exists()
