@@ -28,6 +28,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from . import __version__, catalog
 from .inputs import SOLVE_DEFAULTS
+from .solver import SHORT_NAMES
 from .symbols import keywords
 
 #: The bundled example: what ``mlsysim-sym`` with no option prices.
@@ -261,12 +262,12 @@ def _check_names(model: str, fleet: str) -> None:
         raise UsageError(f"--fleet: unknown fleet {fleet!r}; see: mlsysim-sym list")
 
 
-_SHORT = {"batch_size": "batch", "tp_size": "tp", "pp_size": "pp", "ep_size": "ep", "microbatch_count": "m",
-          "v_stages": "v", "zero_stage": "ZeRO", "precision": "", "efficiency": "efficiency", "seq_len": "seq",
-          "activation_recomputation": "recompute", "overlap_comm": "overlap",
-          "overlap_efficiency": "overlap efficiency", "congestion_factor": "congestion",
-          "straggler_factor": "straggler", "moe_routing_imbalance_factor": "MoE imbalance",
-          "gradient_accumulation_steps": "GA", "is_lora": "LoRA"}
+#: Keyword -> its short name in a configuration line, in the order the line gives them (the names
+#: of :func:`mlsysim_sym.solver.describe`, and ``batch`` and the bare precision).
+_SHORT = {k: {"batch_size": "batch", "precision": "", **SHORT_NAMES}[k] for k in (
+    "batch_size", "tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage", "precision",
+    "efficiency", "seq_len", "activation_recomputation", "overlap_comm", "overlap_efficiency", "congestion_factor",
+    "straggler_factor", "moe_routing_imbalance_factor", "gradient_accumulation_steps", "is_lora")}
 
 
 def configuration_text(model: str, fleet: str, kw: Dict[str, Sequence], note: str = "") -> str:
@@ -311,6 +312,16 @@ def _json(obj) -> None:
     print(json.dumps(obj, indent=2, allow_nan=False))
 
 
+def _emit(args, model, fleet, kw, note, obj, text: Callable[[], str]) -> None:
+    """A command's result: JSON (the configuration and ``obj.to_dict()``), or the configuration and
+    ``text()``, or nothing with ``--quiet``."""
+    if args.json:
+        _json({"configuration": _configuration_json(model, fleet, kw), **obj.to_dict()})
+    elif not args.quiet:
+        _print_configuration(model, fleet, kw, note)
+        print(text())
+
+
 def _plot(obj, path: Optional[str], **kw) -> None:
     if path:
         obj.plot(path, **kw)
@@ -323,11 +334,7 @@ def cmd_solve(args) -> int:
     model, fleet, kw, note = _setup(args)
     one = _single(kw)
     r = DistributedModel().solve(model, fleet, **one)
-    if args.json:
-        _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
-    elif not args.quiet:
-        _print_configuration(model, fleet, kw, note)
-        print("\n".join(text_table(r._rows(), indent="  ")))
+    _emit(args, model, fleet, kw, note, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
     _plot(r, args.plot)
     return 0
 
@@ -339,11 +346,7 @@ def cmd_sweep(args) -> int:
     r = sweep(model, fleet, **arrays)
     if args.output not in r.values:
         raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
-    if args.json:
-        _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
-    elif not args.quiet:
-        _print_configuration(model, fleet, kw, "")
-        print(r.table(args.output))
+    _emit(args, model, fleet, kw, "", r, lambda: r.table(args.output))
     _plot(r, args.plot, output=args.output)
     return 0
 
@@ -359,9 +362,9 @@ def cmd_search(args) -> int:
                **choices, **fixed)
     if args.json:
         _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
-    elif not args.quiet:
-        _print_configuration(model, fleet, {**kw, **{k: [SEARCHED] for k in CONFIG_KEYS if k not in kw}}, "")
-        print(r)
+    else:           # the configuration line names the keywords the search chose
+        chosen = {k: [SEARCHED] for k in CONFIG_KEYS if k not in kw}
+        _emit(args, model, fleet, {**kw, **chosen}, "", r, lambda: str(r))
     return 0
 
 
@@ -369,11 +372,7 @@ def cmd_sensitivity(args) -> int:
     from .sensitivity import sensitivities
     model, fleet, kw, note = _setup(args)
     t = sensitivities(model, fleet, args.output, include_constants=args.constants, **_single(kw))
-    if args.json:
-        _json({"configuration": _configuration_json(model, fleet, kw), **t.to_dict()})
-    elif not args.quiet:
-        _print_configuration(model, fleet, kw, note)
-        print(t)
+    _emit(args, model, fleet, kw, note, t, lambda: str(t))
     _plot(t, args.plot)
     return 0
 

@@ -23,8 +23,14 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
              (1e-6, "u"), (1e-9, "n"))
 #: Units shown with an SI prefix, and how each is written.
-_PREFIXED = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
+PREFIXED = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
 _PLAIN = {"1": "", "1/s": " samples/s", "flop/B": " FLOP/B"}     # the model's only rates count samples
+
+
+def written(unit: str) -> str:
+    """How a unit is written for people: ``"flop/s"`` -> ``"FLOP/s"``, ``"1/s"`` -> ``"samples/s"``,
+    ``"1"`` -> ``""``."""
+    return PREFIXED.get(unit) or _PLAIN.get(unit, unit).strip()
 
 
 def number(x, digits: int = 4) -> str:
@@ -44,7 +50,7 @@ def number(x, digits: int = 4) -> str:
 
 def si_prefix(value, unit: str) -> Tuple[float, str]:
     """``(scale, prefix)`` to print ``value`` of ``unit`` with (``1.0, ""`` where no prefix applies)."""
-    if unit not in _PREFIXED or not value or math.isnan(value) or math.isinf(value) or abs(value) < 0.9995e-9:
+    if unit not in PREFIXED or not value or math.isnan(value) or math.isinf(value) or abs(value) < 0.9995e-9:
         return 1.0, ""
     return next(((s, p) for s, p in _PREFIXES if abs(value) >= s * 0.9995), _PREFIXES[-1])
 
@@ -53,10 +59,10 @@ def quantity(value, unit: str, digits: int = 4) -> str:
     """``value`` (SI) with an SI prefix and ``unit`` (``"s"``, ``"B"``, ``"flop/s"``, ``"1"``, ...)."""
     if value is None or isinstance(value, bool) or unit in _PLAIN:
         return number(value, digits) + _PLAIN.get(unit, "")
-    if unit not in _PREFIXED:
+    if unit not in PREFIXED:
         return f"{number(value, digits)} {unit}"
     scale, prefix = si_prefix(value, unit)
-    return f"{number(value / scale, digits)} {prefix}{_PREFIXED[unit]}"
+    return f"{number(value / scale, digits)} {prefix}{PREFIXED[unit]}"
 
 
 def text_table(rows: Sequence[Sequence[str]], header: Optional[Sequence[str]] = None, indent: str = "",

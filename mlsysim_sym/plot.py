@@ -29,7 +29,7 @@ from typing import List, Optional, Tuple, Union
 import numpy as np
 
 from . import notation
-from .display import number, quantity, si_prefix
+from .display import number, quantity, si_prefix, written
 from .solver import OUTPUTS, describe, output_unit
 from .symbols import BY_SYMBOL, by_argument
 
@@ -37,14 +37,11 @@ PathLike = Union[str, Path]
 WIDTH = 8.0                 # in
 FONT = 10                   # pt; nothing is drawn smaller than SMALL
 SMALL = 9
-#: a heatmap writes its values in the cells up to this many columns
 #: At most this many labelled ticks on a line chart's x axis.
 MAX_TICKS = 10
+#: a heatmap writes its values in the cells up to this many columns
 WRITTEN_COLUMNS = 14
 POSITIVE, NEGATIVE = "#2b6ca3", "#c8553d"
-#: unit -> how an axis label writes it (after an SI prefix where display gives one)
-_WRITTEN = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W",
-            "1/s": "samples/s", "flop/B": "FLOP/B", "1": ""}
 #: counts whose unit ``"1"`` has a name
 _COUNTED = {"batch_size": "samples", "seq_len": "tokens"}
 
@@ -91,7 +88,7 @@ def _wrap(text: str, width: int = 90) -> str:
 def _scaled_unit(value: float, unit: str) -> Tuple[float, str]:
     """``(scale, written unit)`` for numbers of about ``value`` in ``unit`` (``1e-3, "ms"``)."""
     scale, prefix = si_prefix(value, unit)
-    return scale, (prefix.replace("u", "\u00b5") + _WRITTEN.get(unit, unit))
+    return scale, (prefix.replace("u", "\u00b5") + written(unit))
 
 
 # ----------------------------------------------------------------------------------------------

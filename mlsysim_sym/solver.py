@@ -340,13 +340,13 @@ def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:
     parts, swept = [], []
     for k, v in zip(KEYWORDS, arguments):
         if v is SWEPT:
-            swept.append("batch" if k == "batch_size" else _SHORT[k])
+            swept.append("batch" if k == "batch_size" else SHORT_NAMES[k])
         elif k == "batch_size":
             parts.append(f"batch {v}")
         elif k in FLAG_KEYWORDS:
-            parts += [_SHORT[k]] if v else []
+            parts += [SHORT_NAMES[k]] if v else []
         elif v != SOLVE_DEFAULTS[k]:
-            parts.append(f"{_SHORT[k]} {v}")
+            parts.append(f"{SHORT_NAMES[k]} {v}")
     if precision is SWEPT:
         swept.append("precision")
     else:
@@ -354,7 +354,8 @@ def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:
     return f"{w.name} on {f.name}: " + ", ".join(parts) + (f"; varied: {', '.join(swept)}" if swept else "")
 
 
-_SHORT = {"efficiency": "efficiency", "tp_size": "tp", "pp_size": "pp", "ep_size": "ep", "v_stages": "v",
+#: Keyword -> its short name in a configuration line (:func:`describe`, the command line).
+SHORT_NAMES = {"efficiency": "efficiency", "tp_size": "tp", "pp_size": "pp", "ep_size": "ep", "v_stages": "v",
           "microbatch_count": "m",
           "zero_stage": "ZeRO", "is_lora": "LoRA", "activation_recomputation": "recompute",
           "overlap_comm": "overlap", "overlap_efficiency": "overlap efficiency",

@@ -17,15 +17,12 @@ import re
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
 from .. import notation
-from ..display import html_table, number, quantity, si_prefix, text_table, wrap
+from ..display import PREFIXED, html_table, number, quantity, si_prefix, text_table, wrap
 from ..printing import latex
 from ..symbols import BY_SYMBOL, by_argument
 
 if TYPE_CHECKING:        # annotations only: the table module is imported by .point
     from .point import DiscreteRow, Row, Sensitivities
-
-_UNITS = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
-
 
 def output_name(t: "Sensitivities") -> str:
     """The output in words and symbol: ``fleet MFU``, ``step time T_step``."""
@@ -72,7 +69,7 @@ def _per(d, value, unit: str, out_unit: str) -> str:
     head = number(d * scale, 4) if out_unit in ("1", "") else quantity(d * scale, out_unit)
     if not head.startswith("-"):
         head = "+" + head
-    return head + (f" per {prefix}{_UNITS[unit]}" if unit in _UNITS else "")
+    return head + (f" per {prefix}{PREFIXED[unit]}" if unit in PREFIXED else "")
 
 
 def _derivative(r: "Row", out_unit: str) -> str:
