@@ -44,7 +44,10 @@ def render_all() -> Dict[str, str]:
     bodies = [env.get_template(f"{name}.j2").render(ctx, macros="_tex.j2", top=2) for name, ctx in contexts.items()]
     out["docs/mlsysim_sym.tex"] = env.get_template("document.tex.j2").render(
         bodies=bodies, newcommands=notation.newcommands())
-    return {rel: re.sub(r"\n{3,}", "\n\n", text) for rel, text in out.items()}
+    out = {rel: re.sub(r"\n{3,}", "\n\n", text) for rel, text in out.items()}
+    for domain in notation.registry_extension():
+        out[f"docs/registry/{domain}.yaml"] = notation.registry_extension_yaml(domain)
+    return out
 
 
 def check(rendered: Optional[Dict[str, str]] = None) -> List[str]:
@@ -69,7 +72,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         diffs = check(rendered)
         print("".join(diffs) or "docs/ is up to date")
         return 1 if diffs else 0
-    DOCS.mkdir(exist_ok=True)
+    (DOCS / "registry").mkdir(parents=True, exist_ok=True)
     for rel, text in rendered.items():
         (ROOT / rel).write_text(text, encoding="utf-8")
         print(f"wrote {rel}")

@@ -140,8 +140,7 @@ def _declare(name, latex, unit, meaning, kind, origin, assume, book=None, **fiel
     if name in PARAMS:
         raise RuntimeError(f"symbol {name!r} declared twice")
     s = notation.symbol(name, **_ASSUMPTIONS[assume])
-    note = f"The book's {notation.BOOK_CANDIDATES[name]} has this meaning" if name in notation.BOOK_CANDIDATES else ""
-    notation.declare(name, latex, meaning, unit, "parameter", book, note)
+    notation.declare(name, latex, meaning, unit, "parameter", book)
     PARAMS[name] = Param(name, s, unit, meaning, latex, Kind(kind), Origin(origin), book=book, **fields)
     setattr(sym, name, s)
     return s
@@ -159,8 +158,8 @@ def _field(name, origin, field, latex, unit, meaning, kind="real", assume="posit
                     fallback=fallback, falsy=falsy, rows=rows, label=label)
 
 
-def _const(name, latex, unit, meaning, value):
-    return _declare(name, latex, unit, meaning, "constant", "constant", "positive", argument=name, value=value)
+def _const(name, latex, unit, meaning, value, book=None):
+    return _declare(name, latex, unit, meaning, "constant", "constant", "positive", book, argument=name, value=value)
 
 
 T = r"\text"
@@ -169,8 +168,8 @@ C, K, CK = ("continuous",), ("knob",), ("continuous", "knob")
 # ----------------------------------------------------------------------------------
 # solve() keyword arguments (docs/contract.md §1.1)
 # ----------------------------------------------------------------------------------
-_keyword("B", "batch_size", 1, "B", "1", "global batch size, in samples (sequences)", "count", "count",
-         r"\BatchSize", K, label="global batch size")
+_keyword("B", "batch_size", 1, rf"B_{{{T}{{global}}}}", "1", "global batch size, in samples (sequences)",
+         "count", "count", r"\GlobalBatchSize", K, label="global batch size")
 _keyword("eta", "efficiency", 0.5, rf"\eta_{{{T}{{hw}}}}", "1", "achieved fraction of peak FLOP/s",
          book=r"\EfficiencyHw", rows=C, label="achieved efficiency")
 _keyword("tp", "tp_size", 1, rf"N_{{{T}{{TP}}}}", "1", "tensor-parallel degree", "count", "count",
@@ -183,11 +182,11 @@ _keyword("v", "v_stages", 1, "V", "1", "virtual pipeline stages per device (inte
 _keyword("m", "microbatch_count", 1, "m", "1", "microbatches per pipelined step", "count", "count",
          r"\MicrobatchCount", K, label="microbatches")
 _keyword("z", "zero_stage", 0, rf"z_{{{T}{{ZeRO}}}}", "1", "ZeRO stage (0, 1, 2 or 3)", "flag", "flag", rows=K, label="ZeRO stage")
-_keyword("lora", "is_lora", False, rf"\ell_{{{T}{{LoRA}}}}", "1", "1 when fine-tuning with LoRA adapters, else 0",
+_keyword("lora", "is_lora", False, rf"\chi_{{{T}{{LoRA}}}}", "1", "1 when fine-tuning with LoRA adapters, else 0",
          "flag", "flag", label="LoRA")
-_keyword("rc", "activation_recomputation", False, rf"r_{{{T}{{rc}}}}", "1",
+_keyword("rc", "activation_recomputation", False, rf"\chi_{{{T}{{rc}}}}", "1",
          "1 with full activation recomputation, else 0", "flag", "flag", label="recomputation")
-_keyword("ov", "overlap_comm", False, rf"o_{{{T}{{DP}}}}", "1",
+_keyword("ov", "overlap_comm", False, rf"\chi_{{{T}{{ov}}}}", "1",
          "1 when DP communication overlaps the backward pass, else 0", "flag", "flag", label="DP overlap")
 _keyword("eta_ov", "overlap_efficiency", 0.85, rf"\eta_{{{T}{{ov}}}}", "1",
          "fraction of the DP communication hidden by overlap", assume="nonnegative", rows=C, label="overlap efficiency")
@@ -247,8 +246,8 @@ _field("BW_intra", "node", "intra_node_bw", rf"\beta_{{{T}{{intra}}}}", "B/s",
        "intra-node (NVLink) bandwidth per direction", rows=C, label="NVLink bandwidth")
 _field("alpha_nv", "accelerator", "nvlink_latency", rf"\alpha_{{{T}{{intra}}}}", "s",
        "intra-node (NVLink) message latency", assume="nonnegative", fallback=500e-9, rows=C, label="NVLink latency")
-_field("BW_fab", "fabric", "bandwidth", rf"\beta_{{{T}{{fab}}}}", "B/s", "fabric (NIC) bandwidth per accelerator",
-       argument="fabric_bandwidth", rows=C, label="fabric bandwidth")
+_field("BW_fab", "fabric", "bandwidth", rf"\text{{BW}}_{{{T}{{inject}}}}", "B/s", "fabric (NIC) bandwidth per accelerator",
+       book=r"\InjectionBandwidth", argument="fabric_bandwidth", rows=C, label="fabric bandwidth")
 _field("osr", "fabric", "oversubscription_ratio", "R", "1", "fabric oversubscription ratio",
        book=r"\OversubscriptionRatio", rows=C, label="oversubscription")
 _field("alpha_fab", "fabric", "latency", rf"\alpha_{{{T}{{fab}}}}", "s", "fabric message latency",
@@ -261,9 +260,9 @@ _field("BW_pcie", "accelerator", "pcie_bandwidth", rf"\text{{BW}}_{{{T}{{PCIe}}}
        "host link bandwidth per direction (offload)", fallback=64e9, rows=C, label="PCIe bandwidth")
 _field("tau_d", "accelerator", "dispatch_tax", rf"t_{{{T}{{dispatch}}}}", "s", "dispatch overhead per step",
        assume="nonnegative", book=r"\OperationDispatchOverhead", rows=C, label="dispatch overhead")
-_field("TDP", "accelerator", "tdp", rf"P_{{{T}{{TDP}}}}", "W", "thermal design power of one accelerator (0 when unknown)",
-       assume="nonnegative", fallback=0.0, rows=C, label="TDP")
-_field("CAP_sram", "accelerator", "sram_capacity", rf"M_{{{T}{{SRAM}}}}", "B",
+_field("TDP", "accelerator", "tdp", rf"P_{{{T}{{thermal}}}}", "W", "thermal design power of one accelerator (0 when unknown)",
+       book=r"\ThermalPowerLimit", assume="nonnegative", fallback=0.0, rows=C, label="TDP")
+_field("CAP_sram", "accelerator", "sram_capacity", rf"M_{{{T}{{on-chip}}}}", "B",
        "on-chip SRAM capacity (Engine path only)", rows=C, label="SRAM capacity")
 _field("BW_sram", "accelerator", "sram_bandwidth", rf"\text{{BW}}_{{{T}{{SRAM}}}}", "B/s",
        "on-chip SRAM bandwidth (Engine path only)", rows=C, label="SRAM bandwidth")
@@ -279,7 +278,7 @@ _const("E_idle", rf"e_{{{T}{{idle}}}}", "1", "idle share of TDP drawn during a s
 _const("E_dyn", rf"e_{{{T}{{dyn}}}}", "1", "dynamic share of TDP, scaled by HFU", 0.7)
 _const("alpha_h", rf"\alpha_{{{T}{{hier}}}}", "s",
        "intra-node latency of the hierarchical all-reduce (its default, never overridden)", 5e-7)
-_const("r_lora", rf"r_{{{T}{{LoRA}}}}", "1", "LoRA rank used for the trainable fraction", 16)
+_const("r_lora", "r", "1", "LoRA rank used for the trainable fraction", 16, r"\AdapterRank")
 _const("n_ar", rf"n_{{{T}{{AR}}}}", "1", "TP all-reduces per layer per training step (2 fwd + 2 bwd)", 4)
 _const("K_sel", rf"K_{{{T}{{sel}}}}", "1",
        "Korthikanti coefficient, selective recompute: activation bytes per token, hidden unit and layer "

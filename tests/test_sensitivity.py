@@ -497,7 +497,7 @@ def test_display():
     # words, the book's symbol and units: 989.4 TFLOP/s is the H100's dense fp16 peak
     row = next(x for x in lines if "peak FLOP/s R_peak" in x)
     assert "989 TFLOP/s" in row and "per TFLOP/s" in row and "-0.284" in row
-    assert "fabric bandwidth β_fab" in text and "12.5 GB/s" in text
+    assert "fabric bandwidth BW_inject" in text and "12.5 GB/s" in text
     # mlsysim field names a student cannot read stay out of a training table's text
     assert "inference_flops" not in text and "count " not in text
     # skipped neighbours summarised: one line per knob, values grouped by reason, no full message
@@ -541,7 +541,7 @@ def test_short_latex_is_the_row_in_named_quantities():
         d = t.short(p, "derivative")
         assert float(d.subs(point.values)) == pytest.approx(t[p].derivative, rel=1e-12)
     text = t.latex("efficiency")
-    assert text.startswith(r"\frac{\partial \ln \text{MFU}}{\partial \ln \eta_{\text{hw}}} = ")
+    assert text.startswith(r"\frac{\partial \ln \text{MFU}_{\text{fleet}}}{\partial \ln \eta_{\text{hw}}} = ")
     # the frozen derivative printed 1,316 characters; the chained elasticity about a third of it
     assert len(text) < 500 and len(t.latex("fabric_bandwidth")) < 500
     assert r"\EfficiencyHw" in t.latex("efficiency", book=True)
