@@ -45,6 +45,24 @@ TERM_SOURCES = {
     "AllToAll": "Thakur, Rabenseifner and Gropp (2005): each rank keeps 1/N of its data.",
     "BubbleFraction": "Huang et al. (2019); Narayanan et al. (2021) for V virtual stages per device.",
     "BubbleTime": "Narayanan et al. (2021): b/(1 - b) of the busy time.",
+    # issue 11: the textbook's terms beside the model's (not in the step time)
+    "AllGather": "Thakur, Rabenseifner and Gropp (2005): N - 1 ring steps of M/N bytes; "
+                 "Communication Foundations appendix, @eq-allgather.",
+    "ReduceScatter": "Patarasuk and Yuan (2009): the first half of the ring all-reduce; "
+                     "Communication Foundations appendix, @eq-reducescatter.",
+    "TreeAllReduce": "Reduce up and broadcast down a binary tree, the full message per level; "
+                     "Communication Foundations appendix, @eq-tree-allreduce.",
+    "DoubleTreeAllReduce": "Sanders, Speck and Traff (2009): two complementary trees of M/2 each; "
+                           "Collective Communication chapter, double binary tree.",
+    "PointToPoint": "Hockney (1994): the alpha-beta model; Communication Foundations appendix, @eq-alpha-beta.",
+    "PipelineSendTime": "Narayanan et al. (2021): one microbatch's b s h activation between consecutive stages.",
+    "CommComputeRatio": "Collective Communication chapter, Llama 70B communication budget.",
+    "ExpertCapacity": "Fedus, Zoph and Shazeer (2022), Switch Transformers, eq. (3).",
+    "ActivationsNoRecompute": "Korthikanti et al. (2022), sec. 4.2.1: tensor parallelism, no recomputation.",
+    "ActivationsSeqParallel": "Korthikanti et al. (2022), sec. 4.2.2: tensor and sequence parallelism.",
+    "DataParallelCommVolume": "Rajbhandari et al. (2020), ZeRO, sec. 7.1: a ReduceScatter and an AllGather.",
+    "Zero3CommVolume": "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2: two AllGathers and a ReduceScatter, 1.5x.",
+    "Zero3CommTime": "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2.",
 }
 
 

@@ -109,6 +109,7 @@ class Proposal:
     kind: str
     definition: str
     domain: str = "distributed"
+    unit: str = ""      # a cost term's unit (ours), which its notation does not record
 
 
 _P = Proposal
@@ -187,8 +188,29 @@ EXTENSION: Dict[str, Proposal] = {
     # cost terms
     "HierarchicalAllReduce": _P(r"\HierarchicalAllReduceTime", "scalar",
                                 "time to complete an AllReduce in two levels, inside each node and then across "
-                                "nodes"),
-    "BubbleTime": _P(r"\PipelineBubbleTime", "scalar", "idle time that a pipeline's fill and drain add to a step"),
+                                "nodes", unit="s"),
+    "BubbleTime": _P(r"\PipelineBubbleTime", "scalar", "idle time that a pipeline's fill and drain add to a step",
+                     unit="s"),
+    "PipelineSendTime": _P(r"\PipelineStageSendTime", "scalar",
+                           "time to send one microbatch's activations across one pipeline stage boundary", unit="s"),
+    "ExpertCapacity": _P(r"\ExpertTokenCapacity", "count",
+                         "number of token slots one expert accepts per batch, the capacity factor times its uniform "
+                         "share"),
+    "ActivationsNoRecompute": _P(r"\TensorParallelLayerActivationMemory", "scalar",
+                                 "activation bytes one transformer layer keeps per device without recomputation under "
+                                 "tensor parallelism", "learning", unit="B"),
+    "ActivationsSeqParallel": _P(r"\SequenceParallelLayerActivationMemory", "scalar",
+                                 "activation bytes one transformer layer keeps per device without recomputation under "
+                                 "tensor and sequence parallelism", "learning", unit="B"),
+    "DataParallelCommVolume": _P(r"\GradientSyncVolume", "scalar",
+                                 "bytes one rank sends per step for the data-parallel gradient AllReduce", unit="B"),
+    "Zero3CommVolume": _P(r"\FullyShardedSyncVolume", "scalar",
+                          "bytes one rank sends per step under ZeRO-3 or FSDP, two AllGathers and one ReduceScatter",
+                          unit="B"),
+    "Zero3CommTime": _P(r"\FullyShardedCommunicationTime", "scalar",
+                        "communication time per step under ZeRO-3 or FSDP, two AllGathers and one ReduceScatter",
+                        unit="s"),
+    "n_tok": _P(r"\RoutedTokenCount", "count", "number of tokens of one batch entering a mixture-of-experts layer"),
     # parameters
     "ep": _P(r"\ExpertParallelDegree", "count",
              "number of devices over which the experts of a mixture-of-experts layer are spread"),
@@ -432,6 +454,24 @@ for _name, _tex, _book, _unit, _meaning, _assume in _FORMAL:
     declare(_name, _tex, _meaning, _unit, "formal", _book)
     FORMAL[_name] = symbol(_name, positive=True, **_assume)
 
+# ---- issue 11: formal arguments of the textbook's terms (AllGather ... ExpertCapacity) -------- begin
+_FORMAL_BOOK_TERMS = (
+    ("n_msg", "n", r"\PointToPointMessageSize", "B", "size of one point-to-point message (alpha-beta model)", {}),
+    ("M_param", rf"M_{{{T}{{param}}}}", r"\ParameterPayload", "B",
+     "bytes of the full parameter set at the communication precision", {}),
+    ("n_heads", rf"N_{{{T}{{heads}}}}", r"\AttentionHeadCount", "1", "attention heads of one layer", {"integer": True}),
+    ("C_cap", rf"C_{{{T}{{cap}}}}", r"\ExpertCapacityFactor", "1",
+     "capacity factor: multiple of an expert's uniform share of tokens it accepts", {}),
+    ("n_tok", rf"n_{{{T}{{tok}}}}", None, "1", "tokens of one batch entering a mixture-of-experts layer",
+     {"integer": True}),
+    ("N_experts", rf"N_{{{T}{{experts}}}}", r"\ExpertCount", "1", "experts of one mixture-of-experts layer",
+     {"integer": True}),
+)
+for _name, _tex, _book, _unit, _meaning, _assume in _FORMAL_BOOK_TERMS:
+    declare(_name, _tex, _meaning, _unit, "formal", _book)
+    FORMAL[_name] = symbol(_name, positive=True, **_assume)
+# ---- issue 11 -------------------------------------------------------------------------------- end
+
 
 # --------------------------------------------------------------------------------------------
 # Cost terms and the indicator
@@ -476,6 +516,37 @@ TERMS: Tuple[Term, ...] = (
     Term("BubbleTime", rf"T_{{{T}{{bubble}}}}", None, ("T_busy", "pp", "v", "m"),
          "pipeline fill-and-drain time added to a busy time"),
 )
+# ---- issue 11: terms the textbook uses beside the model's (not in the step-time model) ------- begin
+_COLL = ("M_coll", "N_coll", "beta", "alpha")
+_KORTHIKANTI = ("s", "mb", "H", "n_heads", "tp", "bpp")
+TERMS += (
+    Term("AllGather", rf"T_{{{T}{{allgather}}}}", r"\AllGatherCompletionTime", _COLL, "ring AllGather time"),
+    Term("ReduceScatter", rf"T_{{{T}{{reducescatter}}}}", r"\ReduceScatterCompletionTime", _COLL,
+         "ring ReduceScatter time"),
+    Term("TreeAllReduce", rf"T_{{{T}{{tree}}}}", r"\TreeAllReduceCompletionTime", _COLL,
+         "binary-tree AllReduce time (reduce up, broadcast down)"),
+    Term("DoubleTreeAllReduce", rf"T_{{{T}{{double-tree}}}}", r"\DoubleTreeAllReduceTime", _COLL,
+         "double binary tree AllReduce time"),
+    Term("PointToPoint", "T", r"\PointToPointTransferTime", ("n_msg", "beta", "alpha"),
+         "point-to-point transfer time (alpha-beta model)"),
+    Term("PipelineSendTime", rf"T_{{{T}{{send}}}}", None, ("mb", "s", "H", "bpp", "beta", "alpha"),
+         "send of one microbatch's activation across one pipeline stage boundary"),
+    Term("CommComputeRatio", r"\rho", r"\CommunicationComputeRatio", ("T_comm", "T_compute"),
+         "communication-to-computation ratio of a step"),
+    Term("ExpertCapacity", rf"C_{{{T}{{expert}}}}", None, ("C_cap", "n_tok", "N_experts"),
+         "token slots of one expert (Switch Transformer capacity)"),
+    Term("ActivationsNoRecompute", rf"M_{{{T}{{act,TP}}}}", None, _KORTHIKANTI,
+         "activation bytes of one layer without recomputation, tensor parallel"),
+    Term("ActivationsSeqParallel", rf"M_{{{T}{{act,SP}}}}", None, _KORTHIKANTI,
+         "activation bytes of one layer without recomputation, tensor and sequence parallel"),
+    Term("DataParallelCommVolume", rf"V_{{{T}{{DP}}}}", None, ("M_param", "N_coll"),
+         "bytes one rank sends per step for the data-parallel gradient all-reduce"),
+    Term("Zero3CommVolume", rf"V_{{{T}{{ZeRO-3}}}}", None, ("M_param", "N_coll"),
+         "bytes one rank sends per step under ZeRO-3 / FSDP"),
+    Term("Zero3CommTime", rf"T_{{{T}{{ZeRO-3}}}}", None, ("M_param", "N_coll", "beta", "alpha"),
+         "ZeRO-3 / FSDP communication time per step (two AllGathers and a ReduceScatter)"),
+)
+# ---- issue 11 -------------------------------------------------------------------------------- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.
@@ -562,7 +633,7 @@ def registry_extension() -> Dict[str, List[Dict[str, str]]]:
     seen: Dict[str, Dict[str, str]] = {}
     files: Dict[str, List[Dict[str, str]]] = {}
     rows = [(e.name, e.latex, e.unit, e.meaning, e.note) for e in lacking()]
-    rows += [(t.name, t.latex, "s", t.meaning, "") for t in TERMS if not t.book]
+    rows += [(t.name, t.latex, _proposal(t.name).unit, t.meaning, "") for t in TERMS if not t.book]
     for name, latex, unit, meaning, note in rows:
         entry = _registry_entry(name, latex, unit, meaning, note)
         if entry["macro"] in seen:

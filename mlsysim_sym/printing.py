@@ -108,7 +108,10 @@ def _subclasses(cls):
         yield from _subclasses(c)
 
 
-# every NamedTerm subclass is defined by now: ``.simplify`` (imported above) imports the model
+# every NamedTerm subclass is defined by now: ``.simplify`` (imported above) imports the model, and
+# the terms the model does not use are imported here
+from .terms import moe as _moe  # noqa: E402,F401
+
 _NAMED_TERMS = {c.__name__: c for c in _subclasses(NamedTerm)}
 
 #: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`, in that order).
@@ -117,7 +120,8 @@ TERM_CLASSES = {t.name: _NAMED_TERMS[t.name] for t in notation.TERMS}
 
 def term_call(term: notation.Term) -> sp.Basic:
     """The cost term applied to its formal arguments, e.g. ``RingAllReduce(M, N, beta, alpha)``."""
-    args = [notation.FORMAL[a] if a in notation.FORMAL else PARAMS[a].symbol for a in term.args]
+    args = [notation.FORMAL[a] if a in notation.FORMAL else PARAMS[a].symbol if a in PARAMS
+            else notation.symbol(a, positive=True) for a in term.args]  # a model quantity (``T_comm``)
     return TERM_CLASSES[term.name](*args)
 
 

@@ -96,6 +96,10 @@ def dimension(expr, units: Dict[sp.Symbol, str] | None = None) -> Dim:
             if not e.exp.is_Number:
                 raise DimensionError(f"symbolic power of a dimensioned quantity: {e}")
             return tuple(x * e.exp for x in base)
+        if isinstance(e, (sp.log, sp.exp)):
+            if walk(e.args[0]) != ONE:
+                raise DimensionError(f"{e.func.__name__} of a dimensioned quantity: {e}")
+            return ONE
         if isinstance(e, sp.Piecewise):
             for _, c in e.args:
                 walk(c)

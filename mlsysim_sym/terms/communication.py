@@ -16,7 +16,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..symbols import sym
-from .base import CeilDiv, FloorDiv
+from .base import CeilDiv, FloorDiv, NamedTerm
 from .collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
 
 
@@ -61,3 +61,21 @@ def exposed_dp(t_dp, ov):
 def straggled(t, f_s):
     """The slowest worker gates a synchronous step: ``t * f_s`` when ``f_s > 1``."""
     return sp.Piecewise((t * f_s, f_s > 1), (t, True))
+
+
+class CommComputeRatio(NamedTerm):
+    r"""Communication-to-computation ratio ``rho = T_comm / T_compute``: above 1, the step cannot hide its communication.
+
+    Book: Collective Communication chapter, sec. "Putting the model to work:
+    Llama 70B communication budget" (the ratio of the all-reduce time to the
+    compute time of the step, hierarchical against flat); notation registry
+    ``\CommunicationComputeRatio`` ("ratio of per-step communication time to
+    per-device compute time"). Distributed Training chapter, learning objective
+    "communication-computation ratios".
+    """
+
+    nargs = 2
+
+    @staticmethod
+    def formula(t_comm, t_compute):
+        return t_comm / t_compute

@@ -117,3 +117,39 @@ def generic_replica_bytes(W, bpp, G, lora):
     """
     full = (2 * W + (W / bpp) * sym.ADAM) / G
     return select(sp.And(sp.Eq(lora, 1), sp.Eq(G, 1)), sym.f_lora_mem * W, full)
+
+
+class ActivationsNoRecompute(NamedTerm):
+    r"""Activation bytes of one transformer layer without recomputation, tensor parallel (no sequence parallelism).
+
+    ``S b d (10 + 24/t + 5 a S/(d t)) * s_elem/2``: Korthikanti et al. (2022),
+    "Reducing activation recomputation in large transformer models", sec. 4.2.1 (and
+    sec. 4.1, eq. (1), ``S b d (34 + 5 a S/d)``, at ``t = 1``). The ``10`` are the layer-norm
+    inputs and dropout masks that tensor parallelism replicates; ``5 a S/d`` is
+    the attention scores, softmax and its dropout (quadratic in ``S``). The paper's
+    constants are bytes at 2-byte activations, hence ``s_elem/2`` (mlsysim 0.3.0
+    ``calc_activation_memory(strategy='none')`` scales the same way). Arguments:
+    ``(S, B_micro, d, N_heads, N_TP, s_elem)``.
+    """
+
+    nargs = 6
+
+    @staticmethod
+    def formula(s, b, h, a, t, bpp):
+        return s * b * h * (10 + 24 / t + 5 * a * s / (h * t)) * bpp / 2
+
+
+class ActivationsSeqParallel(NamedTerm):
+    r"""Activation bytes of one transformer layer without recomputation, tensor and sequence parallel.
+
+    ``S b d / t * (34 + 5 a S/d) * s_elem/2``: Korthikanti et al. (2022), sec. 4.2.2:
+    sequence parallelism shards the ``10`` replicated bytes too, so every term is
+    divided by ``t``. Equal to :class:`ActivationsNoRecompute` at ``t = 1``.
+    Arguments: ``(S, B_micro, d, N_heads, N_TP, s_elem)``.
+    """
+
+    nargs = 6
+
+    @staticmethod
+    def formula(s, b, h, a, t, bpp):
+        return s * b * h / t * (34 + 5 * a * s / h) * bpp / 2

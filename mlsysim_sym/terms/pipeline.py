@@ -41,3 +41,26 @@ def in_flight_divisor(m, p):
     this, so a stage holds activations of ``lb / (GA * ifd)`` samples.
     """
     return sp.Max(1, FloorDiv(m, p)) ** Iverson(p > 1)
+
+
+class PipelineSendTime(NamedTerm):
+    r"""Stage-to-stage send of one microbatch's activation: ``alpha + B_micro * S * d * s_elem / beta``.
+
+    A :class:`~mlsysim_sym.terms.collectives.PointToPoint` transfer of the boundary
+    activation (``B_micro x S x d`` elements of ``s_elem`` bytes), paid once per
+    microbatch per stage boundary in the forward pass and once more (its gradient)
+    in the backward pass. Narayanan et al. (2021), sec. 3.2 ("b s h" per microbatch
+    between consecutive stages); Huang et al. (2019). Book: Collective
+    Communication chapter, tbl. "The Travel Manifest" (pipeline parallelism:
+    point-to-point Send/Recv), with the alpha-beta model of the Communication
+    Foundations appendix, ``@eq-alpha-beta``; Distributed Training chapter,
+    tbl. "Parallelism Communication Costs" (PP volume proportional to B x H).
+    Arguments: ``(B_micro, S, d, s_elem, beta, alpha)``.
+    """
+
+    nargs = 6
+
+    @staticmethod
+    def formula(mb, s, H, bpp, beta, alpha):
+        from .collectives import PointToPoint
+        return PointToPoint.formula(mb * s * H * bpp, beta, alpha)
