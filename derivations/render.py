@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from mlsysim_sym import notation
-from mlsysim_sym.printing import environment
+from mlsysim_sym.printing import environment, md_math
 
 from . import examples, memory, notation_doc, step_time
 
@@ -28,6 +28,15 @@ DOCUMENTS = {
 }
 
 
+_CODE_OR_MATH = re.compile(r"^```.*?^```$|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+?\$", re.S | re.M)
+
+
+def github_math(markdown: str) -> str:
+    """Every math span of a Markdown document (not code) through :func:`mlsysim_sym.printing.md_math`."""
+    return _CODE_OR_MATH.sub(lambda m: md_math(m.group(0)) if m.group(0).startswith("$") else m.group(0),
+                             markdown)
+
+
 def _contexts() -> Dict[str, dict]:
     return {name: build() for name, (_, build) in DOCUMENTS.items()}
 
@@ -38,7 +47,7 @@ def render_all() -> Dict[str, str]:
     contexts = _contexts()
     out: Dict[str, str] = {}
     for name, ctx in contexts.items():
-        out[f"docs/{name}.md"] = env.get_template(f"{name}.j2").render(ctx, macros="_md.j2", top=1)
+        out[f"docs/{name}.md"] = github_math(env.get_template(f"{name}.j2").render(ctx, macros="_md.j2", top=1))
     out["docs/index.md"] = env.get_template("index.j2").render(
         macros="_md.j2", top=1, documents=[(n, t) for n, (t, _) in DOCUMENTS.items()])
     bodies = [env.get_template(f"{name}.j2").render(ctx, macros="_tex.j2", top=2) for name, ctx in contexts.items()]

@@ -53,7 +53,7 @@ def _quantity(model, name: str) -> Dict[str, object]:
     closed = small_closed_form(model, name)
     return {
         "name": name, "symbol": e.latex, "book": e.book, "meaning": e.meaning, "unit": e.unit,
-        "equation": definition_chain(model, name),
+        "equation": definition_chain(model, name, alone=True),
         "book_equation": definition_chain(model, name, book=True),
         "closed": None if closed is None else f"{e.latex} = {latex(closed)}",
         "regimes": decision_lines(model.definition(name)),
@@ -73,4 +73,4 @@ def context() -> Dict[str, object]:
               "equation": term_chain(t), "book_equation": term_chain(t, book=True),
               "source": TERM_SOURCES[t.name]} for t in notation.TERMS]
     return {"sections": sections, "terms": terms,
-            "step": definition_chain(model, "T_sync"), "step_book": definition_chain(model, "T_sync", book=True)}
+            "step": definition_chain(model, "T_sync", alone=True), "step_book": definition_chain(model, "T_sync", book=True)}
