@@ -289,8 +289,20 @@ def environment():
     # an empty cell stays empty text: as math it would print a literal "$$" (a table's empty header)
     env.filters["inline"] = lambda x: "" if x == "" else "$" + (x if isinstance(x, str) else latex(x)) + "$"
     env.filters["md_text"] = md_text
+    env.filters["label"] = equation_label
     env.filters["tex_text"] = tex_text
     return env
+
+
+def equation_label(*parts: str) -> str:
+    r"""A stable cross-reference label from an equation's subject: ``eq-`` and the parts' words in lower
+    case joined by ``-`` (``("T_ring",)`` -> ``eq-t-ring``; LaTeX ``T_{\text{ring}}`` gives the same).
+    Quarto's ``{#eq-t-ring}``; the LaTeX document's ``\label{eq:t-ring}``."""
+    words = []
+    for p in parts:
+        p = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\b", "", str(p))
+        words += re.findall(r"[A-Za-z0-9]+", p.replace("_", " "))
+    return "eq-" + "-".join(w.lower() for w in words)
 
 
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "&": r"\&", "%": r"\%",

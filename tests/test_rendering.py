@@ -120,3 +120,26 @@ def test_math_survives_githubs_markdown(rel):
                 eaten.append(m.group(0)[max(0, e.start() - 30):e.end() + 30])
     assert not eaten, f"{rel}: {len(eaten)} escapes GitHub eats (write \\thinspace, \\lbrace ...):\n" + \
         "\n".join(eaten[:10])
+
+
+# --------------------------------------------------------------------------------------------
+# Quarto cross-references: docs/quarto/*.qmd label every display ($$ ... $$ {#eq-...}); the .md files
+# are the same documents without the labels (plain pandoc and GitHub would print them as text); the
+# .tex labels the same equations \label{eq:...}.
+# --------------------------------------------------------------------------------------------
+def test_quarto_documents_label_every_display_uniquely_and_match_the_markdown_and_the_tex():
+    from derivations import render
+
+    all_labels = []
+    for qmd in sorted((DOCS / "quarto").glob("*.qmd")):
+        text = qmd.read_text(encoding="utf-8")
+        displays = re.findall(r"^\$\$\n.*?\n\$\$([^\n]*)$", _FENCE.sub("", text), re.S | re.M)
+        assert displays and all(re.fullmatch(r" \{#eq-[a-z0-9-]+\}", d) for d in displays), \
+            f"{qmd.name}: a display without a label"
+        assert len(displays) == len(render.labels(text))
+        assert render.strip_labels(text) == (DOCS / (qmd.stem + ".md")).read_text(encoding="utf-8")
+        all_labels += render.labels(text)
+    assert len(all_labels) > 100 and len(set(all_labels)) == len(all_labels)
+    assert {"eq-t-ring", "eq-t-hier", "eq-zero-state", "eq-t-step"} <= set(all_labels)
+    tex_labels = re.findall(r"\\label\{eq:([a-z0-9-]+)\}", (DOCS / "mlsysim_sym.tex").read_text(encoding="utf-8"))
+    assert sorted("eq-" + x for x in tex_labels) == sorted(all_labels)
