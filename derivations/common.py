@@ -8,7 +8,7 @@ import sympy as sp
 
 from mlsysim_sym import notation
 from mlsysim_sym.model import build_model
-from mlsysim_sym.printing import chain, equation, latex, term_latex
+from mlsysim_sym.printing import broken_chain, chain, equation, latex, term_latex
 from mlsysim_sym.operating_point import tidy
 from mlsysim_sym.simplify import DECOMPOSITION, expand_keeping, floor_depth, shorten, shorten_deep, size
 from mlsysim_sym.terms.base import NamedTerm
@@ -54,14 +54,16 @@ def quantity_tex(name: str, book: bool = False) -> str:
     return notation.entry(name).tex(book)
 
 
-def definition_chain(model, name: str, book: bool = False) -> str:
-    """``q = definition``; a definition that is one cost term also shows its formula."""
+def definition_chain(model, name: str, book: bool = False, alone: bool = False) -> str:
+    """``q = definition``; a definition that is one cost term also shows its formula. ``alone``: the
+    chain is a display of its own (not a row of an ``aligned`` block), broken over lines to fit a text
+    column (:func:`mlsysim_sym.printing.broken_chain`)."""
     q = model.quantity(name)
     d = model.definition(name)
     parts = [q.symbol, d]
     if isinstance(d, NamedTerm):
         parts.append(shorten(d.doit()))
-    return chain(parts, book=book)
+    return broken_chain(parts, book=book) if alone else chain(parts, book=book)
 
 
 def small_closed_form(model, name: str, limit: int = 14):

@@ -108,7 +108,7 @@ def example_context(example: Example) -> Dict[str, object]:
     return {
         "key": example.key, "title": example.title, "model": example.model, "fleet": example.fleet,
         "call": example.call(), "kwargs": list(example.kwargs), "rows": rows, "closed": closed,
-        "substituted": [substituted(p, n) for n in SUBSTITUTED],
+        "substituted": [{"name": n, "equation": substituted(p, n)} for n in SUBSTITUTED],
         "regime": _conditions(p, list(p.model)),
         "values": {n: p.value(n) for n in p.model},
         "sensitivities": sensitivity_rows(example),

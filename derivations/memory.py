@@ -40,10 +40,14 @@ def _zero_rows(model) -> List[List[str]]:
 
 
 def _sums(model) -> str:
+    """The three sharded parts together at each stage: one case per stage, under the sum (the sum and a
+    case on one line are wider than a text column)."""
     total = sum((model.definition(n) for n in SHARDED), sp.S.Zero)
     lhs = " + ".join(notation.entry(n).latex for n in SHARDED)
-    return aligned(rf"{lhs} = {latex(at_switch(total, sym.z, k))} \qquad ({notation.entry('z').latex} = {k})"
-                   for k in STAGES)
+    cases = r" \\ ".join(rf"{latex(at_switch(total, sym.z, k))} & {notation.entry('z').latex} = {k}"
+                          for k in STAGES)
+    return "\\begin{aligned}\n" + f"&{lhs} \\\\\n" + rf"&\quad = \begin{{cases}} {cases} \end{{cases}}" \
+        + "\n\\end{aligned}"
 
 
 def _numbers(example) -> List[List[object]]:
@@ -76,8 +80,8 @@ def context() -> Dict[str, object]:
         "activations": aligned(equation(model.quantity("M_activations").symbol,
                                         at_switch(model.definition("M_activations"), sym.rc, k))
                                + rf" \qquad ({notation.entry('rc').latex} = {k})" for k in (0, 1)),
-        "generic": definition_chain(generic, "M_acc"),
+        "generic": definition_chain(generic, "M_acc", alone=True),
         "example": example,
         "numbers": _numbers(example),
-        "fits": definition_chain(model, "feasible"),
+        "fits": definition_chain(model, "feasible", alone=True),
     }

@@ -33,7 +33,7 @@ def context() -> Dict[str, object]:
         "lacking": _rows(e for e in notation.lacking() if e.kind != "formal"),
         "notes": _rows(e for e in notation.table().values() if e.book and e.note),
         "newcommands": notation.newcommands(),
-        "headlines": [{"plain": quantity_latex(model, n), "book": quantity_latex(model, n, book=True)}
+        "headlines": [{"name": n, "plain": quantity_latex(model, n), "book": quantity_latex(model, n, book=True)}
                       for n in HEADLINES]
-        + [{"plain": term_chain(t), "book": term_chain(t, book=True)} for t in notation.TERMS[:2]],
+        + [{"name": t.latex, "plain": term_chain(t), "book": term_chain(t, book=True)} for t in notation.TERMS[:2]],
     }

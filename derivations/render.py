@@ -1,4 +1,10 @@
-"""Render every derivation document into ``docs/``: Markdown with ``$$`` math and one ``.tex``.
+r"""Render every derivation document into ``docs/``: Markdown with ``$$`` math and one ``.tex``.
+
+Every display equation has a stable label from its subject (``eq-t-ring``): ``docs/quarto/*.qmd`` are
+the Markdown documents with Quarto's cross-reference attribute after each display
+(``$$ ... $$ {#eq-t-ring}``, for pasting into the book and citing as ``@eq-t-ring``); ``docs/*.md``
+leave it out (plain pandoc and GitHub would print it as text); the ``.tex`` numbers every equation and
+labels it ``\label{eq:t-ring}``.
 
 ``python -m derivations`` writes the files; ``python -m derivations --check`` writes
 nothing and exits 1 when a committed file differs from a fresh render.
@@ -12,7 +18,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from mlsysim_sym import notation
-from mlsysim_sym.printing import environment
+from mlsysim_sym.printing import environment, md_math
 
 from . import examples, memory, notation_doc, step_time
 
@@ -28,6 +34,28 @@ DOCUMENTS = {
 }
 
 
+_CODE_OR_MATH = re.compile(r"^```.*?^```$|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+?\$", re.S | re.M)
+
+
+def github_math(markdown: str) -> str:
+    """Every math span of a Markdown document (not code) through :func:`mlsysim_sym.printing.md_math`."""
+    return _CODE_OR_MATH.sub(lambda m: md_math(m.group(0)) if m.group(0).startswith("$") else m.group(0),
+                             markdown)
+
+
+_LABEL = re.compile(r"^\$\$ \{#(eq-[a-z0-9-]+)\}$", re.M)
+
+
+def labels(quarto_markdown: str) -> List[str]:
+    """The equation labels of a Quarto document, in order."""
+    return _LABEL.findall(quarto_markdown)
+
+
+def strip_labels(quarto_markdown: str) -> str:
+    """The plain Markdown of a Quarto document: its equation labels left out."""
+    return _LABEL.sub("$$", quarto_markdown)
+
+
 def _contexts() -> Dict[str, dict]:
     return {name: build() for name, (_, build) in DOCUMENTS.items()}
 
@@ -37,8 +65,15 @@ def render_all() -> Dict[str, str]:
     env = environment()
     contexts = _contexts()
     out: Dict[str, str] = {}
+    seen: Dict[str, str] = {}
     for name, ctx in contexts.items():
-        out[f"docs/{name}.md"] = env.get_template(f"{name}.j2").render(ctx, macros="_md.j2", top=1)
+        quarto = github_math(env.get_template(f"{name}.j2").render(ctx, macros="_md.j2", top=1))
+        for label in labels(quarto):
+            if label in seen:
+                raise RuntimeError(f"equation label {label} of docs/{name}.md is also one of docs/{seen[label]}.md")
+            seen[label] = name
+        out[f"docs/quarto/{name}.qmd"] = quarto
+        out[f"docs/{name}.md"] = strip_labels(quarto)
     out["docs/index.md"] = env.get_template("index.j2").render(
         macros="_md.j2", top=1, documents=[(n, t) for n, (t, _) in DOCUMENTS.items()])
     bodies = [env.get_template(f"{name}.j2").render(ctx, macros="_tex.j2", top=2) for name, ctx in contexts.items()]
@@ -72,8 +107,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         diffs = check(rendered)
         print("".join(diffs) or "docs/ is up to date")
         return 1 if diffs else 0
-    (DOCS / "registry").mkdir(parents=True, exist_ok=True)
     for rel, text in rendered.items():
+        (ROOT / rel).parent.mkdir(parents=True, exist_ok=True)
         (ROOT / rel).write_text(text, encoding="utf-8")
         print(f"wrote {rel}")
     return 0

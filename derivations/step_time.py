@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from mlsysim_sym import notation
-from mlsysim_sym.printing import latex
+from mlsysim_sym.printing import equation_label, latex
 
 from .common import decision_lines, definition_chain, small_closed_form, term_chain, transformer_model
 
@@ -71,11 +71,17 @@ def _quantity(model, name: str) -> Dict[str, object]:
     closed = small_closed_form(model, name)
     return {
         "name": name, "symbol": e.latex, "book": e.book, "meaning": e.meaning, "unit": e.unit,
-        "equation": definition_chain(model, name),
+        "equation": definition_chain(model, name, alone=True),
         "book_equation": definition_chain(model, name, book=True),
         "closed": None if closed is None else f"{e.latex} = {latex(closed)}",
         "regimes": decision_lines(model.definition(name)),
     }
+
+
+def _term_label(term: notation.Term, taken) -> str:
+    """``eq-t-ring`` from the term's symbol; ``eq-t-bubble-term`` where a quantity has the symbol's name."""
+    label = equation_label(term.latex)
+    return label + "-term" if label in taken else label
 
 
 def context() -> Dict[str, object]:
@@ -87,8 +93,9 @@ def context() -> Dict[str, object]:
     sections: List[Dict[str, object]] = [
         {"title": title, "sources": list(sources), "quantities": [_quantity(model, n) for n in names]}
         for title, names, sources in SECTIONS]
+    taken = {equation_label(n) for n in listed}
     terms = [{"name": t.name, "latex": t.latex, "book": t.book, "meaning": t.meaning,
               "equation": term_chain(t), "book_equation": term_chain(t, book=True),
-              "source": TERM_SOURCES[t.name]} for t in notation.TERMS]
+              "source": TERM_SOURCES[t.name], "label": _term_label(t, taken)} for t in notation.TERMS]
     return {"sections": sections, "terms": terms,
-            "step": definition_chain(model, "T_sync"), "step_book": definition_chain(model, "T_sync", book=True)}
+            "step": definition_chain(model, "T_sync", alone=True), "step_book": definition_chain(model, "T_sync", book=True)}

@@ -26,7 +26,8 @@ True
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+import re
+from typing import Iterable, List, Optional, Sequence
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter as _SympyLatexPrinter
@@ -57,22 +58,93 @@ def equation(lhs, rhs, book: bool = False, **settings) -> str:
     return f"{side(lhs)} = {side(rhs)}"
 
 
+def _sum_lines(rhs: sp.Add, book: bool, measure, width: int) -> List[str]:
+    """The terms of a sum, signs attached, packed into lines of about ``width`` (``measure`` of the plain
+    LaTeX, so that the book-macro form breaks where the plain form does)."""
+    plain, p = LatexPrinter({"book": False}), LatexPrinter({"book": book})
+    lines: List[List[str]] = []
+    for i, t in enumerate(plain._as_ordered_terms(rhs, order=None)):
+        neg = t.could_extract_minus_sign()
+        sign = "- " if neg else "+ " if i else ""
+        pieces = [sign + plain._print(-t if neg else t), sign + p._print(-t if neg else t)]
+        if lines and measure(lines[-1][0]) + measure(pieces[0]) <= width:
+            lines[-1] = [f"{a} {b}" for a, b in zip(lines[-1], pieces)]
+        else:
+            lines.append(pieces)
+    return [line[1] for line in lines]
+
+
+#: The width (:func:`visible_length`) of display math a 720 px text column holds at 18 px text (about
+#: 8 px a character in display style), with a margin.
+LINE = 80
+
+_MARKUP = re.compile(r"\\(?:left|right|text|mathbf|mathrm|operatorname|begin|end)\b|[{}]")
+_RELATION = re.compile(r"\\(?:geq|leq|wedge|vee|cdot|times|neq|quad)\b|[=<>+]| - ")
+_FRAC = re.compile(r"\\frac\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+
+
+def visible_length(tex: str) -> int:
+    r"""A rough width of LaTeX in characters: markup (braces, ``\left``, ``\text``) dropped, every other
+    command one character, a fraction as wide as its wider half."""
+    prev = None
+    while prev != tex:     # innermost fractions first
+        prev, tex = tex, _FRAC.sub(lambda m: "x" * max(visible_length(m.group(1)), visible_length(m.group(2))),
+                                   tex)
+    tex = _MARKUP.sub("", tex)
+    tex = _RELATION.sub("xxx", tex)     # spaced on both sides in display style
+    return len(re.sub(r"\\[A-Za-z]+ ?|\\.", "x", tex).replace(" ", ""))
+
+
+def _part_lines(part, book: bool, width: int) -> List[str]:
+    r"""One form of a chain as lines: a long sum breaks at its terms, an indicator of a long disjunction
+    at its ``\vee``; anything else is one line."""
+    from .terms.base import Iverson
+
+    tex = part if isinstance(part, str) else latex(part, book=book)
+    if isinstance(part, str) or visible_length(latex(part)) <= width:
+        return [tex]
+    if isinstance(part, sp.Add):
+        return _sum_lines(part, book, visible_length, width)
+    coeff, rest = part.as_coeff_Mul() if isinstance(part, sp.Mul) else (None, None)
+    if coeff is not None and coeff != 1 and isinstance(rest, sp.Add):     # 2 (a + b + ...)
+        lines = _sum_lines(rest, book, visible_length, width - 4)
+        if len(lines) > 1:     # (the packing is the plain form's: _sum_lines)
+            return ([rf"{latex(coeff, book=book)} \biggl( {lines[0]}"] + lines[1:-1]
+                    + [rf"{lines[-1]} \biggr)"])
+    if isinstance(part, Iverson) and isinstance(part.args[0], sp.Or):
+        args = [latex(a, book=book) for a in part.args[0].args]
+        args = [rf"\left({a}\right)" if " " in a else a for a in args]
+        return ([rf"{notation.indicator(book)}\bigl\{{ {args[0]}"] + [rf"\qquad \vee {a}" for a in args[1:-1]]
+                + [rf"\qquad \vee {args[-1]} \bigr\}}"])
+    return [tex]
+
+
+def broken_chain(parts: Sequence, book: bool = False, width: int = LINE) -> str:
+    r""":func:`chain` for a display of its own, kept within a text column: when a line would be wider than
+    ``width`` (:func:`visible_length`), a long sum breaks at its terms, an indicator of a long disjunction
+    at its ``\vee``, and a long left side stands on a line of its own. A chain that fits prints as
+    :func:`chain` does."""
+    plain = [p if isinstance(p, str) else latex(p) for p in parts]     # the layout is the plain form's
+    head = visible_length(plain[0]) + 3
+    if all(head + visible_length(t) <= width for t in plain[1:]):
+        return chain(parts, book=book)
+    alone = any(visible_length(x) > width - head for p in parts[1:] for x in _part_lines(p, False, width - head))
+    forms = [_part_lines(p, book, width - 4 if alone else width - head) for p in parts[1:]]
+    tex = [p if isinstance(p, str) else latex(p, book=book) for p in parts]
+    rows = [f"&{tex[0]}"] if alone else []
+    for k, lines in enumerate(forms):
+        rows.append(f"&= {lines[0]}" if (alone or k) else f"{tex[0]} &= {lines[0]}")
+        rows += [rf"&\quad {x}" for x in lines[1:]]
+    return "\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}"
+
+
 def split_equation(lhs, rhs, book: bool = False, width: int = 150) -> str:
     """``lhs = rhs``; a long sum is stacked in ``aligned``, its terms packed into lines of about ``width``
     characters of LaTeX source."""
     flat = equation(lhs, rhs, book=book)
     if not isinstance(rhs, sp.Add) or len(flat) <= width:
         return flat
-    p = LatexPrinter({"book": book})
-    lines: list = []
-    for i, t in enumerate(p._as_ordered_terms(rhs, order=None)):
-        neg = t.could_extract_minus_sign()
-        body = p._print(-t if neg else t)
-        piece = ("- " if neg else "+ " if i else "") + body
-        if lines and len(lines[-1]) + len(piece) <= width:
-            lines[-1] += " " + piece
-        else:
-            lines.append(piece)
+    lines = _sum_lines(rhs, book, len, width)
     head = lhs if isinstance(lhs, str) else latex(lhs, book=book)
     return ("\\begin{aligned}\n" + f"{head} &= {lines[0]}" + "".join(f" \\\\\n&\\quad {x}" for x in lines[1:])
             + "\n\\end{aligned}")
@@ -137,7 +209,7 @@ def term_latex(term: notation.Term, book: bool = False) -> str:
     for form in (termwise(formula), shorten(formula)):
         if all(form != p for p in parts[1:]):
             parts.append(form)
-    return chain(parts, book=book)
+    return broken_chain(parts, book=book)
 
 
 def aligned(lines: Iterable[str]) -> str:
@@ -218,10 +290,23 @@ def environment():
     env.filters["tex"] = lambda x: x if isinstance(x, str) else latex(x)
     env.filters["book"] = lambda x: x if isinstance(x, str) else latex(x, book=True)
     env.filters["value"] = value_latex
-    env.filters["inline"] = lambda x: "$" + (x if isinstance(x, str) else latex(x)) + "$"
+    # an empty cell stays empty text: as math it would print a literal "$$" (a table's empty header)
+    env.filters["inline"] = lambda x: "" if x == "" else "$" + (x if isinstance(x, str) else latex(x)) + "$"
     env.filters["md_text"] = md_text
+    env.filters["label"] = equation_label
     env.filters["tex_text"] = tex_text
     return env
+
+
+def equation_label(*parts: str) -> str:
+    r"""A stable cross-reference label from an equation's subject: ``eq-`` and the parts' words in lower
+    case joined by ``-`` (``("T_ring",)`` -> ``eq-t-ring``; LaTeX ``T_{\text{ring}}`` gives the same).
+    Quarto's ``{#eq-t-ring}``; the LaTeX document's ``\label{eq:t-ring}``."""
+    words = []
+    for p in parts:
+        p = re.sub(r"\\(?:text|mathrm|mathbf|operatorname)\b", "", str(p))
+        words += re.findall(r"[A-Za-z0-9]+", p.replace("_", " "))
+    return "eq-" + "-".join(w.lower() for w in words)
 
 
 _TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "&": r"\&", "%": r"\%",
@@ -234,5 +319,28 @@ def tex_text(text: str) -> str:
 
 
 def md_text(text: str) -> str:
-    """Plain text for Markdown (also inside table cells): ``|``, ``*`` and ``_`` escaped."""
-    return "".join("\\" + ch if ch in "|*_" else ch for ch in str(text))
+    r"""Plain text for Markdown (also inside table cells): ``|``, ``*`` and ``_`` escaped, a LaTeX command
+    (``\InterleavedPipelineBubbleFraction``) as inline code (bare, pandoc and Quarto take it for raw TeX
+    and drop it from HTML)."""
+    parts = re.split(r"(\\[A-Za-z]+)", str(text))
+    return "".join(f"`{p}`" if i % 2 else "".join("\\" + ch if ch in "|*_" else ch for ch in p)
+                   for i, p in enumerate(parts))
+
+
+#: What GitHub's Markdown would eat in math (it applies backslash escapes to ASCII punctuation first),
+#: written as commands that survive: same spacing and glyphs.
+_GITHUB_SAFE = {",": r"\thinspace", ":": r"\medspace", ">": r"\medspace", ";": r"\thickspace",
+                "!": r"\negthinspace", "{": r"\lbrace", "}": r"\rbrace", "|": r"\Vert"}
+
+
+def md_math(tex: str) -> str:
+    r"""Math for Markdown that GitHub renders too: ``\,`` becomes ``\thinspace``, ``\{ \}`` become
+    ``\lbrace \rbrace`` (:data:`_GITHUB_SAFE`); ``\\`` and commands are kept. KaTeX and LaTeX render both
+    forms alike."""
+    def swap(m):
+        cmd = m.group(0)
+        if len(cmd) == 2 and cmd[1] in _GITHUB_SAFE:
+            follows = m.string[m.end():m.end() + 1]
+            return _GITHUB_SAFE[cmd[1]] + (" " if follows.isalpha() else "")
+        return cmd
+    return re.sub(r"\\(?:[A-Za-z]+|.)", swap, tex)

@@ -33,7 +33,8 @@ def test_committed_docs_equal_a_fresh_render(rendered):
 def test_every_document_is_rendered_in_both_formats(rendered):
     assert set(rendered) == {"docs/index.md", "docs/step_time.md", "docs/memory.md", "docs/examples.md",
                              "docs/notation.md", "docs/mlsysim_sym.tex", "docs/registry/distributed.yaml",
-                             "docs/registry/learning.yaml", "docs/registry/performance.yaml"}
+                             "docs/registry/learning.yaml", "docs/registry/performance.yaml"} | {
+        f"docs/quarto/{name}.qmd" for name in render.DOCUMENTS}
     tex = rendered["docs/mlsysim_sym.tex"]
     for title, _ in render.DOCUMENTS.values():
         assert title in rendered["docs/index.md"] and title.split(":")[0] in tex
@@ -104,7 +105,8 @@ def test_the_standalone_tex_compiles_with_pdflatex(rendered, tmp_path):
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex is not installed (Debian: texlive-latex-base texlive-latex-recommended)")
     tex = rendered["docs/mlsysim_sym.tex"]
-    assert r"\[ \fit{\linewidth}{\UsefulComputeFraction = " in tex      # book-macro equations are typeset too
+    assert r"\begin{equation}\fit{0.9\linewidth}{\UsefulComputeFraction = " in tex   # book-macro equations too
+    assert r"\label{eq:t-ring}" in tex and r"\tableofcontents" in tex and "{hyperref}" in tex
     (tmp_path / "mlsysim_sym.tex").write_text(tex, encoding="utf-8")
     proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "mlsysim_sym.tex"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)

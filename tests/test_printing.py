@@ -51,19 +51,38 @@ def test_golden_ring_allreduce():
 
 
 def test_golden_hierarchical_allreduce():
+    # too wide for a 720 px column on one line: the call on a line of its own, the sums broken at terms
     assert term_latex(TERM["HierarchicalAllReduce"]) == (
         "\\begin{aligned}\n"
-        r"T_{\text{hier}}\left(M, N_{\text{nodes}}, G_{\text{node}}, \beta_{\text{in}}, \alpha_{\text{in}}, "
-        r"\beta_{\text{out}}, \alpha_{\text{out}}\right) &= "
-        r"\frac{2 M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} N_{\text{nodes}}} "
-        r"+ \frac{2 M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} "
-        r"+ 2 \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) "
+        r"&T_{\text{hier}}\left(M, N_{\text{nodes}}, G_{\text{node}}, \beta_{\text{in}}, \alpha_{\text{in}}, "
+        r"\beta_{\text{out}}, \alpha_{\text{out}}\right) \\" "\n"
+        r"&= \frac{2 M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} N_{\text{nodes}}} "
+        r"+ \frac{2 M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} \\" "\n"
+        r"&\quad + 2 \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) "
         r"+ 2 \alpha_{\text{out}} \left(N_{\text{nodes}} - 1\right) \\" "\n"
-        r"&= 2 \left(\frac{M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} "
-        r"N_{\text{nodes}}} + \frac{M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} "
-        r"+ \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) + \alpha_{\text{out}} "
-        r"\left(N_{\text{nodes}} - 1\right)\right)" "\n"
+        r"&= 2 \biggl( \frac{M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} "
+        r"N_{\text{nodes}}} + \frac{M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} \\" "\n"
+        r"&\quad + \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) + \alpha_{\text{out}} "
+        r"\left(N_{\text{nodes}} - 1\right) \biggr)" "\n"
         "\\end{aligned}")
+
+
+def test_a_chain_that_fits_prints_on_one_line_and_a_wide_one_breaks():
+    from mlsysim_sym.printing import broken_chain, chain, visible_length
+
+    assert broken_chain([sym.tp, sym.pp]) == chain([sym.tp, sym.pp])
+    assert visible_length(r"\frac{a + b}{c}") == visible_length("a + b")
+    long_sum = sum(sp.Symbol(f"x_{{{i}}}") for i in range(40))
+    tex = broken_chain([sym.tp, long_sum])
+    assert tex.startswith("\\begin{aligned}\nN_{\\text{TP}} &= ") and tex.count(r"&\quad +") >= 1
+
+
+def test_markdown_text_keeps_macro_names_and_math_survives_github():
+    from mlsysim_sym.printing import md_math
+
+    assert md_text(r"the book's \InterleavedPipelineBubbleFraction. R_eff") == \
+        r"the book's `\InterleavedPipelineBubbleFraction`. R\_eff"
+    assert md_math(r"3\,\text{s} \mathbf{1}\{x\} \\ a\,b") == r"3\thinspace\text{s} \mathbf{1}\lbrace x\rbrace \\ a\thinspace b"
 
 
 def test_golden_bubble(model):
