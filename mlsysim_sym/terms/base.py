@@ -208,3 +208,50 @@ def select(cond, a, b):
     """``a`` where ``cond`` holds, else ``b``, as ``[c] a + (1 - [c]) b`` (exact: one term is 0)."""
     i = Iverson(cond)
     return i * a + (1 - i) * b
+
+
+class Log2(sp.Function):
+    r"""``log2(n)``, printed ``\log_{2} n`` (sympy's ``log(n, 2)`` prints ``log(n)/log(2)``).
+
+    Exact on powers of two, ``log(n)/log(2)`` otherwise; ``numpy.log2`` and ``math.log2`` in code.
+
+    Examples
+    --------
+    >>> Log2(64), Log2(6)
+    (6, 1 + log(3)/log(2))
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, n):
+        if n.is_Number:
+            return sp.log(n, 2)
+        return None
+
+    def fdiff(self, argindex=1):
+        return 1 / (self.args[0] * sp.log(2))
+
+    def _eval_rewrite_as_log(self, n, **kwargs):
+        return sp.log(n) / sp.log(2)
+
+    def _eval_is_real(self):
+        return True if self.args[0].is_positive else None
+
+    def _numpycode(self, printer):
+        return f"{printer._module_format(printer._module + '.log2')}({printer._print(self.args[0])})"
+
+    def _pythoncode(self, printer):
+        return f"{printer._module_format('math.log2')}({printer._print(self.args[0])})"
+
+    def _mpmathcode(self, printer):
+        return f"({printer._module_format('mpmath.log')}({printer._print(self.args[0])}, 2))"
+
+    _lambdacode = _pythoncode
+    _scipycode = _cupycode = _jaxcode = _numpycode
+
+    def _latex(self, printer, exp=None):
+        n = self.args[0]
+        arg = printer._print(n) if n.is_Symbol or n.is_Number else r"\left(%s\right)" % printer._print(n)
+        body = r"\log_{2} %s" % arg
+        return body if exp is None else r"\left(%s\right)^{%s}" % (body, exp)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .base import NamedTerm
+from .base import Log2, NamedTerm
 
 
 class RingAllReduce(NamedTerm):
@@ -142,7 +142,7 @@ class TreeAllReduce(NamedTerm):
 
     @staticmethod
     def formula(M, n, beta, alpha):
-        levels = sp.log(n, 2)
+        levels = Log2(n)
         return 2 * levels * M / beta + 2 * levels * alpha
 
 
@@ -159,7 +159,7 @@ class DoubleTreeAllReduce(NamedTerm):
 
     @staticmethod
     def formula(M, n, beta, alpha):
-        return 2 * sp.log(n, 2) * alpha + 2 * M / beta
+        return 2 * Log2(n) * alpha + 2 * M / beta
 
 
 def bytes_sent(term, M, n):
