@@ -7,6 +7,7 @@
     mlsysim-sym search --model Llama3_70B --fleet Research_256 --batch-size 256
     mlsysim-sym sensitivity --plot tornado.png
     mlsysim-sym equations T_step --book
+    mlsysim-sym equations T_step --book --quarto
     mlsysim-sym list
 
 Every subcommand prints the configuration it priced and takes ``--json`` (SI units,
@@ -211,6 +212,8 @@ def parser() -> argparse.ArgumentParser:
                    "quantities)")
     e.add_argument("--family", default="transformer", choices=("transformer", "generic"),
                    help="the model of transformers (default) or of every other workload")
+    e.add_argument("--quarto", action="store_true", help="a Quarto display equation with a cross-reference "
+                   "label, $$ ... $$ {#eq-t-step}, to paste into a chapter (with --book: the book's macros)")
     e.add_argument("--json", action="store_true", help="print JSON")
     c = sub.add_parser("list", help="the catalog: workloads and clusters with key figures",
                        description="the catalog: workloads and clusters with key figures")
@@ -380,7 +383,7 @@ def cmd_sensitivity(args) -> int:
 def cmd_equations(args) -> int:
     from . import notation
     from .model import Variant, build_model
-    from .printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
+    from .printing import TERM_CLASSES, equation, equation_label, quantity_latex, term_call, term_latex
     from .solver import OUTPUTS
     m = build_model(Variant(family=args.family))
     if args.name is None:
@@ -406,9 +409,19 @@ def cmd_equations(args) -> int:
     else:
         raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {args.family} model; "
                          f"run 'mlsysim-sym equations' for the names")
+    # the labels of docs/quarto/*.qmd: a quantity's from its name, a term's from its symbol
+    if name in TERM_CLASSES:
+        label = equation_label(notation.term(name).latex)
+        label += "-term" if label in {equation_label(n) for n in m} else ""
+    else:
+        label = equation_label(name, "closed" if args.expanded else "")
     if args.json:
         _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
-               "book": args.book, "expanded": args.expanded})
+               "book": args.book, "expanded": args.expanded, "label": label})
+    elif args.quarto:
+        # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
+        print(f"<!-- {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else "") + " -->")
+        print(f"$$\n{tex}\n$$ {{#{label}}}")
     else:
         print(f"% {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else ""))
         print(tex)

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from mlsysim_sym import DistributedModel, search, sensitivities, sweep
 from mlsysim_sym.model import build_model
 from mlsysim_sym.printing import quantity_latex
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -165,6 +168,31 @@ def test_equations_print_the_model_latex():
     assert r"T_{\text{ring}}" in out and r"2 \alpha \left(N - 1\right)" in out
     _, out, _ = run("equations")
     assert "T_step" in out and "RingAllReduce" in out
+
+
+def test_equations_emit_quarto_display_math_with_the_docs_labels():
+    """--quarto prints $$ ... $$ {#eq-...} with the label docs/quarto/*.qmd gives the same equation, so a
+    chapter can cross-reference it (@eq-t-step); with --book, only the book's macros."""
+    _, out, _ = run("equations", "T_step", "--quarto", "--book")
+    lines = out.splitlines()
+    assert lines[0] == "<!-- T_step: wall-clock time of one training step [s] -->"
+    assert lines[1] == "$$" and lines[-1] == "$$ {#eq-t-step}"
+    assert "\n".join(lines[2:-1]) == quantity_latex(build_model(), "T_step", book=True)
+    qmd = (ROOT / "docs" / "quarto" / "step_time.qmd").read_text()
+    for name, label in (("T_step", "eq-t-step"), ("RingAllReduce", "eq-t-ring"), ("BubbleTime", "eq-t-bubble-term")):
+        _, out, _ = run("equations", name, "--quarto")
+        assert out.splitlines()[-1] == f"$$ {{#{label}}}" and f"{{#{label}}}" in qmd
+    assert json.loads(run("equations", "RingAllReduce", "--json")[1])["label"] == "eq-t-ring"
+
+
+def test_every_book_mode_equation_of_the_cli_passes_the_registrys_rules():
+    mlsysim = pytest.importorskip("mlsysim")
+    from mlsysim_sym import notation
+    known = {s.macro for s in mlsysim.Symbols} | set(notation.book_macros())
+    names = json.loads(run("equations", "--json")[1])
+    for name in names["quantities"][::4] + names["terms"]:
+        _, out, _ = run("equations", name, "--book")
+        assert notation.book_problems("\n".join(out.splitlines()[1:]), known) == [], name
 
 
 def test_list_shows_the_catalog_with_key_figures():

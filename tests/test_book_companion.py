@@ -1,0 +1,84 @@
+"""docs/book.md, the book companion: its checks run when it is rendered and cannot pass when false, and
+every equation the documents offer with the book's macros passes the registry's notation rules."""
+import re
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from derivations import book
+from mlsysim_sym import notation
+
+ROOT = Path(__file__).resolve().parents[1]
+mlsysim = pytest.importorskip("mlsysim")
+
+
+@pytest.fixture(scope="module")
+def context():
+    return book.context()
+
+
+def test_every_entry_is_checked_and_the_count_is_the_documents(context):
+    entries = [e for group in context["groups"].values() for e in group]
+    assert len(entries) == context["count"] >= 20
+    assert len({e.key for e in entries}) == len(entries)
+    # every entry is checked one way or the other: symbolic equality, worked numbers, or both
+    assert all(e.symbolic is not None or e.numbers for e in entries)
+    assert sum(e.symbolic is not None for e in entries) >= 15
+    assert sum(len(e.numbers) for e in entries) >= 25
+    text = (ROOT / "docs" / "book.md").read_text()
+    assert f"{context['count']} equations are listed" in text
+    assert "differs" in text and text.count("reproduced") >= 25
+
+
+def test_the_books_zero_figures_and_worked_collectives_are_reproduced(context):
+    by_key = {e.key: e for group in context["groups"].values() for e in group}
+    # DT's ZeRO figure: 7B parameters x 16 B = 112 GB; over 64 GPUs: 29.3, 15.5, 1.75 GB
+    got = [x.package for x in by_key["zero"].numbers]
+    assert [round(g / 1e9, 2) for g in got] == [112.0, 29.31, 15.53, 1.75]
+    # AC: 1 GB over 256 GPUs at 50 GB/s, 5 us: ring 42.4 ms, tree 320.1 ms
+    assert round(by_key["ring"].numbers[0].package * 1e3, 1) == 42.4
+    assert round(by_key["tree"].numbers[0].package * 1e3, 1) == 320.1
+    # CC: the crossover 2 us x 50 GB/s = 100 KB, and 5 us x 50 GB/s = 250 KB
+    assert [x.package for x in by_key["crossover"].numbers] == pytest.approx([100e3, 250e3], rel=1e-12)
+
+
+def test_a_false_check_stops_the_render():
+    M, N = notation.FORMAL["M_coll"], notation.FORMAL["N_coll"]
+    wrong = book.Entry("x", "x", "x", "x", (M, M), symbolic=(2 * M, M))
+    with pytest.raises(AssertionError, match="not equal"):
+        wrong.verify()
+    off = book.Entry("x", "x", "x", "x", (M, M), numbers=(book.Number("n", 1.0, 1.2, "s", 0.01),))
+    with pytest.raises(AssertionError, match="book 1.0, package 1.2"):
+        off.verify()
+    # a number the book gets wrong is expected to differ, and passes only while it does
+    known = book.Entry("x", "x", "x", "x", (M, M), numbers=(book.Number("n", 1.0, 1.2, "s", 0.01, expect=False),))
+    assert known.verify() is known
+    assert book.equal(sp.log(N, 2), book.LOG2N)
+
+
+def test_code_and_prose_differences_are_computed_at_one_configuration(context):
+    diffs = {d.topic: d for d in context["differences"]}
+    # mlsysim prices the DP all-reduce the same at ZeRO-3; the book's 1.5x is half again
+    (what, book_way, code_way), = diffs["ZeRO-3 communication"].rows
+    assert book_way != code_way
+    # Mixtral has 32 layers: the book's 2 x 2 all-to-alls per MoE layer are 128 per step against mlsysim's 1
+    assert diffs["MoE all-to-all per step"].rows[1][1:] == ("128", "1")
+
+
+def _latex_blocks():
+    for path in sorted((ROOT / "docs").glob("*.md")):
+        for block in re.findall(r"```latex\n(.*?)```", path.read_text(), re.S):
+            if "\\newcommand" not in block:
+                yield path.name, block
+
+
+def test_every_equation_offered_with_the_books_macros_passes_the_registrys_rules():
+    """Every ``latex`` block of the documents (the equations to paste into a chapter) uses only the
+    registry's macros or the proposed extension's, and nothing the registry's strict check rejects."""
+    known = {s.macro for s in mlsysim.Symbols} | {e["macro"] for es in notation.registry_extension().values()
+                                                 for e in es}
+    blocks = list(_latex_blocks())
+    assert len(blocks) >= 45 and {name for name, _ in blocks} >= {"book.md", "notation.md", "step_time.md"}
+    for name, block in blocks:
+        assert notation.book_problems(block, known) == [], (name, block[:200])
