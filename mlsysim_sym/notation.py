@@ -110,6 +110,7 @@ class Proposal:
     definition: str
     domain: str = "distributed"
     unit: str = ""      # a cost term's unit (ours), which its notation does not record
+    notes: str = ""     # for the registry's notes: what the entry must not be confused with
 
 
 _P = Proposal
@@ -159,7 +160,9 @@ EXTENSION: Dict[str, Proposal] = {
     "T_dp_allreduce": _P(r"\GradientAllReduceTime", "scalar",
                          "time of one gradient AllReduce of a data-parallel group, before congestion"),
     "L_tp": _P(r"\TensorParallelLayerCount", "count",
-               "number of layers whose tensor-parallel AllReduces one pipeline stage pays"),
+               "number of layers whose tensor-parallel AllReduces one pipeline stage pays",
+               notes=r"Equal to \StageLayerCount for every layer count; mlsysim computes the two apart (its "
+                     "memory model and its tensor-parallel communication)."),
     "T_tp_allreduce": _P(r"\TensorParallelAllReduceTime", "scalar",
                          "time of a step's tensor-parallel activation AllReduces, before congestion"),
     "T_ep_alltoall": _P(r"\ExpertAllToAllTime", "scalar",
@@ -178,12 +181,6 @@ EXTENSION: Dict[str, Proposal] = {
               "useful model operations per second of a whole fleet divided by its accelerators' combined peak "
               "operation rate", "performance"),
     # formal arguments of the cost terms
-    "beta_in": _P(r"\IntraNodeLinkBandwidth", "scalar", "link bandwidth inside a node in a two-level collective"),
-    "alpha_in": _P(r"\IntraNodeMessageLatency", "scalar",
-                   "startup latency of one message inside a node in a two-level collective"),
-    "beta_out": _P(r"\InterNodeLinkBandwidth", "scalar", "link bandwidth between nodes in a two-level collective"),
-    "alpha_out": _P(r"\InterNodeMessageLatency", "scalar",
-                    "startup latency of one message between nodes in a two-level collective"),
     "T_busy": _P(r"\StageBusyTime", "scalar", "busy time of one pipeline stage over a training step"),
     # cost terms
     "HierarchicalAllReduce": _P(r"\HierarchicalAllReduceTime", "scalar",
@@ -210,11 +207,10 @@ EXTENSION: Dict[str, Proposal] = {
     "Zero3CommTime": _P(r"\FullyShardedCommunicationTime", "scalar",
                         "communication time per step under ZeRO-3 or FSDP, two AllGathers and one ReduceScatter",
                         unit="s"),
-    "n_tok": _P(r"\RoutedTokenCount", "count", "number of tokens of one batch entering a mixture-of-experts layer"),
     # parameters
     "ep": _P(r"\ExpertParallelDegree", "count",
              "number of devices over which the experts of a mixture-of-experts layer are spread"),
-    "z": _P(r"\ZeroShardingStage", "scalar",
+    "z": _P(r"\ZeroShardingStage", "index",
             "ZeRO stage, from zero for no sharding to three for optimizer state, gradients and weights", "learning"),
     "lora": _P(r"\LoraFineTuningSwitch", "scalar",
                "one when training updates low-rank adapters only, zero for full training", "learning"),
@@ -236,14 +232,19 @@ EXTENSION: Dict[str, Proposal] = {
     "W_lw": _P(r"\LoweredWeightSize", "scalar",
                "weight bytes of a lowered compute graph, where they differ from parameters times element size",
                "performance"),
-    "W_g": _P(r"\GradientWeightSize", "scalar", "weight bytes that size the data-parallel gradient AllReduce"),
+    "W_g": _P(r"\GradientWeightSize", "scalar",
+              "bytes of a whole model's weights from which the data-parallel gradient payload is sized",
+              notes=r"Not \GradientPayload, the bytes one data-parallel group all-reduces (this over the "
+                    "tensor and pipeline degrees)."),
     "BW_intra": _P(r"\IntraNodeBandwidth", "scalar",
                    "bandwidth per direction between accelerators of one node, such as NVLink"),
     "alpha_nv": _P(r"\IntraNodeLatency", "scalar", "startup latency of one message between accelerators of one node"),
     "alpha_fab": _P(r"\FabricMessageLatency", "scalar", "startup latency of one message across the network fabric"),
     "BW_pcie": _P(r"\HostOffloadBandwidth", "scalar",
-                  "bandwidth per direction of the host link over which one accelerator offloads state", "performance"),
-    "CAP_sram": _P(r"\OnChipSramCapacity", "scalar", "bytes of on-chip SRAM one accelerator provides", "performance"),
+                  "bandwidth per direction of the host link over which one accelerator offloads state", "performance",
+                  notes=r"Not \HostLinkBandwidth, the aggregate host bandwidth of a serving node."),
+    "CAP_sram": _P(r"\OnChipSramCapacity", "scalar", "bytes of on-chip SRAM one accelerator provides", "performance",
+                   notes=r"Not \SramCapacity, the words of SRAM one kernel can use."),
     "BW_sram": _P(r"\OnChipSramBandwidth", "scalar", "bandwidth of one accelerator's on-chip SRAM", "performance"),
     "BW_flash": _P(r"\FlashStorageBandwidth", "scalar", "bandwidth of a device's flash storage", "performance"),
     "ADAM": _P(r"\OptimizerStateBytesPerParameter", "scalar",
@@ -256,15 +257,17 @@ EXTENSION: Dict[str, Proposal] = {
                 "share of its thermal power limit an accelerator draws in proportion to its hardware utilization",
                 "performance"),
     "alpha_h": _P(r"\HierarchicalIntraNodeLatency", "scalar",
-                  "message latency inside a node that the hierarchical AllReduce assumes"),
+                  "message latency inside a node that mlsysim's hierarchical AllReduce takes as a fixed constant",
+                  notes=r"The meaning of \IntraNodeLatency; mlsysim fixes it (500 ns) for this one algorithm "
+                        r"instead of reading the accelerator's value. A book needs only \IntraNodeLatency."),
     "n_ar": _P(r"\TensorParallelAllReduceCount", "count",
                "number of tensor-parallel AllReduces per layer per training step, forward and backward"),
     "K_sel": _P(r"\SelectiveRecomputeActivationFactor", "scalar",
-                "activation bytes per token per hidden unit per layer at two-byte precision with selective "
+                "number of two-byte activation values one layer keeps per token and hidden unit with selective "
                 "recomputation", "learning"),
     "K_full": _P(r"\FullRecomputeActivationFactor", "scalar",
-                 "activation bytes per token per hidden unit per layer at two-byte precision with full recomputation",
-                 "learning"),
+                 "number of two-byte activation values one layer keeps per token and hidden unit with full "
+                 "recomputation", "learning"),
     "f_buf": _P(r"\GradientBucketFraction", "scalar", "size of the gradient bucket buffer as a share of gradient memory"),
     "f_lora": _P(r"\LoraGradientVolumeFraction", "scalar",
                  "share of the full gradient volume that a LoRA run all-reduces", "learning"),
@@ -276,6 +279,11 @@ EXTENSION: Dict[str, Proposal] = {
                 "performance"),
 }
 del _P
+#: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
+SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
+                                "alpha_out": "alpha_fab"}
+for _formal, _name in SAME_MEANING.items():
+    EXTENSION[_formal] = EXTENSION[_name]
 
 
 def _proposal(name: str) -> Proposal:
@@ -442,10 +450,11 @@ _FORMAL = (
     ("N_coll", "N", r"\DeviceCount", "1", "ranks taking part in a collective", {"integer": True}),
     ("beta", r"\beta", r"\LinkBandwidth", "B/s", "bandwidth of one link in each direction (alpha-beta model)", {}),
     ("alpha", r"\alpha", r"\MessageStartupLatency", "s", "startup latency of one message (alpha-beta model)", {}),
-    ("beta_in", rf"\beta_{{{T}{{in}}}}", None, "B/s", "link bandwidth inside a node", {}),
-    ("alpha_in", rf"\alpha_{{{T}{{in}}}}", None, "s", "message latency inside a node", {}),
-    ("beta_out", rf"\beta_{{{T}{{out}}}}", None, "B/s", "link bandwidth between nodes", {}),
-    ("alpha_out", rf"\alpha_{{{T}{{out}}}}", None, "s", "message latency between nodes", {}),
+    # the notation of the parameter or quantity of the same meaning (SAME_MEANING)
+    ("beta_in", rf"\beta_{{{T}{{intra}}}}", None, "B/s", "link bandwidth inside a node, per direction", {}),
+    ("alpha_in", rf"\alpha_{{{T}{{intra}}}}", None, "s", "message latency inside a node", {}),
+    ("beta_out", rf"\beta_{{{T}{{inter}}}}", None, "B/s", "link bandwidth between nodes, per accelerator", {}),
+    ("alpha_out", rf"\alpha_{{{T}{{fab}}}}", None, "s", "message latency between nodes", {}),
     ("T_busy", rf"T_{{{T}{{busy}}}}", None, "s", "busy time of one pipeline stage over the step", {}),
 )
 #: name -> symbol of the formal arguments.
@@ -462,7 +471,7 @@ _FORMAL_BOOK_TERMS = (
     ("n_heads", rf"N_{{{T}{{heads}}}}", r"\AttentionHeadCount", "1", "attention heads of one layer", {"integer": True}),
     ("C_cap", rf"C_{{{T}{{cap}}}}", r"\ExpertCapacityFactor", "1",
      "capacity factor: multiple of an expert's uniform share of tokens it accepts", {}),
-    ("n_tok", rf"n_{{{T}{{tok}}}}", None, "1", "tokens of one batch entering a mixture-of-experts layer",
+    ("n_tok", rf"B_{{{T}{{tok}}}}", r"\LocalTokenCount", "1", "tokens of one batch entering a mixture-of-experts layer",
      {"integer": True}),
     ("N_experts", rf"N_{{{T}{{experts}}}}", r"\ExpertCount", "1", "experts of one mixture-of-experts layer",
      {"integer": True}),
@@ -619,7 +628,7 @@ def _registry_entry(name: str, latex: str, unit: str, meaning: str, note: str) -
     entry = {"macro": p.macro, "latex": latex, "definition": p.definition, "kind": p.kind}
     if p.kind == "scalar":
         entry["unit"] = _REGISTRY_UNITS[unit]
-    notes = f"mlsysim-sym: {meaning}." + (f" {note}." if note else "")
+    notes = f"mlsysim-sym: {meaning}." + (f" {note}." if note else "") + (f" {p.notes}" if p.notes else "")
     entry["notes"] = notes
     return entry
 

@@ -15,7 +15,8 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.printing import TERM_CLASSES, term_call
 from mlsysim_sym.symbols import sym
-from mlsysim_sym.terms.collectives import (AllGather, DataParallelCommVolume, DoubleTreeAllReduce, PointToPoint,
+from mlsysim_sym.terms.collectives import (AllGather, DataParallelCommVolume, DoubleTreeAllReduce,
+                                           HierarchicalAllReduce, PointToPoint,
                                            ReduceScatter, RingAllReduce, TreeAllReduce, Zero3CommTime,
                                            Zero3CommVolume)
 from mlsysim_sym.terms.communication import CommComputeRatio
@@ -114,14 +115,18 @@ def test_point_to_point_is_the_alpha_beta_model():
 
 def test_hierarchical_budget_and_comm_compute_ratio_llama_70b():
     # chapter, sec. "Putting the model to work: Llama 70B communication budget": 140 GB of BF16 gradients,
-    # 128 GPUs = 16 nodes x 8, NVLink 900 GB/s, IB NDR 50 GB/s, alpha 3 us, 200 ms of compute per step.
-    # Hierarchical: NVLink ReduceScatter 7/8 * 140 GB / 900 GB/s, a ring over 16 nodes on 17.5 GB, and the
-    # AllGather back: ~929 ms; flat ring: ~5,557 ms. Ratios 4.6 and 27.8.
+    # 128 GPUs = 16 nodes x 8, IB NDR 50 GB/s, alpha 3 us, 200 ms of compute per step. The cell's header
+    # comment: hierarchical ~929 ms (NVLink at 900 GB/s, both directions), flat ring ~5,557 ms, ratios 4.6
+    # and 27.8; the cell itself takes NVLink at 450 GB/s per direction and computes ~1,201 ms.
+    # Hierarchical: NVLink ReduceScatter 7/8 * 140 GB / B_NVLink, a ring over 16 nodes on 17.5 GB, and the
+    # AllGather back.
     G, nodes, grad, alpha, t_compute = 8, 16, 140e9, 3e-6, 0.2
     intra = float(ReduceScatter(grad, G, 900e9, 0).doit())
     hier = 2 * intra + float(RingAllReduce(grad / G, nodes, NDR_BETA, alpha).doit())
     flat = float(RingAllReduce(grad, 128, NDR_BETA, alpha).doit())
     assert round(intra * 1e3, 1) == 136.1 and round(hier * 1e3) == 929 and round(flat * 1e3) == 5557
+    per_direction = float(HierarchicalAllReduce(grad, nodes, G, 450e9, 0, NDR_BETA, alpha).doit())
+    assert round(per_direction * 1e3, 1) == 1200.8
     rho_hier = float(CommComputeRatio(hier, t_compute).doit())
     rho_flat = float(CommComputeRatio(flat, t_compute).doit())
     assert (round(rho_hier, 1), round(rho_flat, 1)) == (4.6, 27.8)

@@ -51,18 +51,19 @@ def test_golden_ring_allreduce():
 
 
 def test_golden_hierarchical_allreduce():
-    # too wide for a 720 px column on one line: the call on a line of its own, the sums broken at terms
+    # too wide for a 720 px column on one line: the call on a line of its own, the sums broken at terms;
+    # the formal arguments print as the parameters of the same meaning (notation.SAME_MEANING)
     assert term_latex(TERM["HierarchicalAllReduce"]) == (
         "\\begin{aligned}\n"
-        r"&T_{\text{hier}}\left(M, N_{\text{nodes}}, G_{\text{node}}, \beta_{\text{in}}, \alpha_{\text{in}}, "
-        r"\beta_{\text{out}}, \alpha_{\text{out}}\right) \\" "\n"
-        r"&= \frac{2 M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} N_{\text{nodes}}} "
-        r"+ \frac{2 M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} \\" "\n"
-        r"&\quad + 2 \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) "
-        r"+ 2 \alpha_{\text{out}} \left(N_{\text{nodes}} - 1\right) \\" "\n"
-        r"&= 2 \biggl( \frac{M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{out}} "
-        r"N_{\text{nodes}}} + \frac{M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{in}}} \\" "\n"
-        r"&\quad + \alpha_{\text{in}} \left(G_{\text{node}} - 1\right) + \alpha_{\text{out}} "
+        r"&T_{\text{hier}}\left(M, N_{\text{nodes}}, G_{\text{node}}, \beta_{\text{intra}}, \alpha_{\text{intra}}, "
+        r"\beta_{\text{inter}}, \alpha_{\text{fab}}\right) \\" "\n"
+        r"&= \frac{2 M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{inter}} N_{\text{nodes}}} "
+        r"+ \frac{2 M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{intra}}} \\" "\n"
+        r"&\quad + 2 \alpha_{\text{intra}} \left(G_{\text{node}} - 1\right) "
+        r"+ 2 \alpha_{\text{fab}} \left(N_{\text{nodes}} - 1\right) \\" "\n"
+        r"&= 2 \biggl( \frac{M \left(N_{\text{nodes}} - 1\right)}{G_{\text{node}} \beta_{\text{inter}} "
+        r"N_{\text{nodes}}} + \frac{M \left(G_{\text{node}} - 1\right)}{G_{\text{node}} \beta_{\text{intra}}} \\" "\n"
+        r"&\quad + \alpha_{\text{intra}} \left(G_{\text{node}} - 1\right) + \alpha_{\text{fab}} "
         r"\left(N_{\text{nodes}} - 1\right) \biggr)" "\n"
         "\\end{aligned}")
 
@@ -166,8 +167,14 @@ def test_notation_covers_every_symbol_once():
     # every quantity of the table is one of some variant (no stale entry), every parameter is in the table
     assert used == {e.name for e in notation.entries("quantity")}
     assert all(table[p.name].kind == "parameter" and table[p.name].latex == p.latex for p in PARAMS.values())
-    latexes = [e.latex for e in table.values()]
-    assert len(latexes) == len(set(latexes)), "one glyph for two meanings"
+    # one glyph, one meaning: entries share a glyph only when they share the macro (a cost term's formal
+    # argument of a parameter's meaning prints as the parameter: notation.SAME_MEANING)
+    macro_of = {}
+    for e in table.values():
+        assert macro_of.setdefault(e.latex, e.macro) == e.macro, f"one glyph for two meanings: {e.latex}"
+    assert len(macro_of) == len(table) - len(notation.SAME_MEANING)
+    for formal, name in notation.SAME_MEANING.items():
+        assert (table[formal].latex, table[formal].macro) == (table[name].latex, table[name].macro)
     assert {e.macro for e in table.values()} >= set(notation.book_macros()) - {
         t.macro for t in notation.TERMS} - {notation.INDICATOR[0]}
 

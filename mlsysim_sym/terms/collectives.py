@@ -19,6 +19,12 @@ import sympy as sp
 from .base import Log2, NamedTerm
 
 
+def ring_phase(M, n, beta, alpha):
+    """One ring phase: ``n-1`` steps of ``M/n`` bytes, ``(n-1)/n * M/beta + (n-1)*alpha``. The time of an
+    AllGather, a ReduceScatter and (each rank keeping ``1/n`` of its data) an AllToAll."""
+    return (n - 1) / n * M / beta + (n - 1) * alpha
+
+
 class RingAllReduce(NamedTerm):
     r"""Ring all-reduce time ``2(n-1)/n * M/beta + 2(n-1)*alpha``.
 
@@ -43,10 +49,7 @@ class AllToAll(NamedTerm):
     r"""All-to-all time ``(n-1)/n * M/beta + (n-1)*alpha``: each rank keeps ``1/n`` of its data."""
 
     nargs = 4
-
-    @staticmethod
-    def formula(M, n, beta, alpha):
-        return (n - 1) / n * M / beta + (n - 1) * alpha
+    formula = staticmethod(ring_phase)
 
 
 class HierarchicalAllReduce(NamedTerm):
@@ -104,10 +107,7 @@ class AllGather(NamedTerm):
     """
 
     nargs = 4
-
-    @staticmethod
-    def formula(M, n, beta, alpha):
-        return (n - 1) / n * M / beta + (n - 1) * alpha
+    formula = staticmethod(ring_phase)
 
 
 class ReduceScatter(NamedTerm):
@@ -120,10 +120,7 @@ class ReduceScatter(NamedTerm):
     """
 
     nargs = 4
-
-    @staticmethod
-    def formula(M, n, beta, alpha):
-        return (n - 1) / n * M / beta + (n - 1) * alpha
+    formula = staticmethod(ring_phase)
 
 
 class TreeAllReduce(NamedTerm):
