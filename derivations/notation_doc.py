@@ -13,13 +13,8 @@ HEADLINES = ("T_sync", "T_step", "scaling_efficiency", "mfu", "T_node", "M_weigh
 
 
 def _rows(entries) -> List[Dict[str, object]]:
-    return [{"name": e.name, "latex": e.latex, "book": _macro(e), "meaning": e.meaning, "unit": e.unit,
-             "note": e.note} for e in entries]
-
-
-def _macro(e) -> str:
-    """The registry's macro, or the one we propose (docs/registry/*.yaml) marked as such."""
-    return e.book or f"{e.extension} (proposed)"
+    return [{"name": e.name, "latex": e.latex, "book": e.macro, "proposed": not e.book, "meaning": e.meaning,
+             "unit": e.unit, "note": e.note} for e in entries]
 
 
 def context() -> Dict[str, object]:
@@ -28,7 +23,7 @@ def context() -> Dict[str, object]:
         "parameters": _rows(notation.entries("parameter")),
         "quantities": _rows(notation.entries("quantity")),
         "formal": _rows(notation.entries("formal")),
-        "terms": [{"name": t.name, "latex": t.latex, "book": _macro(t), "meaning": t.meaning}
+        "terms": [{"name": t.name, "latex": t.latex, "book": t.macro, "proposed": not t.book, "meaning": t.meaning}
                   for t in notation.TERMS],
         "lacking": _rows(e for e in notation.lacking() if e.kind != "formal"),
         "notes": _rows(e for e in notation.table().values() if e.book and e.note),

@@ -262,10 +262,10 @@ EXTENSION: Dict[str, Proposal] = {
                         r"instead of reading the accelerator's value. A book needs only \IntraNodeLatency."),
     "n_ar": _P(r"\TensorParallelAllReduceCount", "count",
                "number of tensor-parallel AllReduces per layer per training step, forward and backward"),
-    "K_sel": _P(r"\SelectiveRecomputeActivationFactor", "scalar",
+    "K_sel": _P(r"\SelectiveRecomputeFactor", "scalar",
                 "number of two-byte activation values one layer keeps per token and hidden unit with selective "
                 "recomputation", "learning"),
-    "K_full": _P(r"\FullRecomputeActivationFactor", "scalar",
+    "K_full": _P(r"\FullRecomputeFactor", "scalar",
                  "number of two-byte activation values one layer keeps per token and hidden unit with full "
                  "recomputation", "learning"),
     "f_buf": _P(r"\GradientBucketFraction", "scalar", "size of the gradient bucket buffer as a share of gradient memory"),

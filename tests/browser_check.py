@@ -135,8 +135,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             page_path = render(doc, Path(tmp), notation.book_macros())
             rep = measure(page_path)
             wide = [d for d in rep["displays"] if d["width"] > COLUMN]
+            tables = [t for t in rep["tables"] if t["width"] > COLUMN]
             print(f"{doc}: {rep['math']} math, {len(rep['errors'])} errors, {len(wide)} displays wider than "
-                  f"{COLUMN}px {[d['width'] for d in wide]}, fonts loaded: {rep['fonts']}")
+                  f"{COLUMN}px {[d['width'] for d in wide]}, {len(tables)} tables wider "
+                  f"{[(t['width'], t['header'][:40]) for t in tables]}, fonts loaded: {rep['fonts']}")
             if args.screenshot:
                 png = args.screenshot if len(args.documents) == 1 else args.screenshot / (doc.stem + ".png")
                 screenshot(page_path, png, rep["height"])

@@ -46,13 +46,17 @@
       const ann = d.querySelector("annotation");
       displays.push({ width: Math.round(width), tex: ann ? ann.textContent.slice(0, 200) : "" });
     }
+    // tables: as wide as their content, which may not fit the column (nothing in a cell can wrap)
+    const tables = [...content.querySelectorAll("table")].map(t => ({
+      width: Math.round(Math.max(t.scrollWidth, t.getBoundingClientRect().width)),
+      header: t.querySelector("tr") ? t.querySelector("tr").textContent.trim().slice(0, 120) : "" }));
     const errors = [...content.querySelectorAll(".katex-error")].map(e => ({
       tex: e.textContent.slice(0, 300), error: e.getAttribute("title") || "" }));
     const out = {
       column: Math.round(column),
       fonts: document.fonts.check("16px KaTeX_Main") && document.fonts.check("16px KaTeX_Math"),
       math: content.querySelectorAll(".katex").length,
-      errors, exceptions, displays,
+      errors, exceptions, displays, tables,
       text: visibleText(".katex, .katex-error, code, pre"),   // prose: no TeX may leak into it
       withCode: visibleText(".katex, .katex-error"),         // prose and code: every macro name written
       height: Math.ceil(document.documentElement.scrollHeight),
