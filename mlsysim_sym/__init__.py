@@ -21,7 +21,8 @@ from .types import Accelerator, Fabric, Fleet, Node, Workload
 #: Names loaded on first use.
 _LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optimize", "resolve": "branches",
          "sensitivities": "sensitivity", "sensitivity_sweep": "sensitivity", "latex": "printing",
-         "simplify_model": "simplify", "operating_point_of": "operating_point", "operating_point": "operating_point"}
+         "simplify_model": "simplify", "operating_point_of": "operating_point", "operating_point": "operating_point",
+         "uncertainty": "sensitivity"}
 
 #: Submodules reachable as attributes (imported on first use).
 _SUBMODULES = ("bounds", "branches", "catalog", "cli", "compile", "decisions", "display", "inputs", "model",
@@ -32,7 +33,7 @@ __all__ = [
     "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
     "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "closed_form", "latex",
     "operating_point", "operating_point_of", "parameters_of", "resolve", "search", "sensitivities",
-    "sensitivity_sweep", "simplify_model", "sweep", "sym",
+    "sensitivity_sweep", "simplify_model", "sweep", "sym", "uncertainty",
 ]
 __version__ = "0.1.0"
 

@@ -69,6 +69,11 @@ of the point, holding the fleet fixed (a smooth interpolation, not the model).
 **Sweeps**: :func:`sensitivity_sweep` evaluates every derivative and elasticity
 over arrays of configurations (numpy), grouping the points by regime.
 
+**Uncertainty**: :func:`uncertainty` propagates relative standard deviations of the
+continuous parameters to an output, to first order (these derivatives) and by Monte
+Carlo (:func:`mlsysim_sym.sweep`), and says where the two part
+(:mod:`mlsysim_sym.sensitivity.uncertainty`).
+
 Examples
 --------
 >>> from mlsysim_sym.sensitivity import sensitivities
@@ -89,9 +94,11 @@ from .point import (CONSTANT_ROWS, CONTINUOUS, HEADLINE, INTEGER_KNOBS, Discrete
                     Step, discrete_sensitivities, quantity_name, regime, regime_signature, relaxed_sensitivities,
                     sensitivities, sensitivities_at)
 from .sweep import SweepSensitivities, sensitivity_sweep
+from .uncertainty import UNCERTAIN, MonteCarlo, Term, Uncertainty, uncertainty
 
 __all__ = [
     "CONSTANT_ROWS", "CONTINUOUS", "DiscreteRow", "Gradient", "HEADLINE", "INTEGER_KNOBS", "OneSided", "Row",
     "Sensitivities", "Step", "SweepSensitivities", "at_point", "discrete_sensitivities", "gradient", "quantity_name",
     "regime", "regime_signature", "relaxed_sensitivities", "sensitivities", "sensitivities_at", "sensitivity_sweep",
+    "MonteCarlo", "Term", "UNCERTAIN", "Uncertainty", "uncertainty",
 ]

@@ -1,0 +1,470 @@
+"""Uncertainty: how far the output spreads when the parameters are known only to a few per cent.
+
+``uncertainty(model, fleet, {"efficiency": 0.1, "fabric_bandwidth": 0.2}, samples=20000)``
+propagates **relative standard deviations** of continuous parameters (10 % on the
+achieved efficiency, 20 % on the fabric bandwidth) to an output (fleet MFU by default),
+two ways:
+
+* **First order** (always): the parameters independent, the output linear around the
+  point, ``sd(y) = sqrt(sum_i (dy/dx_i * sigma_i * x_i)^2)`` with the package's exact
+  derivatives (:func:`mlsysim_sym.sensitivity.sensitivities`, in the regime of the
+  point). Each parameter's **share** is its term's part of that variance
+  (``(dy/dx_i sigma_i x_i)^2 / sd(y)^2``; the shares sum to 1).
+* **Monte Carlo** (``samples=N``): ``N`` independent draws of every parameter,
+  ``x_i = x_i0 (1 + sigma_i Z_i)`` with ``Z_i`` standard normal (numpy's
+  ``default_rng(seed)``), **clipped** to the values the parameter may take
+  (:data:`DOMAINS`: efficiency in [1e-9, 1], overlap efficiency in [0, 1], MoE
+  imbalance >= 1, latencies, TDP and FLOPs >= 0, other positive magnitudes at least a
+  thousandth of their value); the fraction of clipped draws is reported. The output is
+  evaluated by the vectorized :func:`mlsysim_sym.sweep` (``grid=False``); a draw the sweep
+  masks (an invalid configuration) is counted and left out. Reported: mean, standard
+  deviation with its standard error, and the 5/50/95 % percentiles.
+
+**Where first order breaks down.** First order agrees with Monte Carlo when their standard
+deviations differ by at most 3 standard errors of the Monte Carlo estimate (the standard
+error of a sample standard deviation, ``sqrt((m4 - s^4 (n - 3)/(n - 1)) / n) / (2 s)``,
+from the draws' fourth central moment ``m4``); :attr:`Uncertainty.agrees` and the printed
+verdict say so. They part near a kink (a bound switches within the spread: compute- to
+memory-bound, the straggler factor at 1, memory at capacity), at a domain edge (clipped
+draws) and for large sigmas (curvature).
+
+**At a kink** (the point itself sits on one: the derivative is one-sided), the rule is: the
+term uses the **larger** of the two one-sided derivatives (:attr:`Uncertainty.std`, an
+upper bound of the linear spread), and :attr:`Uncertainty.std_smaller` the smaller; both
+are printed and the row says which side is which. Never an average of the two. Where the
+output itself jumps (memory spilling to the host), first order says nothing: the result
+says so.
+
+Examples
+--------
+>>> from mlsysim_sym import uncertainty
+>>> u = uncertainty("Llama3_70B", "Research_256", {"efficiency": 0.02, "fabric_bandwidth": 0.02},
+...                 samples=20000, batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+>>> round(u.std, 6), round(u["efficiency"].share, 4), u.agrees
+(0.00385, 0.9385, True)
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Dict, Mapping, Optional, Tuple
+
+import numpy as np
+import sympy as sp
+
+from .. import notation
+from ..display import html_table, number, quantity, text_table, wrap
+from ..solver import OUTPUTS
+from ..sweeps import sweep
+from ..symbols import BY_SYMBOL, Kind, by_argument
+from .point import CONTINUOUS, INTEGER_KNOBS, OUTPUT_ALIASES, sensitivities
+from .table import output_name, parameter_name
+
+#: The parameters a sigma may be given for: the continuous sensitivity rows that take real values
+#: (``seq_len`` and ``hidden_dim`` are whole numbers: vary them with :func:`mlsysim_sym.sweep`).
+UNCERTAIN: Tuple[str, ...] = tuple(n for n in CONTINUOUS if by_argument()[n].kind is Kind.REAL)
+
+#: The closed range each ``solve()`` keyword may take (mlsysim's checks, :func:`mlsysim_sym.inputs.rules`);
+#: ``congestion_factor`` and ``straggler_factor`` are not checked: any real number.
+_KEYWORD_RANGES = {"efficiency": (1e-9, 1.0), "overlap_efficiency": (0.0, 1.0),
+                   "moe_routing_imbalance_factor": (1.0, math.inf),
+                   "congestion_factor": (-math.inf, math.inf), "straggler_factor": (-math.inf, math.inf)}
+#: A positive magnitude is clipped at this fraction of its value (the model divides by bandwidths).
+POSITIVE_FLOOR = 1e-3
+#: First order and Monte Carlo agree when their standard deviations differ by at most this many
+#: standard errors of the Monte Carlo estimate.
+AGREEMENT = 3.0
+PERCENTILES = (5, 50, 95)
+
+
+def domain(name: str, value: float) -> Tuple[float, float]:
+    """The closed range Monte Carlo draws of parameter ``name`` (at ``value``) are clipped to."""
+    if name in _KEYWORD_RANGES:
+        return _KEYWORD_RANGES[name]
+    s = by_argument()[name].symbol
+    if s.is_positive:
+        return (POSITIVE_FLOOR * value, math.inf)
+    return (0.0, math.inf) if s.is_nonnegative else (-math.inf, math.inf)
+
+
+#: The ``domain`` rule in words, per kind of parameter (the printed note).
+DOMAINS = ("efficiency in [1e-9, 1], overlap efficiency in [0, 1], MoE imbalance >= 1, latencies, "
+           "dispatch overhead, TDP and forward FLOPs >= 0, other magnitudes >= 0.001 x their value; "
+           "congestion and straggler factors unclipped")
+
+
+def _check_sigma(sigma) -> Dict[str, float]:
+    if not isinstance(sigma, Mapping):
+        raise TypeError(f"uncertainty(): sigma must be a mapping of parameter name -> relative standard "
+                        f"deviation, e.g. {{'efficiency': 0.1}}; got {type(sigma).__name__}")
+    allowed = ", ".join(UNCERTAIN)
+    out = {}
+    for name, s in sigma.items():
+        if name not in UNCERTAIN:
+            if name in INTEGER_KNOBS or name in CONTINUOUS:
+                raise ValueError(f"uncertainty(): {name!r} is an integer knob (whole numbers only), not a "
+                                 f"continuous parameter with a relative standard deviation; vary it with sweep() "
+                                 f"or read sensitivities(...).discrete. sigma takes: {allowed}")
+            raise ValueError(f"uncertainty(): unknown parameter {name!r} in sigma; sigma takes: {allowed}")
+        if isinstance(s, bool) or not isinstance(s, Real) or not math.isfinite(s) or s < 0:
+            raise ValueError(f"uncertainty(): sigma[{name!r}] must be a finite number >= 0 (a relative standard "
+                             f"deviation: 0.1 for 10 %), got {s!r}")
+        out[name] = float(s)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Term:
+    """One uncertain parameter: its first-order part of the output's spread.
+
+    ``contribution`` = ``|dy/dx| * sigma * x``, the output's standard deviation from this
+    parameter alone (first order; at a kink with the larger one-sided derivative, and
+    ``below``/``above`` the contributions from each side). ``clipped``: the fraction of
+    Monte Carlo draws clipped to :attr:`domain` (``None`` without Monte Carlo).
+    """
+
+    parameter: str
+    symbol: sp.Symbol
+    value: float
+    sigma: float
+    derivative: float
+    elasticity: float
+    contribution: float
+    share: float
+    domain: Tuple[float, float]
+    kink: Optional[str] = None
+    below: Optional[float] = None
+    above: Optional[float] = None
+    jump: bool = False
+    clipped: Optional[float] = None
+    sides: Optional[Tuple[float, float]] = None     # elasticities below | above a kink
+
+    @property
+    def smaller(self) -> float:
+        """The contribution with the smaller one-sided derivative at a kink (``contribution`` elsewhere)."""
+        return self.contribution if self.kink is None else min(self.below, self.above)
+
+
+@dataclass(frozen=True)
+class MonteCarlo:
+    """Monte Carlo statistics of the output over ``valid`` of ``samples`` draws."""
+
+    samples: int
+    valid: int
+    seed: int
+    mean: float
+    std: float
+    std_error: float       # standard error of ``std``
+    mean_error: float      # standard error of ``mean``
+    percentiles: Dict[int, float]
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """The spread of one output under relative parameter uncertainties (see the module docstring).
+
+    ``u.std`` first order, ``u.monte_carlo`` the draws' statistics (``None`` without
+    ``samples``), ``u["efficiency"]`` a :class:`Term`, ``u.agrees`` whether the two agree
+    within the Monte Carlo error; ``print(u)``, ``u.to_dict()`` (JSON), notebooks show it.
+    """
+
+    output: str
+    quantity: str
+    value: float
+    terms: Tuple[Term, ...]
+    configuration: str = ""
+    regime: Tuple[str, ...] = ()
+    monte_carlo: Optional[MonteCarlo] = None
+
+    def __getitem__(self, name: str) -> Term:
+        for t in self.terms:
+            if t.parameter == name:
+                return t
+        raise KeyError(f"no term {name!r}; terms: {', '.join(t.parameter for t in self.terms)}")
+
+    def __iter__(self):
+        return iter(self.terms)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    @property
+    def unit(self) -> str:
+        return notation.entry(self.quantity).unit
+
+    @property
+    def std(self) -> float:
+        """First-order standard deviation (at a kink: each kinked term with its larger side)."""
+        return math.sqrt(sum(t.contribution ** 2 for t in self.terms))
+
+    @property
+    def std_smaller(self) -> float:
+        """First-order standard deviation with each kinked term at its smaller side (= ``std`` off kinks)."""
+        return math.sqrt(sum(t.smaller ** 2 for t in self.terms))
+
+    @property
+    def relative(self) -> float:
+        """``std / |value|`` (NaN when the value is 0)."""
+        return self.std / abs(self.value) if self.value else float("nan")
+
+    @property
+    def kinks(self) -> Tuple[Term, ...]:
+        """Terms whose parameter sits at a kink (one-sided derivatives)."""
+        return tuple(t for t in self.terms if t.kink is not None)
+
+    @property
+    def discrepancy(self) -> Optional[float]:
+        """``(Monte Carlo std - first-order std) / first-order std`` (``None`` without Monte Carlo)."""
+        mc = self.monte_carlo
+        if mc is None:
+            return None
+        if self.std == 0:
+            return 0.0 if mc.std == 0 else math.inf
+        return (mc.std - self.std) / self.std
+
+    @property
+    def agrees(self) -> Optional[bool]:
+        """Whether first order and Monte Carlo standard deviations differ by at most :data:`AGREEMENT`
+        standard errors of the Monte Carlo estimate (``None`` without Monte Carlo)."""
+        mc = self.monte_carlo
+        if mc is None:
+            return None
+        if math.isnan(mc.std):
+            return False
+        return abs(mc.std - self.std) <= AGREEMENT * mc.std_error or mc.std == self.std
+
+    def notes(self) -> Tuple[str, ...]:
+        """What to keep in mind reading the numbers: kinks, jumps, clipped draws, masked draws, the verdict."""
+        out = []
+        for t in self.kinks:
+            name = parameter_name(t.symbol)
+            if t.jump:
+                out.append(f"{name} sits where the output jumps ({t.kink}): first order does not describe "
+                           f"the spread; see the Monte Carlo.")
+            else:
+                out.append(f"{name} sits at a kink ({t.kink}): its term uses the larger one-sided derivative "
+                           f"(below {_q(t.below, self.unit)} | above {_q(t.above, self.unit)}); with the smaller "
+                           f"side the first-order sd is {_q(self.std_smaller, self.unit)}.")
+        mc = self.monte_carlo
+        if mc is None:
+            if self.kinks:
+                out.append("first order is one-sided here: pass samples= for the spread across the kink.")
+            return tuple(out)
+        clipped = [t for t in self.terms if t.clipped]
+        if clipped:
+            out.append("draws clipped to the domain: " + ", ".join(
+                f"{t.parameter} {100 * t.clipped:.3g} %" for t in clipped) + " (the Monte Carlo is of the "
+                "clipped distribution).")
+        if mc.valid < mc.samples:
+            out.append(f"{mc.samples - mc.valid:,} of {mc.samples:,} draws are invalid configurations (masked by "
+                       f"the sweep) and left out.")
+        d = self.discrepancy
+        tol = AGREEMENT * mc.std_error / self.std if self.std else math.nan
+        if self.agrees:
+            out.append(f"first order vs Monte Carlo: sd differs by {_pct(d)} (within {AGREEMENT:g} standard "
+                       f"errors, {_pct(tol, sign=False)}): first order holds.")
+        else:
+            why = "a kink within the spread, a domain edge or large sigmas"
+            out.append(f"first order vs Monte Carlo: sd differs by {_pct(d)} (more than {AGREEMENT:g} standard "
+                       f"errors, {_pct(tol, sign=False)}): first order breaks down here ({why}).")
+        return tuple(out)
+
+    def to_dict(self) -> Dict[str, object]:
+        """Plain Python values (``json.dumps`` takes them): the output, both estimates, every term."""
+        terms = []
+        for t in self.terms:
+            p = BY_SYMBOL[t.symbol]
+            row = {"parameter": t.parameter, "symbol": p.text, "words": p.words, "unit": p.unit,
+                   "value": t.value, "sigma": t.sigma, "derivative": t.derivative, "elasticity": t.elasticity,
+                   "contribution": t.contribution, "share": t.share, "domain": [_plain(x) for x in t.domain],
+                   "clipped": t.clipped}
+            if t.kink is not None:
+                row.update(kink=t.kink, jump=t.jump, below=t.below, above=t.above)
+            terms.append(row)
+        mc = self.monte_carlo
+        return {"output": self.output, "quantity": self.quantity, "value": self.value, "unit": self.unit,
+                "configuration": self.configuration, "regime": list(self.regime),
+                "first_order": {"std": self.std, "std_smaller": self.std_smaller, "relative": _plain(self.relative)},
+                "monte_carlo": None if mc is None else {
+                    "samples": mc.samples, "valid": mc.valid, "seed": mc.seed, "distribution": "normal, clipped",
+                    "mean": mc.mean, "std": mc.std, "std_error": mc.std_error, "mean_error": mc.mean_error,
+                    "percentiles": {str(k): v for k, v in mc.percentiles.items()}},
+                "discrepancy": _plain(self.discrepancy), "agrees": self.agrees, "terms": terms,
+                "notes": list(self.notes())}
+
+    # ----------------------------------------------------------------------------------
+    def _rows(self):
+        out_unit = self.unit
+        rows = []
+        for i, t in enumerate(self.terms):
+            p = BY_SYMBOL[t.symbol]
+            if t.kink is None:
+                el, part = _elastic(t.elasticity), _q(t.contribution, out_unit)
+            else:
+                el = f"{_elastic(t.sides[0])} | {_elastic(t.sides[1])} *"
+                part = f"{_q(t.below, out_unit)} | {_q(t.above, out_unit)} *"
+            rows.append((str(i + 1), parameter_name(t.symbol), quantity(t.value, p.unit), f"{number(100 * t.sigma, 3)} %",
+                         el, part, f"{100 * t.share:.1f} %"))
+        return rows
+
+    def _header(self):
+        out, unit = output_name(self), self.unit
+        rel = "" if math.isnan(self.relative) else f" ({_pct(self.relative, sign=False)})"
+        lines = [f"uncertainty of {out} = {quantity(self.value, unit)}"]
+        if self.configuration:
+            lines += wrap(self.configuration, "  ", 98)
+        if self.regime:
+            lines += wrap("regime: " + ", ".join(self.regime), "  ", 98)
+        lines += wrap(f"first order: sd = {_q(self.std, unit)}{rel}, sqrt(sum of (dy/dx * sigma * x)^2) with the "
+                      f"exact derivatives in this regime", "  ", 98)
+        mc = self.monte_carlo
+        if mc is not None:
+            pct = " / ".join(quantity(mc.percentiles[k], unit) for k in PERCENTILES)
+            lines += wrap(f"Monte Carlo: {mc.valid:,} draws (seed {mc.seed}), each parameter normal with its "
+                          f"relative sigma, clipped to its domain: mean {quantity(mc.mean, unit)}, sd "
+                          f"{_q(mc.std, unit)} (standard error {_q(mc.std_error, unit, 2)}), percentiles "
+                          f"{' / '.join(map(str, PERCENTILES))} %: {pct}", "  ", 98)
+        return lines
+
+    _HEADER = ("#", "parameter", "value", "sigma", "elasticity", "sd from it", "share")
+
+    def __str__(self) -> str:
+        lines = self._header() + [""]
+        lines += text_table(self._rows(), self._HEADER, indent="  ", align="lllrrrr")
+        for n in self.notes():
+            lines += wrap(n, "  ", 98)
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        head = "".join(f"<p>{e(x.strip())}</p>" for x in self._header())
+        tail = "".join(f"<p>{e(n)}</p>" for n in self.notes())
+        return head + html_table(self._rows(), self._HEADER) + tail
+
+
+def _plain(x):
+    if x is None:
+        return None
+    return None if math.isnan(x) or math.isinf(x) else float(x)
+
+
+def _q(x, unit: str, digits: int = 4) -> str:
+    return quantity(x, unit, digits)
+
+
+def _elastic(e) -> str:
+    if e is None or (isinstance(e, float) and math.isnan(e)):
+        return "-"
+    return "0" if e == 0 else f"{e:+.3g}"
+
+
+def _pct(x, sign: bool = True) -> str:
+    if x is None or math.isnan(x):
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{100 * x:+.3g} %" if sign else f"{100 * x:.3g} %"
+
+
+# --------------------------------------------------------------------------------------
+# The computation
+# --------------------------------------------------------------------------------------
+
+def _first_order(table, sig: Dict[str, float]):
+    """Per parameter: ``(name, symbol, value, sigma, derivative, elasticity, contribution, kink, below, above,
+    jump, one-sided elasticities)``."""
+    rows = {r.parameter: r for r in table.rows}
+    out = []
+    for name, s in sig.items():
+        x = by_argument()[name].symbol
+        v = table.values.get(x)
+        if v is None:
+            raise ValueError(f"uncertainty(): {name} has no value for {table.configuration.split(':')[0]} "
+                             f"(the workload or fleet does not set it): nothing to vary")
+        v = float(v)
+        r = rows.get(name)
+        if r is None:                                   # the output does not read it: no effect
+            out.append((name, x, v, s, 0.0, 0.0, 0.0, None, None, None, False, None))
+        elif r.kink is None:
+            out.append((name, x, v, s, r.derivative, r.elasticity, abs(r.derivative * s * v), None, None, None,
+                        False, None))
+        else:
+            below, above = abs(r.left.derivative * s * v), abs(r.right.derivative * s * v)
+            side = r.left if below >= above else r.right           # the larger one-sided derivative
+            out.append((name, x, v, s, side.derivative, side.elasticity, max(below, above), r.kink, below, above,
+                        r.jump, (r.left.elasticity, r.right.elasticity)))
+    return out
+
+
+def _field_of(quantity: str) -> Optional[str]:
+    for f, q in OUTPUTS.items():
+        if q == quantity:
+            return f
+    return None
+
+
+def _monte_carlo(model, fleet, quantity, first, samples: int, seed: int, solve_kwargs):
+    """``(MonteCarlo, clipped fraction per parameter)``."""
+    name = _field_of(quantity)
+    if name is None:
+        raise ValueError(f"uncertainty(): Monte Carlo evaluates the output with sweep(), which has no result "
+                         f"field for {quantity!r}; use one of {', '.join(OUTPUT_ALIASES)} or a sweep output")
+    rng = np.random.default_rng(seed)
+    draws, clipped = {}, {}
+    for (p, _, v, s, *_rest) in first:
+        x = v * (1.0 + s * rng.standard_normal(samples))
+        lo, hi = domain(p, v)
+        clipped[p] = float(np.count_nonzero((x < lo) | (x > hi))) / samples
+        draws[p] = np.clip(x, lo, hi)
+    r = sweep(model, fleet, grid=False, outputs=[name], **{**solve_kwargs, **draws})
+    y = np.asarray(r[name], dtype=float)
+    y = y[np.asarray(np.broadcast_to(r.valid, y.shape)) & np.isfinite(y)]
+    n = y.size
+    if n < 2:
+        nan = float("nan")
+        return MonteCarlo(samples, n, seed, nan, nan, nan, nan, {k: nan for k in PERCENTILES}), clipped
+    mean, sd = float(y.mean()), float(y.std(ddof=1))
+    m4 = float(np.mean((y - mean) ** 4))
+    se = math.sqrt(max(m4 - sd ** 4 * (n - 3) / (n - 1), 0.0) / n) / (2 * sd) if sd > 0 else 0.0
+    pct = dict(zip(PERCENTILES, map(float, np.percentile(y, PERCENTILES))))
+    return MonteCarlo(samples, n, seed, mean, sd, se, sd / math.sqrt(n), pct), clipped
+
+
+def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *, samples: Optional[int] = None,
+                seed: int = 0, **solve_kwargs) -> Uncertainty:
+    """The spread of ``output`` when each parameter of ``sigma`` has that relative standard deviation.
+
+    Parameters
+    ----------
+    model, fleet
+        As in :meth:`mlsysim_sym.DistributedModel.solve`.
+    sigma
+        Parameter name (a continuous sensitivity row: ``solve()`` keyword or record field, see
+        :data:`UNCERTAIN`) -> relative standard deviation (0.1 for 10 %), finite and >= 0.
+    output
+        As in :func:`mlsysim_sym.sensitivities` (``"mfu"``, ``"step_time"``, ...).
+    samples
+        Monte Carlo draws (``None``: first order only); ``seed`` seeds numpy's ``default_rng``.
+    **solve_kwargs
+        ``solve()``'s keyword arguments (checked and warned about as ``solve()`` does).
+    """
+    sig = _check_sigma(sigma)
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, (int, np.integer))
+                                or samples < 2):
+        raise ValueError(f"uncertainty(): samples must be a whole number >= 2 (or None), got {samples!r}")
+    table = sensitivities(model, fleet, output, **solve_kwargs)
+    first = _first_order(table, sig)
+    mc, clipped = (None, {}) if samples is None else _monte_carlo(model, fleet, table.quantity, first, int(samples),
+                                                                  seed, solve_kwargs)
+    total = sum(c[6] ** 2 for c in first)
+    terms = tuple(Term(p, x, v, s, d, e, c, c * c / total if total else 0.0, domain(p, v), kink, below, above, jump,
+                       clipped.get(p), sides)
+                  for (p, x, v, s, d, e, c, kink, below, above, jump, sides) in first)
+    terms = tuple(sorted(terms, key=lambda t: -t.contribution))
+    return Uncertainty(output, table.quantity, float(table.value), terms, table.configuration, table.regime, mc)
