@@ -270,7 +270,12 @@ class Uncertainty:
             out.append(f"first order vs Monte Carlo: sd differs by {_pct(d)} (within {AGREEMENT:g} standard "
                        f"errors, {_pct(tol, sign=False)}): first order holds.")
         else:
-            why = "a kink within the spread, a domain edge or large sigmas"
+            if self.kinks:
+                why = "the kink at " + ", ".join(t.kink for t in self.kinks)
+            elif clipped:
+                why = "the domain edge of " + ", ".join(t.parameter for t in clipped)
+            else:
+                why = "a kink within the spread or large sigmas"
             out.append(f"first order vs Monte Carlo: sd differs by {_pct(d)} (more than {AGREEMENT:g} standard "
                        f"errors, {_pct(tol, sign=False)}): first order breaks down here ({why}).")
         return tuple(out)
