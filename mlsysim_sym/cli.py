@@ -203,6 +203,15 @@ def parser() -> argparse.ArgumentParser:
                    "effective_throughput, memory, or any model quantity")
     c.add_argument("--constants", action="store_true", help="also rank mlsysim's constants")
     c.add_argument("--plot", metavar="FILE.png", help="save a tornado chart of the elasticities")
+    c = command("uncertainty", "how far an output spreads when parameters are known to a relative standard "
+                "deviation: first order (exact derivatives) and Monte Carlo")
+    c.add_argument("--sigma", required=True, metavar="NAME=SIGMA,...",
+                   help="relative standard deviations, e.g. efficiency=0.1,fabric_bandwidth=0.2 (names: the "
+                        "sensitivity rows, solve() keywords or record fields)")
+    c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
+                   "effective_throughput, memory, or any sweep output")
+    c.add_argument("--samples", type=int, help="Monte Carlo draws (default: first order only)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
                        description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them")
     e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "
@@ -380,6 +389,32 @@ def cmd_sensitivity(args) -> int:
     return 0
 
 
+def _sigma(text: str) -> Dict[str, float]:
+    """``efficiency=0.1,fabric_bandwidth=0.2`` -> ``{"efficiency": 0.1, ...}`` (``uncertainty()`` checks the
+    names and values)."""
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, value = part.partition("=")
+        try:
+            if not eq:
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--sigma: expected NAME=SIGMA,... (efficiency=0.1), got {part!r}") from None
+    if not out:
+        raise UsageError("--sigma: give at least one NAME=SIGMA")
+    return out
+
+
+def cmd_uncertainty(args) -> int:
+    from .sensitivity import uncertainty
+    model, fleet, kw, note = _setup(args)
+    sigma = _sigma(args.sigma)
+    u = uncertainty(model, fleet, sigma, args.output, samples=args.samples, seed=args.seed, **_single(kw))
+    _emit(args, model, fleet, kw, note, u, lambda: str(u))
+    return 0
+
+
 def cmd_equations(args) -> int:
     from . import notation
     from .model import Variant, build_model
@@ -454,6 +489,7 @@ def cmd_list(args) -> int:
 
 
 COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search": cmd_search,
+                                 "uncertainty": cmd_uncertainty,
                                  "sensitivity": cmd_sensitivity, "equations": cmd_equations, "list": cmd_list}
 
 

@@ -260,3 +260,27 @@ def test_plot_without_matplotlib_says_what_to_install(tmp_path):
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == "mlsysim-sym: error: --plot: pictures need matplotlib: pip install 'mlsysim-sym[plot]'\n"
     assert not (tmp_path / "x.png").exists()
+
+
+def test_uncertainty_prints_the_spread_and_its_json_is_the_python_result():
+    from mlsysim_sym import uncertainty
+    _, out, _ = run("uncertainty", "--sigma", "efficiency=0.02,fabric_bandwidth=0.02", "--samples", "4000")
+    assert out.startswith("configuration: Llama3_70B on Research_256: batch 256, tp 8, pp 4,")
+    assert "uncertainty of fleet MFU = 0.2604" in out and "first order holds" in " ".join(out.split())
+    assert max(map(len, out.splitlines())) <= 100
+    _, out, _ = run("uncertainty", "--model", "Llama3_8B", "--fleet", "Lab_64_H100", "--batch-size", "64",
+                    "--sigma", "pcie_bandwidth=0.05", "--samples", "3000", "--seed", "7", "--output", "step_time",
+                    "--json")
+    got = json.loads(out)
+    u = uncertainty("Llama3_8B", "Lab_64_H100", {"pcie_bandwidth": 0.05}, "step_time", samples=3000, seed=7,
+                    batch_size=64)
+    assert got["configuration"]["model"] == "Llama3_8B" and got["quantity"] == "T_step"
+    assert got["first_order"]["std"] == u.std and got["monte_carlo"]["std"] == u.monte_carlo.std
+
+
+def test_uncertainty_bad_sigma_is_one_line_naming_the_allowed_names():
+    for sigma, message in (("tp_size=0.1", "'tp_size' is an integer knob"), ("efficiency", "--sigma: expected"),
+                           ("efficiency=-1", "must be a finite number >= 0"),
+                           ("foo=0.1", "unknown parameter 'foo' in sigma; sigma takes: efficiency,")):
+        code, out, err = run("uncertainty", "--sigma", sigma, ok=False)
+        assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err

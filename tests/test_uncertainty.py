@@ -146,7 +146,7 @@ def test_text_fits_100_columns_and_json_round_trips():
                   "fabric bandwidth BW_inject", "12.5 GB/s", "10 %", "percentiles 5 / 50 / 95 %"):
         assert piece in text, piece
     d = json.loads(json.dumps(u.to_dict()))
-    assert d["first_order"]["std"] == u.std and d["monte_carlo"]["std"] == u.monte_carlo.std
+    assert d["configuration_line"] == u.configuration and d["first_order"]["std"] == u.std and d["monte_carlo"]["std"] == u.monte_carlo.std
     assert d["terms"][0]["parameter"] == "efficiency" and d["terms"][0]["symbol"] == "η_hw"
     kink = next(t for t in d["terms"] if t["parameter"] == "straggler_factor")
     assert kink["kink"] == "f_s = 1" and kink["below"] == 0

@@ -294,12 +294,13 @@ class Uncertainty:
             terms.append(row)
         mc = self.monte_carlo
         return {"output": self.output, "quantity": self.quantity, "value": self.value, "unit": self.unit,
-                "configuration": self.configuration, "regime": list(self.regime),
+                "configuration_line": self.configuration, "regime": list(self.regime),
                 "first_order": {"std": self.std, "std_smaller": self.std_smaller, "relative": _plain(self.relative)},
                 "monte_carlo": None if mc is None else {
                     "samples": mc.samples, "valid": mc.valid, "seed": mc.seed, "distribution": "normal, clipped",
-                    "mean": mc.mean, "std": mc.std, "std_error": mc.std_error, "mean_error": mc.mean_error,
-                    "percentiles": {str(k): v for k, v in mc.percentiles.items()}},
+                    "mean": _plain(mc.mean), "std": _plain(mc.std), "std_error": _plain(mc.std_error),
+                    "mean_error": _plain(mc.mean_error),
+                    "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}},
                 "discrepancy": _plain(self.discrepancy), "agrees": self.agrees, "terms": terms,
                 "notes": list(self.notes())}
 
