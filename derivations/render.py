@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 from mlsysim_sym import notation
 from mlsysim_sym.printing import environment, md_math
 
-from . import book, examples, memory, notation_doc, published, step_time
+from . import book, examples, memory, notation_doc, published, required_doc, step_time
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -33,6 +33,7 @@ DOCUMENTS = {
     "notation": ("Notation", notation_doc.context),
     "book": ("The book's distributed-training equations, checked", book.context),
     "published_runs": ("The model against published training runs", published.context),
+    "required": ("Requirements in closed form", required_doc.context),
 }
 
 

@@ -22,17 +22,17 @@ from .types import Accelerator, Fabric, Fleet, Node, Workload
 _LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optimize", "resolve": "branches",
          "sensitivities": "sensitivity", "sensitivity_sweep": "sensitivity", "latex": "printing",
          "simplify_model": "simplify", "operating_point_of": "operating_point", "operating_point": "operating_point",
-         "uncertainty": "sensitivity"}
+         "uncertainty": "sensitivity", "required": "requirements"}
 
 #: Submodules reachable as attributes (imported on first use).
 _SUBMODULES = ("bounds", "branches", "catalog", "cli", "compile", "decisions", "display", "inputs", "model",
-               "notation", "optimize", "printing", "sensitivity", "simplify", "solver", "sweeps", "symbols", "terms",
-               "types", "units")
+               "notation", "optimize", "printing", "requirements", "sensitivity", "simplify", "solver", "sweeps",
+               "symbols", "terms", "types", "units")
 
 __all__ = [
     "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
     "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "closed_form", "latex",
-    "operating_point", "operating_point_of", "parameters_of", "resolve", "search", "sensitivities",
+    "operating_point", "operating_point_of", "parameters_of", "required", "resolve", "search", "sensitivities",
     "sensitivity_sweep", "simplify_model", "sweep", "sym", "uncertainty",
 ]
 __version__ = "0.1.0"

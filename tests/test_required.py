@@ -1,0 +1,204 @@
+"""required(): each answer plugged back into solve() meets the target (continuous inputs to 1e-9 relative;
+a whole-number answer meets it and the next valid value toward the root misses), on random configurations
+across regimes, plus the cases where no value reaches the target."""
+import math
+import random
+
+import pytest
+import sympy as sp
+
+from mlsysim_sym import DistributedModel, build_model, required, sym
+from mlsysim_sym.requirements import TARGET
+from mlsysim_sym.sensitivity.point import _set, _solve_output, quantity_name
+
+LLAMA = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+
+
+def exact(model, fleet, kw, solve_for, value, output):
+    """The output at solve_for = value, through solve() (the plug-back)."""
+    from mlsysim_sym.inputs import as_fleet, as_workload
+    w, f, kw2 = _set(as_workload(model), as_fleet(fleet), kw, solve_for, value)
+    return _solve_output(w, f, kw2, quantity_name(output))[0]
+
+
+def test_microbatches_for_a_bubble_under_five_percent():
+    # (p - 1) / (v m + p - 1) <= 0.05 with p = 4, v = 1: m >= 3 (1 - 0.05) / 0.05 = 57, exactly 0.05 there
+    r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA)
+    assert r.value == pytest.approx(57, rel=1e-12) and r.integer == 57 and r.achieved == pytest.approx(0.05)
+    assert r.direction == -1 and r.regimes == 1
+    m, p, v = sym.m, sym.pp, sym.v
+    assert sp.simplify(r.expression - sp.solve(sp.Eq((p - 1) / (v * m + p - 1), TARGET), m)[0]) == 0
+    # 56 microbatches miss it: 3 / 59 > 0.05
+    assert exact("Llama3_70B", "Research_256", LLAMA, "microbatch_count", 56, "bubble_fraction") > 0.05
+    assert r.latex().startswith("m = ") and "\\MicrobatchCount" in r.latex(book=True)
+
+
+CONTINUOUS = [
+    ("mfu", "efficiency"), ("step_latency_total", "fabric_latency"), ("scaling_efficiency", "fabric_bandwidth"),
+    ("mfu", "fabric_latency"), ("memory", "parameters"), ("step_latency_total", "overlap_efficiency"),
+    ("mfu", "peak_flops"), ("step_latency_total", "congestion_factor"),
+]
+CONFIGS = [
+    ("Llama3_70B", "Research_256", LLAMA),
+    ("Llama3_70B", "Research_256", dict(LLAMA, overlap_comm=True, zero_stage=1)),
+    ("Mixtral_8x7B", "Training_1K", dict(batch_size=1024, tp_size=2, ep_size=4, precision="bf16", zero_stage=1,
+                                          overlap_comm=True, gradient_accumulation_steps=4)),
+    ("Llama3_8B", "Lab_64_H100", dict(batch_size=64, tp_size=2, pp_size=2, microbatch_count=4, seq_len=8192)),
+    ("GPT3", "Training_1K_A100", dict(batch_size=512, tp_size=16, pp_size=8, microbatch_count=4, v_stages=2,
+                                      precision="fp8", activation_recomputation=True)),
+]
+
+
+def _reachable_target(model, fleet, kw, solve_for, output, rng):
+    """A target the output takes at a nearby value of the input: reachable by construction."""
+    from mlsysim_sym import parameters_of
+    from mlsysim_sym.symbols import by_argument
+    x0 = float(parameters_of(model, fleet, **kw)[1][by_argument()[solve_for].symbol])
+    factor = rng.choice([0.7, 0.9, 1.25, 1.6])
+    x1 = min(x0 * factor, 1.0) if solve_for in ("efficiency", "overlap_efficiency") else x0 * factor
+    if x1 == x0:
+        return None
+    try:
+        return exact(model, fleet, kw, solve_for, x1, output)
+    except (ValueError, TypeError):
+        return None
+
+
+@pytest.mark.parametrize("case", range(16))
+def test_continuous_answers_meet_the_target_through_solve(case):
+    rng = random.Random(case)
+    model, fleet, kw = CONFIGS[case % len(CONFIGS)]
+    output, solve_for = CONTINUOUS[(case * 7) % len(CONTINUOUS)]
+    if solve_for == "overlap_efficiency" and not kw.get("overlap_comm"):
+        kw = dict(kw, overlap_comm=True)
+    target = _reachable_target(model, fleet, kw, solve_for, output, rng)
+    if target is None:
+        pytest.skip("this draw moves nothing")      # pragma: no cover - the draws below all move
+    r = required(output, target, solve_for, model, fleet, **kw)
+    assert r.reachable, str(r)
+    got = exact(model, fleet, kw, solve_for, r.value, output)
+    assert got == pytest.approx(target, rel=1e-9), str(r)
+    assert r.achieved == pytest.approx(target, rel=1e-9)
+
+
+INTEGER = [("bubble_fraction", "microbatch_count"), ("memory", "batch_size"), ("mfu", "batch_size"),
+           ("step_latency_total", "microbatch_count"), ("memory", "microbatch_count"), ("mfu", "count")]
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_whole_number_answers_meet_the_target_and_the_next_value_misses(case):
+    rng = random.Random(100 + case)
+    model, fleet, kw = CONFIGS[case % len(CONFIGS)]
+    output, solve_for = INTEGER[case % len(INTEGER)]
+    if solve_for == "microbatch_count" and kw.get("pp_size", 1) == 1:
+        kw = dict(kw, pp_size=2, microbatch_count=4)
+    base = exact(model, fleet, kw, solve_for, kw.get(solve_for, None) or _count(fleet), output)
+    target = base * rng.choice([0.8, 0.95, 1.05, 1.3])
+    r = required(output, target, solve_for, model, fleet, **kw)
+    if not r.reachable:
+        assert r.limit is not None and r.reason
+        return
+    assert r.integer is not None, str(r)
+    got = exact(model, fleet, kw, solve_for, r.integer, output)
+    meets = (got - target) * r.direction >= -1e-12 * abs(target)
+    assert meets, str(r)
+    # the next valid value on the other side of the boundary misses
+    toward = -r.meets_toward
+    assert toward in (1, -1)
+    nxt = r.integer + toward
+    for _ in range(64):
+        try:
+            other = exact(model, fleet, kw, solve_for, nxt, output)
+            break
+        except (ValueError, TypeError):
+            nxt += toward
+    else:                                              # pragma: no cover
+        return
+    assert (other - target) * r.direction < 0, (str(r), nxt, other)
+
+
+def _count(fleet):
+    from mlsysim_sym.inputs import as_fleet
+    return as_fleet(fleet).count
+
+
+def test_a_scaling_efficiency_beyond_infinite_bandwidth_is_no_solution_with_its_limit():
+    # at 12.5 GB/s the Llama example has f_compute 0.5215; DP and EP bandwidth terms vanish as the fabric
+    # bandwidth grows, leaving T_node / (T_node + T_TP + T_bubble + latencies): 0.6386
+    r = required("scaling_efficiency", 0.8, "fabric_bandwidth", "Llama3_70B", "Research_256", **LLAMA)
+    assert not r.reachable and r.value is None and r.integer is None
+    expr, value = r.limit
+    assert value == pytest.approx(0.638623, abs=1e-6)
+    far = exact("Llama3_70B", "Research_256", LLAMA, "fabric_bandwidth", 1e18, "scaling_efficiency")
+    assert far == pytest.approx(value, rel=1e-6)
+    assert "short of 0.8" in r.reason and "no value reaches it" in str(r)
+    # the limit is a closed form in the quantities that do not depend on the bandwidth
+    names = {build_model().quantity(n).symbol for n in ("T_node", "T_tp", "T_bubble")}
+    assert names <= expr.free_symbols
+
+
+def test_a_parallel_degree_is_searched_among_the_valid_degrees():
+    kw = dict(LLAMA, tp_size=2)
+    r = required("mfu", 0.27, "tp_size", "Llama3_70B", "Research_256", **kw)
+    # tp 8 gives the best MFU of the valid degrees (0.2604); 0.27 is out of reach
+    assert not r.reachable and "tp_size = 8" in r.reason and r.limit[1] == pytest.approx(0.260397, abs=1e-6)
+
+
+def test_regime_changes_are_followed():
+    # raising the batch past what fits moves the memory roofline to the host link: the root of the
+    # step time lies in the spilling regime, and solve() agrees there
+    kw = dict(batch_size=64, tp_size=2, pp_size=2, microbatch_count=4)
+    base = DistributedModel().solve("Llama3_8B", "Lab_64_H100", **kw).step_latency_total
+    r = required("memory", 85e9, "batch_size", "Llama3_8B", "Lab_64_H100", **kw)
+    assert r.integer is not None
+    got = exact("Llama3_8B", "Lab_64_H100", kw, "batch_size", r.integer, "memory")
+    assert got >= 85e9 and base > 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (("mfu", 0.3, "tp"), "solve_for must be a solve() argument or record field"),
+    (("mfu", float("nan"), "efficiency"), "target must be a finite number"),
+    (("nope", 0.3, "efficiency"), "unknown output 'nope'"),
+    (("mfu", 0.3, "zero_stage"), "solve_for must be"),
+])
+def test_bad_input_is_named(args, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        required(*args, "Llama3_70B", "Research_256", **LLAMA)
+    with pytest.raises(ValueError, match="side must be"):
+        required("mfu", 0.3, "efficiency", "Llama3_70B", "Research_256", side="above", **LLAMA)
+
+
+def test_an_expression_of_quantities_is_an_output():
+    m = build_model()
+    T = {n: m.quantity(n).symbol for n in ("T_dp", "T_compute")}
+    # the global batch at which the DP all-reduce fits in the backward pass (2/3 of the compute)
+    r = required(T["T_dp"] / T["T_compute"], sp.Rational(2, 3), "batch_size", "Llama3_70B", "Research_256",
+                 side="at most", **LLAMA)
+    from mlsysim_sym.operating_point import operating_point_of
+    p = operating_point_of("Llama3_70B", "Research_256", **dict(LLAMA, batch_size=r.integer))
+    assert p.value("T_dp") / p.value("T_compute") <= 2 / 3
+    q = operating_point_of("Llama3_70B", "Research_256", **dict(LLAMA, batch_size=r.integer - 1))
+    assert q.value("T_dp") / q.value("T_compute") > 2 / 3
+    assert math.isfinite(r.value) and r.expression is not None
+
+
+def test_the_requirements_document_shows_what_required_computes():
+    from pathlib import Path
+    from derivations import required_doc
+    text = (Path(__file__).resolve().parents[1] / "docs" / "required.md").read_text()
+    ctx = required_doc.context()
+    by_key = {a["q"].key: a["r"] for a in ctx["answers"]}
+    assert by_key["microbatches"].integer == 57 and "| whole number, through solve() | 57 | 0.05 |" in text
+    assert "| root of the closed form | 43.61 GB/s | 0.6 |" in text
+    assert not by_key["bandwidth-limit"].reachable and "at most $0.6386$" in text
+    # the largest model per accelerator grows with the ZeRO stage: 111.5, 320.6, 477.2, 892.2 billion
+    assert [round(z["value"] / 1e9, 1) for z in ctx["zero"]] == [111.5, 320.6, 477.2, 892.2]
+    for z in ctx["zero"]:
+        assert f"ZeRO stage {z['z']}: {z['text']} parameters" in text
+        got = exact("Llama3_70B", "Research_256", dict(LLAMA, zero_stage=z["z"]), "parameters", z["value"], "memory")
+        assert got == pytest.approx(80e9, rel=1e-9)
+
+
+def test_an_output_that_does_not_depend_on_the_input_says_so():
+    r = required("memory", 70e9, "memory_capacity", "Llama3_70B", "Research_256", **LLAMA)
+    assert not r.reachable and "does not depend on memory_capacity" in r.reason
