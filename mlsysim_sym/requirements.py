@@ -96,11 +96,15 @@ class Requirement:
         return self.value is not None
 
     def latex(self, book: bool = False) -> str:
-        """``x = expression`` in the target ``y`` (LaTeX; ``book=True``: the book's macros); without a closed
-        form, ``x = value``; when nothing reaches the target, the output's limit."""
+        """``x = expression`` in the target ``y`` (LaTeX); without a closed form, ``x = value``; when nothing
+        reaches the target, the output's limit. ``book=True`` prints the book's macros, with the target's
+        value in place of ``y`` (the book has no symbol for "the target")."""
         x = latex(self.symbol, book=book)
         if self.expression is not None:
-            return f"{x} = {latex(self.expression, book=book)}"
+            expr = self.expression
+            if book:
+                expr = sp.factor_terms(sp.together(expr.subs(TARGET, sp.nsimplify(self.target))))
+            return f"{x} = {latex(expr, book=book)}"
         if self.value is not None:
             return f"{x} = {latex(sp.Float(self.value, 6), book=book)}"
         return rf"\lim {self.output} = {latex(self.limit[0], book=book)}"

@@ -202,3 +202,17 @@ def test_the_requirements_document_shows_what_required_computes():
 def test_an_output_that_does_not_depend_on_the_input_says_so():
     r = required("memory", 70e9, "memory_capacity", "Llama3_70B", "Research_256", **LLAMA)
     assert not r.reachable and "does not depend on memory_capacity" in r.reason
+
+
+def test_book_mode_prints_registry_macros_with_the_targets_value():
+    mlsysim = pytest.importorskip("mlsysim")
+    from mlsysim_sym import notation
+    known = {s.macro for s in mlsysim.Symbols} | set(notation.book_macros())
+    for output, target, x in (("bubble_fraction", 0.05, "microbatch_count"),
+                              ("scaling_efficiency", 0.6, "fabric_bandwidth"), ("mfu", 0.3, "efficiency")):
+        tex = required(output, target, x, "Llama3_70B", "Research_256", **LLAMA).latex(book=True)
+        assert notation.book_problems(tex, known) == [], tex
+    # (p - 1) / (v m + p - 1) = 1/20 gives m = 19 (p - 1) / v
+    tex = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA).latex(book=True)
+    assert tex == (r"\MicrobatchCount = - \frac{19 \left(1 - \PipelineParallelDegree\right)}"
+                   r"{\VirtualPipelineStagesPerDevice}")
