@@ -106,20 +106,21 @@ def fleet(r: dict) -> Fleet:
                  gpus // node.accelerators_per_node, fab)
 
 
-def _catalog_node(name: str) -> Node:
+def _from_catalog(part: str, name: str):
+    """The catalog's node or fabric (``part``) called ``name``, from whichever cluster has it."""
     for key in catalog.fleet_names():
-        fl = catalog.fleet(key)
-        if fl.node.name == name:
-            return fl.node
+        record = getattr(catalog.fleet(key), part)
+        if record.name == name:
+            return record
     raise KeyError(name)
+
+
+def _catalog_node(name: str) -> Node:
+    return _from_catalog("node", name)
 
 
 def _catalog_fabric(name: str) -> Fabric:
-    for key in catalog.fleet_names():
-        fl = catalog.fleet(key)
-        if fl.fabric.name == name:
-            return fl.fabric
-    raise KeyError(name)
+    return _from_catalog("fabric", name)
 
 
 def peak(r: dict) -> float:
