@@ -23,8 +23,10 @@ Examples
 >>> from mlsysim_sym import required
 >>> r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256",
 ...              batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
->>> r.expression, r.integer
-(N_PP*(1 - b)/(V*b) - 1/(V*b) + 1/V, 57)
+>>> r.integer, r.expression
+(57, -(pp*y - pp - y + 1)/(v*y))
+>>> print(r.latex())
+m = - \frac{N_{\text{PP}} y - N_{\text{PP}} - y + 1}{V y}
 """
 from __future__ import annotations
 
