@@ -6,6 +6,7 @@
     mlsysim-sym sweep --tp 1,2,4,8 --pp 1,2,4,8 --plot mfu.png
     mlsysim-sym search --model Llama3_70B --fleet Research_256 --batch-size 256
     mlsysim-sym sensitivity --plot tornado.png
+    mlsysim-sym required --output bubble_fraction --target 0.05 --solve-for microbatch_count
     mlsysim-sym equations T_step --book
     mlsysim-sym equations T_step --book --quarto
     mlsysim-sym list
@@ -212,6 +213,18 @@ def parser() -> argparse.ArgumentParser:
                    "effective_throughput, memory, or any sweep output")
     c.add_argument("--samples", type=int, help="Monte Carlo draws (default: first order only)")
     c.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    c = command("required", "the value of one input at which an output reaches a target, as a closed form "
+                "(every other input held)")
+    c.add_argument("--output", required=True, help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "
+                   "memory, ... (a solve() result field or a model quantity)")
+    c.add_argument("--target", required=True, type=float, help="the value the output must reach")
+    c.add_argument("--solve-for", required=True, metavar="NAME",
+                   help="the input to solve for: a solve() keyword or record field (microbatch_count, "
+                        "fabric_bandwidth, efficiency, batch_size, parameters, ...)")
+    c.add_argument("--side", default="auto", choices=("auto", "at least", "at most"),
+                   help="the output at least or at most the target (default: from the configuration: an output "
+                        "below the target must rise to it)")
+    c.add_argument("--book", action="store_true", help="print the closed form with the book's macros")
     e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
                        description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them")
     e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "
@@ -415,6 +428,16 @@ def cmd_uncertainty(args) -> int:
     return 0
 
 
+def cmd_required(args) -> int:
+    from .requirements import required
+    model, fleet, kw, note = _setup(args)
+    r = required(args.output, args.target, args.solve_for.replace("-", "_"), model, fleet, side=args.side,
+                 **_single(kw))
+    _emit(args, model, fleet, kw, note, r,
+          lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
+    return 0
+
+
 def cmd_equations(args) -> int:
     from . import notation
     from .model import Variant, build_model
@@ -489,7 +512,7 @@ def cmd_list(args) -> int:
 
 
 COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search": cmd_search,
-                                 "uncertainty": cmd_uncertainty,
+                                 "uncertainty": cmd_uncertainty, "required": cmd_required,
                                  "sensitivity": cmd_sensitivity, "equations": cmd_equations, "list": cmd_list}
 
 

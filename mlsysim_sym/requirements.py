@@ -33,11 +33,12 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Tuple
 
 import sympy as sp
 
+from . import notation
 from .display import quantity as show_quantity, wrap
 from .inputs import KEYWORDS, configure, values_of
 from .model import build_model
@@ -92,6 +93,8 @@ class Requirement:
     unit: str = "1"
     notes: Tuple[str, ...] = field(default_factory=tuple)
     meets_toward: int = 0                   # whole numbers: +1 if larger values meet the target, -1 smaller
+    output_expr: Optional[sp.Basic] = None  # the output as a symbol or expression of model quantities
+    toward: str = ""                        # with a limit: where the input goes, "oo" or "0"
 
     @property
     def reachable(self) -> bool:
@@ -109,7 +112,9 @@ class Requirement:
             return f"{x} = {latex(expr, book=book)}"
         if self.value is not None:
             return f"{x} = {latex(sp.Float(self.value, 6), book=book)}"
-        return rf"\lim {self.output} = {latex(self.limit[0], book=book)}"
+        out = latex(self.output_expr, book=book) if self.output_expr is not None else self.output
+        end = r"\infty" if self.toward != "0" else "0"
+        return rf"\lim_{{{x} \to {end}}} {out} = {latex(self.limit[0], book=book)}"
 
     def to_dict(self) -> Dict[str, object]:
         return {"output": self.output, "quantity": self.quantity, "target": self.target,
@@ -118,31 +123,47 @@ class Requirement:
                 "expression": None if self.expression is None else str(self.expression),
                 "latex": self.latex(), "conditions": [str(c) for c in self.conditions], "regimes": self.regimes,
                 "limit": None if self.limit is None else {"expression": str(self.limit[0]), "value": self.limit[1]},
-                "reason": self.reason, "configuration": self.configuration,
+                "reason": self.reason, "configuration_line": self.configuration,
                 "direction": "at least" if self.direction > 0 else "at most"}
 
     def __str__(self) -> str:
+        return self.text()
+
+    def text(self, configuration: bool = True) -> str:
+        """The answer for a terminal (``configuration``: with the configuration's line)."""
         p = by_argument()[self.solve_for]
         side = "at least" if self.direction > 0 else "at most"
-        head = [f"{self.solve_for} ({p.text}) for {self.output} {side} {self.target:g}",
-                f"  {self.configuration}",
-                f"  now: {self.solve_for} = {show_quantity(self.current, p.unit)}, "
-                f"{self.output} = {self.current_output:.6g}"]
+        head = [f"{self.solve_for} ({p.text}) for {self.output} {side} {self.target:g}"]
+        head += [f"  {self.configuration}"] if configuration else []
+        head += [f"  now: {self.solve_for} = {show_quantity(self.current, p.unit)}, "
+                 f"{self.output} = {self.current_output:.6g}"]
         if not self.reachable:
             lim, val = self.limit
             return "\n".join(head + wrap(f"no value reaches it: {self.reason}", "  ")
-                             + [f"  limit: {val:.6g} = {lim}"])
+                             + [f"  limit: {val:.6g} = {plain(lim)}"])
         lines = head + [f"  answer: {self.solve_for} = {show_quantity(self.value, p.unit)}"
                         + (f"; whole number {self.integer}" if self.integer is not None else "")
                         + (f" gives {self.output} = {self.achieved:.6g}" if self.achieved is not None else ""),
-                        f"  closed form (y = target): {p.text} = {self.expression}" if self.expression is not None
+                        f"  closed form (y = target): {p.text} = {plain(self.expression)}" if self.expression is not None
                         else "  (no closed form)"]
         if self.regimes > 1:
             lines.append(f"  (the root lies {self.regimes - 1} regime change(s) away from the configuration)")
         if self.conditions:
-            lines += wrap("holds while " + ", ".join(str(c) for c in self.conditions), "  ")
+            lines += wrap("holds while " + ", ".join(plain(c) for c in self.conditions), "  ")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+def plain(expr: sp.Basic) -> str:
+    """An expression for a terminal, in the symbols a student reads (``N_PP``, ``β_intra``), not the
+    package's names (``pp``, ``BW_intra``)."""
+    names = {}
+    for s in expr.free_symbols:
+        try:
+            names[s] = sp.Symbol(notation.plain(notation.entry(s.name).latex))
+        except KeyError:
+            pass
+    return str(expr.xreplace(names))
 
 
 def _depends(point: OperatingPoint, x: sp.Symbol) -> Dict[str, bool]:
@@ -284,6 +305,11 @@ def required(output, target: float, solve_for: str, model, fleet, *, side: str =
     it). See the module docstring.
     """
     pr = _Problem(output, target, solve_for, model, fleet, solve_kwargs, side)
+    answer = _required(pr, output, solve_for, side)
+    return replace(answer, output_expr=pr.out)
+
+
+def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
     x, y = pr.x, pr.target
     start = pr.point(pr.x0)
     current = pr.value_of(start)
@@ -350,7 +376,8 @@ def required(output, target: float, solve_for: str, model, fleet, *, side: str =
             return Requirement(label, pr.q, y, solve_for, x, pr.x0, current, None, None, None, None, (), len(seen),
                                (shorten_deep(lim_expr), lim_val),
                                f"{label} tends to {lim_val:.6g} as {solve_for} goes to {toward} in this regime, "
-                               f"short of {y:g}", pr.configuration, direction, pr.p.unit)
+                               f"short of {y:g}", pr.configuration, direction, pr.p.unit,
+                               toward="0" if toward == "0" else "oo")
         v, point = far, pr.point(far)
     raise ValueError(f"target: no value of {solve_for} brings {label} to {y:g} within {MAX_REGIMES} regimes")
 

@@ -284,3 +284,20 @@ def test_uncertainty_bad_sigma_is_one_line_naming_the_allowed_names():
                            ("foo=0.1", "unknown parameter 'foo' in sigma; sigma takes: efficiency,")):
         code, out, err = run("uncertainty", "--sigma", sigma, ok=False)
         assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_required_answers_from_the_command_line():
+    # the bundled example: (p - 1) / (m + p - 1) <= 0.05 with p = 4 needs m = 57
+    _, out, _ = run("required", "--output", "bubble_fraction", "--target", "0.05", "--solve-for", "microbatch_count")
+    assert "(the bundled example)" in out and "whole number 57 gives bubble_fraction = 0.05" in out
+    assert r"LaTeX: m = - \frac{N_{\text{PP}} y - N_{\text{PP}} - y + 1}{V y}" in out
+    got = json.loads(run("required", "--output", "scaling_efficiency", "--target", "0.8", "--solve-for",
+                         "fabric-bandwidth", "--json")[1])
+    assert got["value"] is None and got["limit"]["value"] == pytest.approx(0.638623, abs=1e-6)
+    assert got["configuration"]["tp_size"] == 8 and "Research Cluster" in got["configuration_line"]
+    _, out, _ = run("required", "--output", "scaling_efficiency", "--target", "0.8", "--solve-for",
+                    "fabric_bandwidth", "--book")
+    assert r"LaTeX: \lim_{\InjectionBandwidth \to \infty} \UsefulComputeFraction = " in out
+    code, out, err = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "tp", ok=False)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert err.startswith("mlsysim-sym: error:") and "solve_for must be" in err and "got 'tp'" in err
