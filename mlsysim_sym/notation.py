@@ -297,7 +297,7 @@ def _proposal(name: str) -> Proposal:
 _TABLE: Dict[str, Notation] = {}
 
 _GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "eta": "η", "iota": "ι",
-          "ell": "ℓ", "lambda": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ"}
+          "ell": "ℓ", "chi": "χ", "lambda": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ"}
 
 
 def plain(latex: str) -> str:

@@ -335,10 +335,14 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
                                    configuration=pr.configuration, direction=direction, unit=pr.p.unit,
                                    notes=(f"{label} does not depend on {solve_for} in this regime; it is already "
                                           "at the target",))
+            nxt = _next_regime(pr, v, seen, direction, pr.value_of(point))
+            if nxt is not None:
+                v, point = nxt, pr.point(nxt)
+                continue
             return Requirement(label, pr.q, y, solve_for, x, pr.x0, current, None, None, None, None, (), len(seen),
                                (expr, pr.value_of(point)),
-                               f"{label} does not depend on {solve_for} in this regime", pr.configuration,
-                               direction, pr.p.unit)
+                               f"{label} does not depend on {solve_for} in this regime, and no other value moves it "
+                               f"toward {y:g}", pr.configuration, direction, pr.p.unit)
         candidates = _roots(smooth, xs, env, y)
         # the root of this regime's expression that lies in this regime; else the nearest, whose regime is next
         inside = [(val, r) for val, r in candidates if pr.key(pr.point(val)) == key]
@@ -372,6 +376,10 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
         if far is None or pr.key(pr.point(far)) == key:
             if pr.solve_for in _LAYOUT:
                 return _layout_answer(pr, label, current, direction, len(seen))
+            nxt = _next_regime(pr, v, seen, direction, pr.value_of(point))
+            if nxt is not None:
+                v, point = nxt, pr.point(nxt)
+                continue
             toward = "infinity" if far is None or far > pr.x0 else "0"
             return Requirement(label, pr.q, y, solve_for, x, pr.x0, current, None, None, None, None, (), len(seen),
                                (shorten_deep(lim_expr), lim_val),
@@ -380,6 +388,27 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
                                toward="0" if toward == "0" else "oo")
         v, point = far, pr.point(far)
     raise ValueError(f"target: no value of {solve_for} brings {label} to {y:g} within {MAX_REGIMES} regimes")
+
+
+def _next_regime(pr: "_Problem", v: float, seen, direction: int, here: float) -> Optional[float]:
+    """The nearest value of the input, doubling or halving from ``v``, that lies in a regime not yet
+    visited and moves the output toward the target (an output a regime holds still may move in the
+    next: the in-flight divisor of a pipeline, ``max(1, m // p)``, is 1 until ``m`` reaches ``p``)."""
+    tried = set()
+    for k in range(1, 48):
+        for sign in (1, -1):
+            xv = v * 2.0 ** (sign * k)
+            if pr.p.kind is Kind.COUNT:
+                xv = max(1, int(round(xv)))
+            if xv in tried or xv <= 0:
+                continue
+            tried.add(xv)
+            p = pr.point(xv)
+            if pr.key(p) in seen:
+                continue
+            if (pr.value_of(p) - here) * direction > 0:
+                return xv
+    return None
 
 
 def _roots(smooth: sp.Basic, xs: sp.Dummy, env, y: float) -> List[Tuple[float, Optional[sp.Basic]]]:

@@ -144,6 +144,17 @@ def test_a_parallel_degree_is_searched_among_the_valid_degrees():
     assert not r.reachable and "tp_size = 8" in r.reason and r.limit[1] == pytest.approx(0.260397, abs=1e-6)
 
 
+def test_a_root_in_the_next_regime_is_found_there():
+    # with 2 microbatches on 4 stages the in-flight divisor max(1, m // p) is 1: memory does not depend on m
+    # at all in this regime. From m = 4 on it does: ceil(32 / (m // 4)) samples per microbatch. 45 GB needs
+    # m // 4 = 6 (6 samples: 44.48 GB); m = 23 still has m // 4 = 5 (7 samples, over 45 GB).
+    kw = dict(LLAMA, microbatch_count=2)
+    r = required("memory", 45e9, "microbatch_count", "Llama3_70B", "Research_256", **kw)
+    assert r.regimes == 2 and r.integer == 24 and r.achieved == pytest.approx(44.4797e9, rel=1e-5)
+    assert exact("Llama3_70B", "Research_256", kw, "microbatch_count", 23, "memory") > 45e9
+    assert "1 regime change" in str(r) and "χ_LoRA" in str(r)
+
+
 def test_regime_changes_are_followed():
     # raising the batch past what fits moves the memory roofline to the host link: the root of the
     # step time lies in the spilling regime, and solve() agrees there
