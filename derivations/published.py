@@ -40,8 +40,9 @@ REL_TOL = 1e-9
 B, s, l, h, V, N, f = sp.symbols("B s l h V N f", positive=True)
 CONVENTIONS = {
     "narayanan": {
-        "name": "Narayanan et al., Eq. (3): hardware FLOPs (recomputation counted, f = 4)",
-        "flops": 24 * f * B * s * l * h**2 * (1 + s / (6 * h) + V / (16 * l * h)),
+        "name": "Narayanan et al., Eq. (3): hardware FLOPs (full recomputation counted: four forward-"
+                "equivalents; the logits term is not recomputed, so the formula holds for such runs only)",
+        "flops": 96 * B * s * l * h**2 * (1 + s / (6 * h) + V / (16 * l * h)),
     },
     "korthikanti": {
         "name": "Korthikanti et al., Eq. (7): model FLOPs (no recomputation)",

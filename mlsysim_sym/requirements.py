@@ -56,6 +56,20 @@ MAX_REGIMES = 6
 #: How many whole numbers the integer answer may walk from the smooth root.
 MAX_WALK = 100_000
 
+#: Inputs whose range is narrower than their sign (``solve()`` rejects values outside).
+_RANGES = {"efficiency": (1e-9, 1.0), "overlap_efficiency": (0.0, 1.0), "moe_routing_imbalance_factor": (1.0, math.inf)}
+
+
+def _range(p: "Param") -> Tuple[float, float]:
+    """The values ``solve()`` accepts for an input: whole numbers from 1, positive magnitudes above 0."""
+    if p.argument in _RANGES:
+        return _RANGES[p.argument]
+    if p.kind is Kind.COUNT:
+        return (1.0, math.inf)
+    if p.symbol.is_positive:
+        return (0.0, math.inf)
+    return (0.0, math.inf) if p.symbol.is_nonnegative else (-math.inf, math.inf)
+
 #: The target, as a symbol in the closed form.
 TARGET = sp.Symbol("y", real=True)
 
@@ -220,7 +234,28 @@ class _Problem:
             raise ValueError(f"solve_for: {solve_for} does not enter the {self.variant.family} model")
         self.x0 = float(self.values[self.x])
         self.configuration = describe(self.w, self.f, args["precision"], [args[k] for k in KEYWORDS])
+        try:
+            self._config_values(self.values[self.x])
+        except TypeError as exc:
+            raise ValueError(f"solve_for: {solve_for} cannot be set through solve()'s arguments or records "
+                             f"({exc})") from None
+        self.lo, self.hi = _range(self.p)
         self.links = self._links()
+
+    def inside(self, v: float) -> bool:
+        """Whether ``v`` is in the input's range (a rounding error over an end counts as the end)."""
+        tol = 1e-9 * max(1.0, abs(v))
+        return self.lo - tol <= v <= self.hi + tol
+
+    def clamp(self, v: float) -> float:
+        return min(max(v, self.lo), self.hi)
+
+    def safe_key(self, v) -> Optional[Tuple]:
+        """The regime at ``x = v``, or None where the model is undefined there (no replica fits)."""
+        try:
+            return self.key(self.point(v))
+        except (ZeroDivisionError, ValueError, TypeError):
+            return None
 
     def _config_values(self, v) -> Dict[sp.Symbol, object]:
         w, f, kw = _set(self.w, self.f, self.kw, self.solve_for, v)
@@ -328,13 +363,18 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
         smooth = _relaxed(expr).xreplace({x: xs})
         env = {point.forms[n].symbol: point.value(n) for n in keep}
         env.update({s: val for s, val in point.params.items() if s != x and s not in pr.links})
-        if xs not in smooth.free_symbols:
-            if _meets(pr.value_of(point), y, direction) and abs(pr.value_of(point) - y) <= 1e-12 * max(1.0, abs(y)):
-                return Requirement(label, pr.q, y, solve_for, x, pr.x0, current, None, v, None,
-                                   pr.value_of(point), pr.conditions(point), len(seen),
+        if xs not in smooth.subs(env).free_symbols:
+            if _meets(pr.value_of(point), y, direction):
+                integer, achieved = (None, pr.value_of(point))
+                if pr.p.kind is Kind.COUNT:
+                    integer, achieved = _integer(pr, v, direction, 1 if v > pr.x0 else -1, notes)
+                return Requirement(label, pr.q, y, solve_for, x, pr.x0, current, None,
+                                   float(integer if integer is not None else v), integer,
+                                   achieved, pr.conditions(point), len(seen),
                                    configuration=pr.configuration, direction=direction, unit=pr.p.unit,
-                                   notes=(f"{label} does not depend on {solve_for} in this regime; it is already "
-                                          "at the target",))
+                                   notes=(f"{label} does not depend on {solve_for} in this regime and already "
+                                          "meets the target there",),
+                                   meets_toward=1 if v > pr.x0 else -1)
             nxt = _next_regime(pr, v, seen, direction, pr.value_of(point))
             if nxt is not None:
                 v, point = nxt, pr.point(nxt)
@@ -343,9 +383,9 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
                                (expr, pr.value_of(point)),
                                f"{label} does not depend on {solve_for} in this regime, and no other value moves it "
                                f"toward {y:g}", pr.configuration, direction, pr.p.unit)
-        candidates = _roots(smooth, xs, env, y)
+        candidates = [(pr.clamp(val), r) for val, r in _roots(smooth, xs, env, y) if pr.inside(val)]
         # the root of this regime's expression that lies in this regime; else the nearest, whose regime is next
-        inside = [(val, r) for val, r in candidates if pr.key(pr.point(val)) == key]
+        inside = [(val, r) for val, r in candidates if pr.safe_key(val) == key]
         if inside:
             val, r = min(inside, key=lambda t: abs(t[0] - v))
             integer, achieved = None, None
@@ -357,6 +397,9 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
                 slope = float(sp.diff(smooth, xs).subs(env).subs({xs: val, TARGET: y}))
                 meet = 1 if (slope > 0) == (direction > 0) else -1
                 integer, achieved = _integer(pr, val, direction, meet, notes)
+                if integer is None:
+                    return _unreachable(pr, label, current, direction, len(seen),
+                                        f"no valid whole number of {solve_for} meets it")
             else:
                 val, achieved = _inside_domain(pr, val, notes)
             closed = None if r is None else shorten_deep(r.xreplace({xs: x}))
@@ -364,6 +407,7 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
                                integer, achieved, pr.conditions(pr.point(val)), len(seen),
                                configuration=pr.configuration, direction=direction, unit=pr.p.unit,
                                notes=tuple(notes), meets_toward=meet)
+        candidates = [(val, r) for val, r in candidates if pr.safe_key(val) is not None]
         if candidates:
             v = min(candidates, key=lambda t: abs(t[0] - v))[0]
             point = pr.point(v)
@@ -372,22 +416,31 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
         limit = _limit(pr, smooth, xs, env, direction, y)
         if limit is None:
             break
-        lim_expr, lim_val, far = limit
-        if far is None or pr.key(pr.point(far)) == key:
+        lim_expr, lim_val, far, end = limit
+        if far is None or pr.safe_key(far) == key:
             if pr.solve_for in _LAYOUT:
                 return _layout_answer(pr, label, current, direction, len(seen))
             nxt = _next_regime(pr, v, seen, direction, pr.value_of(point))
             if nxt is not None:
                 v, point = nxt, pr.point(nxt)
                 continue
-            toward = "infinity" if far is None or far > pr.x0 else "0"
+            words = {"oo": "goes to infinity", "0": "goes to 0"}.get(end, f"reaches {end}, the end of its range")
             return Requirement(label, pr.q, y, solve_for, x, pr.x0, current, None, None, None, None, (), len(seen),
                                (shorten_deep(lim_expr), lim_val),
-                               f"{label} tends to {lim_val:.6g} as {solve_for} goes to {toward} in this regime, "
-                               f"short of {y:g}", pr.configuration, direction, pr.p.unit,
-                               toward="0" if toward == "0" else "oo")
+                               f"{label} tends to {lim_val:.6g} as {solve_for} {words} in this regime, "
+                               f"short of {y:g}", pr.configuration, direction, pr.p.unit, toward=end)
         v, point = far, pr.point(far)
-    raise ValueError(f"target: no value of {solve_for} brings {label} to {y:g} within {MAX_REGIMES} regimes")
+    if pr.p.kind is Kind.COUNT:
+        found = _search_integer(pr, direction)
+        if found is not None:
+            v, o, meet = found
+            return Requirement(label, pr.q, y, solve_for, x, pr.x0, current, None, float(v), v, o, (), len(seen),
+                               configuration=pr.configuration, direction=direction, unit=pr.p.unit,
+                               notes=(f"the output changes regime more than {MAX_REGIMES} times on the way; "
+                                      "the whole number was found through solve() (no closed form)",),
+                               meets_toward=meet)
+    return _unreachable(pr, label, current, direction, len(seen),
+                        f"no value of {solve_for} brings {label} to {y:g} within {MAX_REGIMES} regimes")
 
 
 def _next_regime(pr: "_Problem", v: float, seen, direction: int, here: float) -> Optional[float]:
@@ -400,14 +453,53 @@ def _next_regime(pr: "_Problem", v: float, seen, direction: int, here: float) ->
             xv = v * 2.0 ** (sign * k)
             if pr.p.kind is Kind.COUNT:
                 xv = max(1, int(round(xv)))
-            if xv in tried or xv <= 0:
+            if xv in tried or xv <= 0 or not pr.inside(xv):
                 continue
             tried.add(xv)
-            p = pr.point(xv)
-            if pr.key(p) in seen:
+            key = pr.safe_key(xv)
+            if key is None or key in seen:
                 continue
-            if (pr.value_of(p) - here) * direction > 0:
+            if (pr.value_of(pr.point(xv)) - here) * direction > 0:
                 return xv
+    return None
+
+
+def _search_integer(pr: _Problem, direction: int):
+    """The whole-number boundary through ``solve()`` alone: double away from the configuration until the
+    target is met, then bisect (invalid values are stepped over). ``(value, output, meets_toward)``."""
+    def out(v):
+        for d in range(64):
+            for w in (v + d, v - d):
+                if w >= 1:
+                    try:
+                        return w, pr.exact(w)
+                    except (ValueError, TypeError, ZeroDivisionError):
+                        pass
+        return None
+    base = int(pr.x0)
+    for meet in (1, -1):
+        lo, v = base, base
+        for _ in range(40):
+            v = v * 2 if meet > 0 else v // 2
+            if v < 1:
+                break
+            got = out(v)
+            if got is None:
+                continue
+            if _meets(got[1], pr.target, direction):
+                a, b = (lo, got[0]) if meet > 0 else (got[0], lo)
+                while b - a > 1:
+                    mid = out((a + b) // 2)
+                    if mid is None or not (a < mid[0] < b):
+                        break
+                    if _meets(mid[1], pr.target, direction) == (meet > 0):
+                        b = mid[0]
+                    else:
+                        a = mid[0]
+                v = b if meet > 0 else a
+                got = out(v)
+                return got[0], got[1], meet
+            lo = got[0]
     return None
 
 
@@ -489,24 +581,56 @@ def _layout_answer(pr: _Problem, label: str, current: float, direction: int, reg
 
 
 def _limit(pr: _Problem, smooth, xs, env, direction, y):
-    """The output's limit toward the side that moves it toward the target (``x -> oo`` or ``x -> 0+``),
-    as ``(closed form, value, a far point in that direction or None)``."""
+    """The output at the end of the input's range toward which it moves toward the target (a limit when
+    that end is 0 or infinity), as ``(closed form, value, a far point in that direction or None, end)``
+    with ``end`` ``"oo"``, ``"0"`` or the end's value."""
     num = sp.lambdify(xs, smooth.subs(env), "math")
+    x0 = pr.x0 if pr.x0 else 1.0
     try:
-        up = num(pr.x0 * 2) - num(pr.x0)
+        step = x0 * 1e-3
+        up = num(min(x0 + step, pr.hi)) - num(max(x0 - step, pr.lo if pr.lo > 0 else x0 / 2))
     except (ZeroDivisionError, ValueError, OverflowError):
         return None
     grows_with_x = (up > 0) == (direction > 0)
-    end = sp.oo if grows_with_x else 0
-    lim = sp.limit(smooth, xs, end, "+" if end == 0 else "-")
+    bound = pr.hi if grows_with_x else pr.lo
+    if math.isfinite(bound) and bound > 0:
+        lim, end = smooth.subs(xs, bound), f"{bound:g}"
+    else:
+        point = sp.oo if grows_with_x else 0
+        lim = sp.limit(smooth.subs(env), xs, point, "+" if point == 0 else "-")
+        lim = sp.limit(smooth, xs, point, "+" if point == 0 else "-") if lim.is_finite else lim
+        end = "oo" if grows_with_x else "0"
     lim_val = float(sp.N(lim.subs(env).subs(TARGET, y)))
-    far = pr.x0 * 1e6 if grows_with_x else pr.x0 * 1e-6
+    if not math.isfinite(lim_val):
+        return None
+    far = min(x0 * 1e6, pr.hi) if grows_with_x else max(x0 * 1e-6, pr.lo)
     if pr.p.kind is Kind.COUNT:
         far = max(1, int(far))
-    far_val = num(far)
-    if (far_val - y) * direction >= 0:      # the target is met somewhere out there: another regime
-        return lim, lim_val, far
-    return lim, lim_val, None
+    try:
+        far_val = num(far)
+    except (ZeroDivisionError, ValueError, OverflowError):
+        return lim, lim_val, None, end
+    if far != pr.x0 and (far_val - y) * direction >= 0:      # met somewhere out there: another regime
+        return lim, lim_val, far, end
+    return lim, lim_val, None, end
+
+
+def _unreachable(pr: _Problem, label: str, current: float, direction: int, regimes: int, why: str) -> Requirement:
+    """No value reaches the target: the best value the input's valid range gives (through ``solve()``)."""
+    best = None
+    for v in (pr.x0, pr.lo, pr.hi, pr.lo + 1, 2 * pr.x0, pr.x0 / 2):
+        if not (math.isfinite(v) and pr.inside(v)) or (pr.p.kind is Kind.COUNT and v != int(v)) or v <= 0:
+            continue
+        try:
+            o = pr.exact(int(v) if pr.p.kind is Kind.COUNT else v)
+        except (ValueError, TypeError, ZeroDivisionError):
+            continue
+        if best is None or (o - best[1]) * direction > 0:
+            best = (v, o)
+    lim = (sp.Float(best[1]), best[1]) if best else (sp.nan, float("nan"))
+    reason = why + (f"; the best found is {best[1]:.6g}, at {pr.solve_for} = {best[0]:g}" if best else "")
+    return Requirement(label, pr.q, pr.target, pr.solve_for, pr.x, pr.x0, current, None, None, None, None, (),
+                       regimes, lim, reason, pr.configuration, direction, pr.p.unit)
 
 
 def _meets(value: float, target: float, direction: int) -> bool:

@@ -227,3 +227,55 @@ def test_book_mode_prints_registry_macros_with_the_targets_value():
     tex = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA).latex(book=True)
     assert tex == (r"\MicrobatchCount = - \frac{19 \left(1 - \PipelineParallelDegree\right)}"
                    r"{\VirtualPipelineStagesPerDevice}")
+
+
+MIXTRAL = dict(batch_size=1024, tp_size=2, ep_size=4, precision="bf16", zero_stage=1, overlap_comm=True,
+               gradient_accumulation_steps=4)
+
+
+@pytest.mark.parametrize("args, kw, best, words", [
+    # efficiency is at most 1: at 1 the step takes 2.1625 s, so 1 s is out of reach (not "efficiency = 27.6")
+    (("step_time", 1.0, "efficiency", "Llama3_70B", "Research_256"), LLAMA, 2.1625017, "reaches 1, the end"),
+    (("mfu", 1.5, "efficiency", "Llama3_70B", "Research_256"), LLAMA, 0.4056329, "reaches 1, the end"),
+    # the routing imbalance is at least 1: the best MFU is at 1
+    (("mfu", 0.5, "moe_routing_imbalance_factor", "Mixtral_8x7B", "Training_1K"), MIXTRAL, 0.3161443,
+     "reaches 1, the end"),
+    # one gradient-accumulation step is the fewest: 0.924 s, not "0.88 steps"
+    (("step_time", 1.0, "gradient_accumulation_steps", "Mixtral_8x7B", "Training_1K"), MIXTRAL, 0.9241946,
+     "reaches 1, the end"),
+    # energy of one replica step is smallest at one node (and the model is undefined below a replica)
+    (("energy", 1e6, "count", "Llama3_70B", "Research_256"), LLAMA, 817409.28, "reaches 1, the end"),
+])
+def test_answers_stay_in_the_inputs_range(args, kw, best, words):
+    r = required(*args, **kw)
+    assert not r.reachable and r.value is None and r.integer is None
+    assert r.limit[1] == pytest.approx(best, rel=1e-6) and words in r.reason
+    assert r"\to 1" in r.latex() or "1" in r.toward
+
+
+def test_a_flat_regime_that_already_meets_the_target_answers_with_the_boundary():
+    # memory is 83.3 GB for m = 1 ... 7 (the in-flight divisor is 1 until m = 8 = 2 p), 59.4 GB at m = 8
+    r = required("memory", 80e9, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA)
+    assert r.direction == 1 and r.integer == 7 and r.achieved == pytest.approx(83.302136168e9)
+    assert exact("Llama3_70B", "Research_256", LLAMA, "microbatch_count", 8, "memory") < 80e9
+
+
+def test_many_regime_changes_fall_back_to_a_search_through_solve():
+    # on 100,000 GPUs the MFU falls with the node count through many tiers: 0.2516 at 2048 nodes
+    kw = dict(batch_size=4096, tp_size=8, pp_size=4, microbatch_count=8)
+    r = required("mfu", 0.25, "count", "Llama3_70B", "Mega_100K", **kw)
+    assert r.integer is not None and r.achieved >= 0.25 and r.expression is None
+    assert exact("Llama3_70B", "Mega_100K", kw, "count", r.integer, "mfu") == pytest.approx(r.achieved)
+    # the next valid node count on the other side misses
+    v = r.integer - r.meets_toward
+    for _ in range(64):
+        try:
+            assert exact("Llama3_70B", "Mega_100K", kw, "count", v, "mfu") < 0.25
+            break
+        except ValueError:
+            v -= r.meets_toward
+
+
+def test_an_input_solve_cannot_set_is_refused():
+    with pytest.raises(ValueError, match="inference_flops cannot be set"):
+        required("mfu", 0.3, "inference_flops", "Llama3_70B", "Research_256", **LLAMA)

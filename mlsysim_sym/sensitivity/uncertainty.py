@@ -70,12 +70,16 @@ UNCERTAIN: Tuple[str, ...] = tuple(n for n in CONTINUOUS if by_argument()[n].kin
 #: ``congestion_factor`` and ``straggler_factor`` are not checked: any real number.
 _KEYWORD_RANGES = {"efficiency": (1e-9, 1.0), "overlap_efficiency": (0.0, 1.0),
                    "moe_routing_imbalance_factor": (1.0, math.inf),
-                   "congestion_factor": (-math.inf, math.inf), "straggler_factor": (-math.inf, math.inf)}
+                   "congestion_factor": (0.0, math.inf), "straggler_factor": (0.0, math.inf)}
 #: A positive magnitude is clipped at this fraction of its value (the model divides by bandwidths).
 POSITIVE_FLOOR = 1e-3
 #: First order and Monte Carlo agree when their standard deviations differ by at most this many
 #: standard errors of the Monte Carlo estimate.
 AGREEMENT = 3.0
+#: A Monte Carlo standard deviation below this fraction of the mean is rounding noise, not spread.
+NOISE = 1e-12
+#: Clipped draws are named as the cause of a disagreement only when at least this share was clipped.
+CLIPPED_BLAME = 0.01
 PERCENTILES = (5, 50, 95)
 
 
@@ -92,7 +96,7 @@ def domain(name: str, value: float) -> Tuple[float, float]:
 #: The ``domain`` rule in words, per kind of parameter (the printed note).
 DOMAINS = ("efficiency in [1e-9, 1], overlap efficiency in [0, 1], MoE imbalance >= 1, latencies, "
            "dispatch overhead, TDP and forward FLOPs >= 0, other magnitudes >= 0.001 x their value; "
-           "congestion and straggler factors unclipped")
+           "congestion and straggler factors >= 0")
 
 
 def _check_sigma(sigma) -> Dict[str, float]:
@@ -237,7 +241,8 @@ class Uncertainty:
             return None
         if math.isnan(mc.std):
             return False
-        return abs(mc.std - self.std) <= AGREEMENT * mc.std_error or mc.std == self.std
+        noise = NOISE * abs(mc.mean)      # a spread of rounding errors is no spread
+        return abs(mc.std - self.std) <= AGREEMENT * mc.std_error + noise or mc.std == self.std
 
     def notes(self) -> Tuple[str, ...]:
         """What to keep in mind reading the numbers: kinks, jumps, clipped draws, masked draws, the verdict."""
@@ -272,8 +277,8 @@ class Uncertainty:
         else:
             if self.kinks:
                 why = "the kink at " + ", ".join(t.kink for t in self.kinks)
-            elif clipped:
-                why = "the domain edge of " + ", ".join(t.parameter for t in clipped)
+            elif [t for t in clipped if t.clipped >= CLIPPED_BLAME]:
+                why = "the domain edge of " + ", ".join(t.parameter for t in clipped if t.clipped >= CLIPPED_BLAME)
             else:
                 why = "a kink within the spread or large sigmas"
             out.append(f"first order vs Monte Carlo: sd differs by {_pct(d)} (more than {AGREEMENT:g} standard "
