@@ -244,7 +244,7 @@ def table_rows() -> List[dict]:
     cal = required_efficiency(CALIBRATION_ROW)
     out = []
     for r in runs():
-        c, mo = r["config"], r["model"]
+        mo = r["model"]
         d, k = predict(r), predict(r, cal)
         need = required_efficiency(r["id"])
         default_flops = (3 + recompute(r)) * 2 * mo["parameters"] * tokens(r)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from numbers import Real
 from typing import Dict, Mapping, Optional, Tuple
 
