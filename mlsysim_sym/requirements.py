@@ -127,7 +127,7 @@ class Requirement:
         if self.value is not None:
             return f"{x} = {latex(sp.Float(self.value, 6), book=book)}"
         out = latex(self.output_expr, book=book) if self.output_expr is not None else self.output
-        end = r"\infty" if self.toward != "0" else "0"
+        end = {"": r"\infty", "oo": r"\infty"}.get(self.toward, self.toward)
         return rf"\lim_{{{x} \to {end}}} {out} = {latex(self.limit[0], book=book)}"
 
     def to_dict(self) -> Dict[str, object]:
@@ -191,8 +191,8 @@ def _depends(point: OperatingPoint, x: sp.Symbol) -> Dict[str, bool]:
 
 
 def _relaxed(expr: sp.Basic) -> sp.Basic:
-    """Integer divisions as plain divisions and indicators dropped to their value: the smooth expression
-    whose root starts the integer search (the exact check is ``solve()``'s)."""
+    """Integer divisions as plain divisions: the smooth expression whose root starts the integer search
+    (the exact check is ``solve()``'s)."""
     return expr.replace(FloorDiv, lambda a, b: a / b).replace(CeilDiv, lambda a, b: a / b)
 
 
@@ -227,7 +227,6 @@ class _Problem:
             self.out, self.names = self.model_symbol(self.q), (self.q,)
         if side not in ("auto", "at least", "at most"):
             raise ValueError(f"side must be 'auto', 'at least' or 'at most', got {side!r}")
-        self.side = side
         self.output, self.target, self.solve_for = output, float(target), solve_for
         self.x = self.p.symbol
         if self.x not in self.values:
@@ -594,11 +593,15 @@ def _limit(pr: _Problem, smooth, xs, env, direction, y):
     grows_with_x = (up > 0) == (direction > 0)
     bound = pr.hi if grows_with_x else pr.lo
     if math.isfinite(bound) and bound > 0:
-        lim, end = smooth.subs(xs, bound), f"{bound:g}"
+        lim, end = smooth.subs(xs, sp.nsimplify(bound)), f"{bound:g}"
     else:
         point = sp.oo if grows_with_x else 0
-        lim = sp.limit(smooth.subs(env), xs, point, "+" if point == 0 else "-")
-        lim = sp.limit(smooth, xs, point, "+" if point == 0 else "-") if lim.is_finite else lim
+        side_ = "+" if point == 0 else "-"
+        # the numeric limit first (the symbols may hide a 0 coefficient: oo * sign(N_PP - 1) at N_PP = 1);
+        # the closed form only when that limit is finite
+        lim = sp.limit(smooth.subs(env), xs, point, side_)
+        if lim.is_finite:
+            lim = sp.limit(smooth, xs, point, side_)
         end = "oo" if grows_with_x else "0"
     lim_val = float(sp.N(lim.subs(env).subs(TARGET, y)))
     if not math.isfinite(lim_val):
