@@ -13,6 +13,8 @@ Backends:
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from dataclasses import dataclass
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
@@ -81,10 +83,33 @@ def numeric_form(expr: sp.Basic) -> sp.Basic:
 
     # unevaluated rebuild: sympy would otherwise re-check every comparison it rebuilds and give up on
     # ``1/FloorDiv(...)`` (it cannot know the floor is not 0)
-    with sp.evaluate(False):
+    with sp.evaluate(False), _undecided_sign_on_error():
         return expr.replace(lambda e: isinstance(e, sp.Pow) and (
             isinstance(e.exp, Iverson) or e.exp in FLAGS or (isinstance(e.exp, sp.Mul) and e.exp.has(Iverson))),
             switch)
+
+
+@contextmanager
+def _undecided_sign_on_error():
+    """While rebuilding unevaluated, sympy's sign heuristic ``exprtools._monotonic_sign`` may ask for the
+    roots of ``N_EP - 1`` and raise ``PolynomialError`` (sympy 1.12-1.13: ``Poly`` of an unevaluated
+    derivative) where it means "cannot tell"; it answers None ("cannot tell") instead, for this rebuild only.
+    The extended model's step (a sum with the optimizer update) reaches that query; mlsysim's does not."""
+    from sympy.core import exprtools
+
+    original = exprtools._monotonic_sign
+
+    def tolerant(e):
+        try:
+            return original(e)
+        except sp.PolynomialError:
+            return None
+
+    exprtools._monotonic_sign = tolerant
+    try:
+        yield
+    finally:
+        exprtools._monotonic_sign = original
 
 
 class _NumPyPrinter(NumPyPrinter):

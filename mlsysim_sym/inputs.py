@@ -40,8 +40,9 @@ import sympy as sp
 
 from . import _shipped, catalog, notation
 from .compile import lambdify_numeric, numeric_form
-from .model import Variant, build_model
-from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, keywords, sym
+from .mechanisms import normalize
+from .model import FIDELITIES, Variant, build_model
+from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, extended_keywords, keywords, sym
 from .terms.collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
 from .types import Fleet, Workload
 
@@ -99,13 +100,65 @@ KEYWORDS: Tuple[str, ...] = tuple(keywords())
 FLAG_KEYWORDS: Tuple[str, ...] = tuple(n for n, p in keywords().items() if p.kind is Kind.FLAG and n != "zero_stage")
 
 
+#: The extended model's arguments beside ``solve()``'s: which model, its mechanisms priced as mlsysim prices
+#: them (``without``), and its own keywords (``cp_size``, ...), with their defaults (neutral values).
+EXTENDED_DEFAULTS: Dict[str, object] = {"fidelity": "mlsysim", "without": (),
+                                        **{k: p.default for k, p in extended_keywords().items()}}
+#: The extended model's 0/1 keywords.
+EXTENDED_FLAGS: Tuple[str, ...] = tuple(n for n, p in extended_keywords().items() if p.kind is Kind.FLAG)
+
+
 def solve_arguments(kwargs: Mapping[str, object], caller: str = "solve") -> Dict[str, object]:
-    """``kwargs`` completed with :data:`SOLVE_DEFAULTS`; an unknown keyword is a ``TypeError``."""
-    unknown = [k for k in kwargs if k not in SOLVE_DEFAULTS]
+    """``kwargs`` completed with :data:`SOLVE_DEFAULTS`; an unknown keyword is a ``TypeError``. The extended
+    model's arguments (:data:`EXTENDED_DEFAULTS`) stay only when given, and are checked here: ``fidelity`` one
+    of :data:`~mlsysim_sym.model.FIDELITIES`, ``without`` names of mechanisms, and the extended keywords at
+    their neutral values unless ``fidelity="extended"``."""
+    unknown = [k for k in kwargs if k not in SOLVE_DEFAULTS and k not in EXTENDED_DEFAULTS]
     if unknown:
         raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}; "
-                        f"allowed: {', '.join(SOLVE_DEFAULTS)}")
-    return {**SOLVE_DEFAULTS, **kwargs}
+                        f"allowed: {', '.join([*SOLVE_DEFAULTS, *EXTENDED_DEFAULTS])}")
+    out = {**SOLVE_DEFAULTS, **kwargs}
+    check_fidelity(out)
+    if out.get("fidelity") == "extended":
+        out = {**SOLVE_DEFAULTS, **EXTENDED_DEFAULTS, **kwargs}
+    if "without" in out:
+        out["without"] = normalize(out["without"])
+    return out
+
+
+def check_fidelity(args: Mapping[str, object]) -> None:
+    """``fidelity`` is a known model; ``without`` and the extended keywords are used only with
+    ``fidelity="extended"`` (a ``ValueError`` names the argument)."""
+    fidelity = args.get("fidelity", "mlsysim")
+    if not isinstance(fidelity, str) or fidelity not in FIDELITIES:
+        raise ValueError(f"fidelity must be one of {', '.join(map(repr, FIDELITIES))}, got {fidelity!r}")
+    if fidelity == "extended":
+        normalize(args.get("without", ()))
+        return
+    if args.get("without"):
+        raise ValueError("without: mechanisms can be switched off only in the extended model; pass "
+                         "fidelity='extended'")
+    for k, p in extended_keywords().items():
+        v = args.get(k, p.default)
+        neutral = (bool(v) == bool(p.default)) if k in EXTENDED_FLAGS else _same_number(v, p.default)
+        if not neutral:
+            raise ValueError(f"{k}={v!r} is an argument of the extended model (mlsysim 0.3.0 has no "
+                             f"{p.label}); pass fidelity='extended'")
+
+
+def _same_number(v, default) -> bool:
+    try:
+        return not isinstance(v, bool) and v == default
+    except Exception:       # an array or an object that does not compare: not the neutral value
+        return False
+
+
+def model_variant(variant: Variant, args: Mapping[str, object]) -> Variant:
+    """The variant of the model ``args`` ask for (``fidelity``, ``without``) with ``variant``'s structure."""
+    fidelity = args.get("fidelity", "mlsysim")
+    if fidelity == variant.fidelity and not args.get("without"):
+        return variant
+    return replace(variant, fidelity=fidelity, off=tuple(args.get("without", ())))
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,6 +277,9 @@ def lower_arguments(w: Workload, args: Dict[str, object]) -> Dict[str, object]:
                or not hasattr(v, "item") else v.item()) for k, v in args.items()}
     for k in FLAG_KEYWORDS:
         out[k] = 1 if out[k] else 0
+    for k in EXTENDED_FLAGS:
+        if k in out:
+            out[k] = 1 if out[k] else 0
     if seq_len_unread(w.is_transformer, out["tp_size"], out["ep_size"]):
         out["seq_len"] = 0
     return out
@@ -280,7 +336,8 @@ class Rule:
     except where it multiplies a quantity with units). ``caller``: a warning points at
     the caller's line (else at the package's, as mlsysim's own warning does).
     ``lowered``: the first check mlsysim makes after lowering the workload (the
-    lowering's own errors come just before it).
+    lowering's own errors come just before it). ``extended``: the check exists in the
+    extended model only; ``generic_only``: for workloads other than transformers only.
     """
 
     broken: sp.Basic
@@ -295,6 +352,8 @@ class Rule:
     shows: Tuple[Tuple[str, sp.Basic], ...] = ()
     caller: bool = True
     lowered: bool = False
+    extended: bool = False
+    generic_only: bool = False
 
     @property
     def condition(self) -> sp.Basic:
@@ -396,6 +455,27 @@ def _collective_rules() -> Tuple[Rule, ...]:
     return tuple(out)
 
 
+def _extended_rules(N, G) -> Tuple[Rule, ...]:
+    """The extended model's checks, after mlsysim's argument checks and before its split checks: its
+    keywords, then the five-way split (``G = N_TP N_PP N_EP N_CP`` there)."""
+    cp, kv = A.cp_size, A.kv_fraction
+    return (
+        Rule(NonFinite(cp), "cp_size must be finite, got {cp_size}", extended=True),
+        Rule(Fractional(cp), "cp_size must be a whole number, got {cp_size}", extended=True),
+        Rule(cp < 1, "cp_size must be >= 1, got {cp_size}", extended=True),
+        Rule(cp > 1, "cp_size ({cp_size}) > 1 needs a transformer workload: context parallelism splits sequences",
+             extended=True, generic_only=True),
+        Rule(sp.Or(NonFinite(kv), kv <= 0, kv > 1), "kv_fraction must be in (0, 1], got {kv_fraction}",
+             extended=True),
+        Rule(A.seq_len < cp, "seq_len ({seq_len}) must be >= cp_size ({cp_size}): context parallelism gives each "
+             "rank a part of every sequence", cp > 1, extended=True, transformer=True),
+        Rule(G > N, "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * CP({cp_size}) > "
+             "Total({N})", extended=True),
+        Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * "
+             "CP({cp_size}) must divide total accelerators ({N}) exactly.", extended=True),
+    )
+
+
 @lru_cache(maxsize=1)
 def rules() -> Tuple[Rule, ...]:
     """Every check, in order: mlsysim's (``docs/contract.md`` §5), then ours, then the sweeps' own."""
@@ -406,6 +486,8 @@ def rules() -> Tuple[Rule, ...]:
         _at_least("gradient_accumulation_steps", 1), _in_range("efficiency", 1e-9, 1.0),
         _in_range("overlap_efficiency", 0.0, 1.0), _at_least("moe_routing_imbalance_factor", 1.0),
         # V9-V10: the split must fit the fleet exactly
+        # the extended model's own keywords, and its split (G includes N_CP there)
+        *_extended_rules(N, G),
         Rule(G > N, "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) > Total({N})"),
         Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) "
                                      "must divide total accelerators ({N}) exactly."),
@@ -445,7 +527,7 @@ def rules() -> Tuple[Rule, ...]:
     # sweeps only: non-physical record values and fractional counts (solve() computes with them, as mlsysim)
     sweep: List[Rule] = []
     for p in PARAMS.values():
-        if p.kind is Kind.CONSTANT or p.argument is None:
+        if p.kind is Kind.CONSTANT or p.argument is None or p.fidelity != "mlsysim":
             continue
         x = RAW[p.symbol]
         if p.origin is not Origin.SOLVE:
@@ -502,8 +584,11 @@ class CompiledRules:
         self.variant, self.scope = variant, scope
         transformer = variant.family == "transformer"
         keep = ("solve",) if scope == "solve" else ("solve", "sweep")
+        extended = variant.fidelity == "extended"
         self.rules: Tuple[Rule, ...] = tuple(r for r in rules()
-                                             if r.scope in keep and (transformer or not r.transformer))
+                                             if r.scope in keep and (transformer or not r.transformer)
+                                             and (extended or not r.extended)
+                                             and not (transformer and r.generic_only))
         self._given_args = tuple(RAW[a] for a in args)
         self._one: Dict[int, tuple] = {}
         self._shows: Dict[tuple, tuple] = {}
@@ -676,10 +761,12 @@ def check(w: Workload, f: Fleet, args: Mapping[str, object], stacklevel: int = 3
     key = fx["precision_key"] or "fp16"          # no rule before the precision reads what it sets
     try:
         variant, static = static_values(w, f, key)
+        variant = model_variant(variant, args)
         deferred = None
     except (ArithmeticError, NotImplementedError, TypeError, ValueError) as exc:
         deferred = exc                            # raised where mlsysim lowers the workload
-        variant = Variant("transformer" if w.is_transformer else "generic", explicit_weights=True)
+        variant = model_variant(Variant("transformer" if w.is_transformer else "generic", explicit_weights=True),
+                                args)
         static = field_values(w, f)
     compiled = compiled_rules(variant, "solve", ())
     # raw argument name -> value (names, not symbols: this runs on every call and sympy hashes slowly)
@@ -798,9 +885,13 @@ def configure(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object
 def values_of(w: Workload, f: Fleet, key: str, args: Mapping[str, object]) -> Tuple[Variant, Dict[sp.Symbol, object]]:
     """The variant and every parameter's value, from checked, lowered keywords."""
     variant, static = static_values(w, f, key)
+    variant = model_variant(variant, args)
     values = dict(static)
-    kw = keywords()
+    kw = {**keywords(), **extended_keywords()}
+    values.update({p.symbol: p.default for p in extended_keywords().values()})
     values.update({kw[k].symbol: v for k, v in args.items() if k in kw})
+    for k in EXTENDED_FLAGS:
+        values[kw[k].symbol] = 1 if values[kw[k].symbol] else 0
     free = set(build_model(variant).parameters)
     return variant, {s: v for s, v in values.items() if s in free}
 

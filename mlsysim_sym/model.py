@@ -33,11 +33,16 @@ from typing import Callable, Collection, Dict, Iterable, Iterator, List, Mapping
 import sympy as sp
 
 from . import notation
+from .mechanisms import normalize
 from .symbols import PARAMS, sym
 from .terms import communication as comm
 from .terms import memory, roofline
+from .terms import extended as ext_terms
 from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
 from .terms.pipeline import BubbleFraction, BubbleTime, in_flight_divisor
+
+#: The models: mlsysim 0.3.0's, exactly, and the extended one (``docs/extended.md``).
+FIDELITIES = ("mlsysim", "extended")
 
 
 
@@ -49,16 +54,29 @@ class Variant:
     ``"generic"`` (every other workload). ``explicit_weights``: weight bytes
     come from the free symbols ``W_lw`` and ``W_g`` instead of ``P * s_elem``.
     ``sram`` / ``flash``: the accelerator reports these tiers (generic family).
+    ``fidelity``: ``"mlsysim"`` (mlsysim 0.3.0's model, exactly) or ``"extended"`` (its mechanisms added,
+    :mod:`mlsysim_sym.mechanisms`); ``off``: the extended model's mechanisms priced as mlsysim prices them.
     """
 
     family: str = "transformer"
     explicit_weights: bool = False
     sram: bool = False
     flash: bool = False
+    fidelity: str = "mlsysim"
+    off: Tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.family not in ("transformer", "generic"):
             raise ValueError(f"family must be 'transformer' or 'generic', got {self.family!r}")
+        if self.fidelity not in FIDELITIES:
+            raise ValueError(f"fidelity must be one of {', '.join(map(repr, FIDELITIES))}, got {self.fidelity!r}")
+        object.__setattr__(self, "off", normalize(self.off))
+        if self.off and self.fidelity != "extended":
+            raise ValueError("mechanisms can be switched off only in the extended model (fidelity='extended')")
+
+    def on(self, mechanism: str) -> bool:
+        """Whether the extended model prices ``mechanism`` (:data:`~mlsysim_sym.mechanisms.MECHANISMS`)."""
+        return self.fidelity == "extended" and mechanism not in self.off
 
 
 @dataclass(frozen=True)
@@ -234,12 +252,23 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     pos = {"positive": True}
     nonneg = {"nonnegative": True}
     transformer = variant.family == "transformer"
+    on = variant.on
+    # the extended model's context-parallel degree (1 where context parallelism is folded into DP, as mlsysim)
+    cp = S.cp if on("context_parallel") and transformer else 1
 
     # -- decomposition (docs/contract.md §2.1) ------------------------------------------------
     N = q("N", S.n_nodes * S.apn, integer=True, positive=True)
-    G = q("G", S.tp * S.pp * S.ep, integer=True, positive=True)
+    if cp == 1:
+        G = G_mp = q("G", S.tp * S.pp * S.ep, integer=True, positive=True)
+    else:
+        G_mp = q("G_mp", S.tp * S.pp * S.ep, integer=True, positive=True)
+        G = q("G", G_mp * cp, integer=True, positive=True)
     dp = q("dp", FloorDiv(N, G), integer=True, positive=True)
     lb = q("lb", sp.Max(1, FloorDiv(S.B, dp)), integer=True, positive=True)
+    s_loc = S.s / cp                # tokens of each sequence one rank holds
+    # ranks that reduce one gradient (and shard ZeRO state): N_DP N_CP, which is N // G_shard once the split
+    # divides the fleet (checked); one integer division, as N_DP is
+    dp_grad = dp if cp == 1 else FloorDiv(N, G_mp)
 
     # -- lowering (docs/contract.md §2.2) -------------------------------------------------------
     if variant.explicit_weights:
@@ -252,7 +281,11 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     # -- compute (docs/contract.md §2.3a) -------------------------------------------------------
     O_model = q("O_model", 3 * S.F * tokens * lb, **nonneg)
     O_hw = q("O_hw", roofline.training_flop_multiplier(S.rc) * S.F * tokens * lb, **nonneg)
-    R_eff = q("R_eff", S.R_peak * S.eta, **pos)
+    if on("gemm_shape") and transformer:
+        f_gemm = q("f_gemm", ext_terms.GemmShapeEfficiency(S.H, S.d_half), **pos)
+        R_eff = q("R_eff", S.R_peak * S.eta * f_gemm, **pos)
+    else:
+        R_eff = q("R_eff", S.R_peak * S.eta, **pos)
     t_comp = q("T_compute", roofline.compute_time(O_hw, R_eff, G), **nonneg)
 
     # -- memory per accelerator (docs/contract.md §2.4) -------------------------------------------
@@ -261,12 +294,16 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         ifd = q("ifd", in_flight_divisor(S.m, S.pp), integer=True, positive=True)
         mb = q("mb", memory.microbatch(lb, S.GA, ifd), integer=True, positive=True)
         Ls = q("L_stage", memory.layers_per_stage(S.L, S.pp), integer=True, positive=True)
-        P_sh = q("P_shard", S.P / G, **pos)
-        M_w = q("M_weights", memory.weight_bytes(P_sh, S.bpp, dp, S.z), **pos)
-        M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, S.bpp, dp, S.z), **pos)
-        M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, dp, S.z), **pos)
-        M_a = q("M_activations", memory.activation_bytes(Ls, S.s, mb, S.H, S.bpp, S.tp, S.rc), **nonneg)
-        M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, S.s, S.H, S.bpp, S.pp), **nonneg)
+        P_sh = q("P_shard", S.P / G_mp, **pos)
+        M_w = q("M_weights", memory.weight_bytes(P_sh, S.bpp, dp_grad, S.z), **pos)
+        M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, S.bpp, dp_grad, S.z), **pos)
+        M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, dp_grad, S.z), **pos)
+        if on("sequence_parallel"):
+            act = ext_terms.activation_bytes(Ls, s_loc, mb, S.H, S.bpp, S.tp, S.rc, S.sp)
+        else:
+            act = memory.activation_bytes(Ls, s_loc, mb, S.H, S.bpp, S.tp, S.rc)
+        M_a = q("M_activations", act, **nonneg)
+        M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, s_loc, S.H, S.bpp, S.pp), **nonneg)
         M_def = M_w + M_g + M_o + M_a + M_b
     else:
         M_def = memory.generic_replica_bytes(W, S.bpp, G, S.lora)
@@ -280,7 +317,7 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     if variant.flash:
         tiers.append((S.BW_flash, sp.Eq(G, 1)))
     BW = q("BW_eff", roofline.effective_bandwidth(fits, tiers), **pos)
-    traffic = q("traffic", roofline.memory_traffic(W, G, lb), **pos)
+    traffic = q("traffic", roofline.memory_traffic(W, G_mp, lb / cp), **pos)
     t_mem = q("T_memory", traffic / BW, **pos)
     t_over = q("T_overhead", roofline.overhead(sp.Max(1, S.L)), **pos)
     T_node = q("T_node", roofline.node_latency(t_comp, t_mem, t_over), **pos)
@@ -296,25 +333,57 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     # -- communication (docs/contract.md §2.6) ----------------------------------------------------
     grad = q("M_grad_msg", Wg_def / (S.tp * S.pp) * S.f_lora ** S.lora, **pos)
     BW_inter = q("BW_inter", S.BW_fab / S.osr, **pos)
-    rpn = q("rpn", comm.dp_ranks_per_node(S.apn, G), integer=True, positive=True)
-    nodes = q("nodes_dp", comm.dp_nodes_spanned(dp, rpn), integer=True, positive=True)
-    t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, dp, rpn, nodes, BW_inter), **nonneg)
-    msg = q("M_act_msg", lb * S.s * S.H * S.bpp, **nonneg)
+    rpn = q("rpn", comm.dp_ranks_per_node(S.apn, G_mp), integer=True, positive=True)
+    nodes = q("nodes_dp", comm.dp_nodes_spanned(dp_grad, rpn), integer=True, positive=True)
+    t_dp_def = comm.dp_allreduce(grad, dp_grad, rpn, nodes, BW_inter)
+    if on("zero3_gather"):
+        t_dp_def = ext_terms.zero3_phases(S.z) * t_dp_def
+    t_dp0 = q("T_dp_allreduce", t_dp_def, **nonneg)
+    msg = q("M_act_msg", lb * s_loc * S.H * S.bpp, **nonneg)
     nl = q("L_tp", CeilDiv(sp.Max(1, S.L), S.pp), integer=True, positive=True)
-    t_tp0 = q("T_tp_allreduce", comm.tp_allreduces(msg, S.tp, nl, S.apn, BW_inter), **nonneg)
-    t_ep0 = q("T_ep_alltoall", comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, BW_inter), **nonneg)
+    again = ext_terms.recomputed(S.rc) if on("recompute_collectives") else 1
+    if on("sequence_parallel"):
+        t_tp_def = again * ext_terms.tp_collectives(msg, S.tp, nl, S.apn, BW_inter, S.sp)
+    else:
+        t_tp_def = again * comm.tp_allreduces(msg, S.tp, nl, S.apn, BW_inter)
+    t_tp0 = q("T_tp_allreduce", t_tp_def, **nonneg)
+    if on("moe_per_layer"):
+        t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, BW_inter)
+    else:
+        t_ep_def = comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, BW_inter)
+    t_ep0 = q("T_ep_alltoall", t_ep_def, **nonneg)
+    extra = []          # the extended model's communication terms, in step order
+    if cp != 1:
+        t_cp0 = q("T_cp_exchange", ext_terms.cp_exchange(msg, S.kvf, S.tp, cp, nl, S.apn, BW_inter, S.rc,
+                                                         again != 1), **nonneg)
+        extra.append(q("T_cp", S.c * t_cp0, **nonneg))
+    if on("pipeline_p2p") and transformer:
+        beta_pp = q("beta_pp", ext_terms.stage_link(N, S.pp, S.apn, S.BW_intra, BW_inter), **pos)
+        extra.append(q("T_p2p", S.c * ext_terms.pipeline_sends(lb, s_loc, S.H, S.bpp, S.tp, S.pp, S.v, S.m,
+                                                              beta_pp, ext_terms.stage_link(
+                                                                  N, S.pp, S.apn, S.alpha_nv, S.alpha_fab)),
+                       **nonneg))
 
     # -- pipeline (docs/contract.md §2.7) -------------------------------------------------------
     q("bubble_fraction", BubbleFraction(S.pp, S.v, S.m), **nonneg)
     t_bub = q("T_bubble", BubbleTime(T_node, S.pp, S.v, S.m), **nonneg)
 
+    # -- optimizer (extended model) ---------------------------------------------------------------
+    if on("optimizer_step") and transformer:
+        P_upd = q("P_update", memory.zero_sharded(P_sh * tf, dp_grad, S.z, 1), **pos)
+        t_opt = [q("T_opt", ext_terms.OptimizerUpdateTime(P_upd, S.b_upd, S.BW_hbm), **pos)]
+    else:
+        t_opt = []
+
     # -- step assembly (docs/contract.md §2.8) --------------------------------------------------
-    t_dp = q("T_dp", S.c * t_dp0 / S.GA)
+    t_dp = q("T_dp", S.c * t_dp0 if on("ga_once") else S.c * t_dp0 / S.GA)
     t_tp = q("T_tp", S.c * t_tp0)
     t_ep = q("T_ep", S.c * t_ep0)
-    q("T_comm", t_dp + t_tp + t_ep)
+    q("T_comm", t_dp + t_tp + t_ep + sum(extra))
     t_dpx = q("T_dp_exposed", comm.exposed_dp(t_dp, S.ov))
-    t_sync = q("T_sync", T_node + t_dpx + t_tp + t_ep + t_bub)
+    if on("tp_overlap"):
+        t_tp = q("T_tp_exposed", ext_terms.exposed_tp(t_tp, S.tov))
+    t_sync = q("T_sync", T_node + t_dpx + t_tp + t_ep + sum(extra) + t_bub + sum(t_opt))
     step = q("T_step", comm.straggled(t_sync, S.f_s))
     se = q("scaling_efficiency", T_node / step)
     q("mfu", mfu * se)

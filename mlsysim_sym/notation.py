@@ -278,6 +278,55 @@ EXTENSION: Dict[str, Proposal] = {
     "eps_t": _P(r"\RooflineTieTolerance", "scalar", "time below which a roofline time counts as zero",
                 "performance"),
 }
+# ---- issue 13: the extended model's names (DistributedModel(fidelity="extended")) ------------ begin
+EXTENSION.update({
+    "sp": _P(r"\SequenceParallelSwitch", "scalar",
+             "one when tensor-parallel ranks also split the sequence outside the tensor-parallel blocks, zero when "
+             "they do not"),
+    "tov": _P(r"\TensorParallelOverlapSwitch", "scalar",
+              "one when tensor-parallel communication overlaps the matrix multiplications, zero when it does not"),
+    "kvf": _P(r"\KeyValueWidthFraction", "scalar",
+              "width of the attention keys and values as a share of the hidden dimension, key-value heads over "
+              "query heads"),
+    "d_half": _P(r"\GemmHalfEfficiencyWidth", "scalar",
+                 "hidden dimension at which the shape factor of a layer's matrix multiplications is one half",
+                 "performance"),
+    "n_a2a": _P(r"\ExpertAllToAllCount", "count",
+                "number of expert-parallel AllToAlls per mixture-of-experts layer per training step, dispatch and "
+                "combine in the forward and the backward pass"),
+    "b_upd": _P(r"\OptimizerUpdateBytesPerParameter", "scalar",
+                "bytes of memory traffic the optimizer update moves for each trainable parameter", "learning"),
+    "G_mp": _P(r"\ModelShardAcceleratorCount", "count",
+               "number of accelerators over which one copy of the weights is split, the tensor, pipeline and "
+               "expert parallel degrees multiplied"),
+    "f_gemm": _P(r"\GemmShapeEfficiencyFactor", "scalar",
+                 "share of the large-matrix efficiency that a layer's matrix multiplications reach at their shape",
+                 "performance"),
+    "T_cp_exchange": _P(r"\ContextParallelExchangeTime", "scalar",
+                        "time of a step's context-parallel key and value exchange, before congestion"),
+    "T_cp": _P(r"\ContextParallelCommunicationTime", "scalar",
+               "context-parallel communication time per step with congestion"),
+    "beta_pp": _P(r"\PipelineLinkBandwidth", "scalar",
+                  "bandwidth of the link between consecutive pipeline stages"),
+    "T_p2p": _P(r"\PipelineSendTimePerStep", "scalar",
+                "time of a step's point-to-point sends between pipeline stages, forward and backward"),
+    "P_update": _P(r"\UpdatedParameterCount", "count",
+                   "number of parameters whose optimizer update one accelerator computes"),
+    "T_tp_exposed": _P(r"\ExposedTensorParallelTime", "scalar",
+                       "tensor-parallel communication time per step left on the critical path after overlap"),
+    "GemmShapeEfficiency": _P(r"\GemmShapeEfficiency", "scalar",
+                              "share of the large-matrix efficiency a matrix multiplication of a given width "
+                              "reaches", "performance", unit="1"),
+    "OptimizerUpdateTime": _P(r"\MemoryBoundUpdateTime", "scalar",
+                              "time of one optimizer update over a set of parameters, bounded by memory bandwidth",
+                              "learning", unit="s",
+                              notes=r"A step's update is the book's \OptimizerStepTime, which this term prices."),
+    "x_gemm": _P(r"\GemmSharedWidth", "scalar",
+                 "width of the shared dimension of a layer's matrix multiplications", "performance"),
+    "n_param": _P(r"\UpdatedParameterCountFormal", "count", "number of parameters an update reads and writes",
+                  "learning"),
+})
+# ---- issue 13 --------------------------------------------------------------------------------- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
@@ -429,6 +478,19 @@ _QUANTITIES = (
     ("effective_throughput", rf"R_{{{T}{{train}}}}", r"\TrainingSampleThroughput", "1/s",
      "samples per second of the fleet"),
 )
+# ---- issue 13: quantities of the extended model only ------------------------------------------ begin
+_QUANTITIES += (
+    ("G_mp", rf"G_{{{T}{{shard}}}}", None, "1", "accelerators sharing one copy of the weights (TP x PP x EP)"),
+    ("f_gemm", rf"f_{{{T}{{GEMM}}}}", None, "1", "GEMM-shape efficiency factor of the layers"),
+    ("P_update", rf"P_{{{T}{{update}}}}", None, "1", "parameters whose optimizer update one accelerator computes"),
+    ("T_cp_exchange", rf"T_{{{T}{{KV,CP}}}}", None, "s", "CP key/value exchange of one step, before congestion"),
+    ("T_cp", rf"T_{{{T}{{CP}}}}", None, "s", "CP communication per step (with congestion)"),
+    ("beta_pp", rf"\beta_{{{T}{{PP}}}}", None, "B/s", "bandwidth between consecutive pipeline stages"),
+    ("T_p2p", rf"T_{{{T}{{P2P}}}}", None, "s", "pipeline stage-to-stage sends of one step"),
+    ("T_opt", rf"T_{{{T}{{update}}}}", r"\OptimizerStepTime", "s", "optimizer update of one step"),
+    ("T_tp_exposed", rf"T_{{{T}{{TP,exposed}}}}", None, "s", "TP communication left after overlap"),
+)
+# ---- issue 13 --------------------------------------------------------------------------------- end
 for _row in _QUANTITIES:
     declare(_row[0], _row[1], _row[4], _row[3], "quantity", _row[2], _row[5] if len(_row) > 5 else "")
 
@@ -477,6 +539,13 @@ _FORMAL_BOOK_TERMS = (
      {"integer": True}),
 )
 for _name, _tex, _book, _unit, _meaning, _assume in _FORMAL_BOOK_TERMS:
+    declare(_name, _tex, _meaning, _unit, "formal", _book)
+    FORMAL[_name] = symbol(_name, positive=True, **_assume)
+# issue 13: formal arguments of the extended model's terms
+for _name, _tex, _book, _unit, _meaning, _assume in (
+        ("x_gemm", "x", None, "1", "width of the shared dimension of a layer's GEMMs", {}),
+        ("n_param", "n", None, "1", "parameters an update reads and writes", {}),
+):
     declare(_name, _tex, _meaning, _unit, "formal", _book)
     FORMAL[_name] = symbol(_name, positive=True, **_assume)
 # ---- issue 11 -------------------------------------------------------------------------------- end
@@ -556,6 +625,14 @@ TERMS += (
          "ZeRO-3 / FSDP communication time per step (two AllGathers and a ReduceScatter)"),
 )
 # ---- issue 11 -------------------------------------------------------------------------------- end
+# ---- issue 13: the extended model's own terms ----------------------------------------------- begin
+TERMS += (
+    Term("GemmShapeEfficiency", rf"f_{{{T}{{shape}}}}", None, ("x_gemm", "d_half"),
+         "share of the large-GEMM efficiency reached at width x (saturating: x / (x + d_1/2))"),
+    Term("OptimizerUpdateTime", rf"T_{{{T}{{opt}}}}", None, ("n_param", "b_upd", "BW_hbm"),
+         "memory-bound optimizer update of n parameters"),
+)
+# ---- issue 13 --------------------------------------------------------------------------------- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

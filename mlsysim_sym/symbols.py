@@ -77,6 +77,8 @@ class Param:
     * ``rows``: the rows of a sensitivity table it gets: ``"continuous"`` (a
       derivative), ``"knob"`` (exact change at its neighbouring valid values).
     * ``label``: a short name in words, for tables and the command line.
+    * ``fidelity``: ``"mlsysim"`` for the parameters of mlsysim 0.3.0's model, ``"extended"`` for the
+      keywords and constants only the extended model reads (``docs/extended.md``).
     """
 
     name: str
@@ -95,6 +97,7 @@ class Param:
     book: Optional[str] = None
     rows: Tuple[str, ...] = ()
     label: Optional[str] = None
+    fidelity: str = "mlsysim"
 
     @property
     def words(self) -> str:
@@ -112,6 +115,8 @@ class Param:
         if self.origin is Origin.SOLVE:
             return f"solve({self.argument}=)"
         if self.origin is Origin.CONSTANT:
+            if self.fidelity == "extended":
+                return f"extended-model constant ({self.value:g})"
             return f"mlsysim 0.3.0 constant ({self.value})"
         if self.origin is Origin.PRECISION:
             return "precision (mlsysim's lowering)"
@@ -147,9 +152,9 @@ def _declare(name, latex, unit, meaning, kind, origin, assume, book=None, **fiel
 
 
 def _keyword(name, argument, default, latex, unit, meaning, kind="real", assume="positive", book=None, rows=(),
-             label=None):
+             label=None, fidelity="mlsysim"):
     return _declare(name, latex, unit, meaning, kind, "solve", assume, book, argument=argument, default=default,
-                    rows=rows, label=label)
+                    rows=rows, label=label, fidelity=fidelity)
 
 
 def _field(name, origin, field, latex, unit, meaning, kind="real", assume="positive", book=None, argument=None,
@@ -158,8 +163,9 @@ def _field(name, origin, field, latex, unit, meaning, kind="real", assume="posit
                     fallback=fallback, falsy=falsy, rows=rows, label=label)
 
 
-def _const(name, latex, unit, meaning, value, book=None):
-    return _declare(name, latex, unit, meaning, "constant", "constant", "positive", book, argument=name, value=value)
+def _const(name, latex, unit, meaning, value, book=None, fidelity="mlsysim"):
+    return _declare(name, latex, unit, meaning, "constant", "constant", "positive", book, argument=name, value=value,
+                    fidelity=fidelity)
 
 
 T = r"\text"
@@ -294,6 +300,29 @@ _const("f_lora_mem", rf"f_{{{T}{{LoRA,mem}}}}", "1",
 _const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a roofline term as zero", 1e-18)
 
 # ----------------------------------------------------------------------------------
+# The extended model only (DistributedModel(fidelity="extended"); docs/extended.md)
+# ----------------------------------------------------------------------------------
+_EXT = "extended"
+_keyword("cp", "cp_size", 1, rf"N_{{{T}{{CP}}}}", "1", "context-parallel degree (ranks that split each sequence)",
+         "count", "count", r"\ContextParallelDegree", K, label="context-parallel degree", fidelity=_EXT)
+_keyword("sp", "sequence_parallel", False, rf"\chi_{{{T}{{SP}}}}", "1",
+         "1 with sequence parallelism (TP all-reduces as reduce-scatter + all-gather), else 0", "flag", "flag",
+         label="sequence parallelism", fidelity=_EXT)
+_keyword("tov", "tp_comm_overlap", False, rf"\chi_{{{T}{{TP-ov}}}}", "1",
+         "1 when TP communication overlaps the GEMMs, else 0", "flag", "flag", label="TP overlap", fidelity=_EXT)
+_keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
+         "width of the keys and values as a fraction of d (KV heads / heads: 1 for multi-head attention)",
+         rows=C, label="K/V width fraction", fidelity=_EXT)
+_const("d_half", rf"d_{{1/2}}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
+       2048.0, fidelity=_EXT)
+_const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
+       "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
+       fidelity=_EXT)
+_const("b_upd", rf"b_{{{T}{{update}}}}", "B",
+       "HBM bytes the Adam update moves per trainable parameter (read fp32 weight, gradient, two moments; "
+       "write weight, two moments, 2-byte copy)", 30.0, fidelity=_EXT)
+
+# ----------------------------------------------------------------------------------
 # Tables derived from PARAMS (never typed again elsewhere)
 # ----------------------------------------------------------------------------------
 #: Symbol -> Param, for lookups from expressions.
@@ -328,14 +357,19 @@ def by_argument() -> Dict[str, Param]:
     return dict(_by_argument())
 
 
-@lru_cache(maxsize=1)
-def _keywords() -> Dict[str, Param]:
-    return {p.argument: p for p in of_origin(Origin.SOLVE)}
+@lru_cache(maxsize=None)
+def _keywords(fidelity: str = "mlsysim") -> Dict[str, Param]:
+    return {p.argument: p for p in of_origin(Origin.SOLVE) if p.fidelity == fidelity}
 
 
 def keywords() -> Dict[str, Param]:
-    """``solve()`` keyword -> the parameter it sets, in ``solve()``'s order (``precision`` aside)."""
+    """``solve()`` keyword -> the parameter it sets, in ``solve()``'s order (``precision`` aside): mlsysim's."""
     return dict(_keywords())
+
+
+def extended_keywords() -> Dict[str, Param]:
+    """The keywords only ``DistributedModel(fidelity="extended").solve()`` takes (``cp_size`` ...)."""
+    return dict(_keywords("extended"))
 
 
 def sensitivity_rows(role: str) -> Dict[str, sp.Symbol]:

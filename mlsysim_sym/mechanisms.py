@@ -1,0 +1,113 @@
+"""The mechanisms of the extended model (``DistributedModel(fidelity="extended")``), by name.
+
+Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Three are switched on by a
+keyword of ``solve()`` (``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``); the others are always on
+in the extended model and act where their condition holds. ``DistributedModel(fidelity="extended",
+without=("pipeline_p2p",))`` prices a step with the named mechanisms priced as mlsysim prices them; with
+every mechanism named there, the extended model is mlsysim's (``tests/test_extended.py``).
+
+Examples
+--------
+>>> from mlsysim_sym.mechanisms import MECHANISMS, always_on
+>>> list(MECHANISMS)[:3]
+['context_parallel', 'sequence_parallel', 'tp_overlap']
+>>> always_on()[:2]
+('gemm_shape', 'pipeline_p2p')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One mechanism: what it prices, where (``acts``), its switch keyword (None: always on), its source,
+    and what mlsysim 0.3.0 does instead (what ``without=`` restores)."""
+
+    name: str
+    title: str
+    acts: str
+    switch: Optional[str]
+    source: str
+    mlsysim: str
+
+
+_M = Mechanism
+#: Mechanism name -> its description, in the order the documents list them.
+MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
+    _M("context_parallel", "context parallelism",
+       "cp_size > 1: the step's work split over N_CP more ranks per replica (N_DP = N / (N_TP N_PP N_EP N_CP)), "
+       "the sequence split for activations, and a key/value AllGather per layer per forward pass (again when "
+       "recomputed) and a ReduceScatter of their gradients per layer in the backward pass; the gradient "
+       "AllReduce and ZeRO sharding span N_DP N_CP ranks",
+       "cp_size", "Liu et al. (2023), Ring Attention, sec. 3; Dubey et al. (2024), The Llama 3 Herd of Models, "
+       "sec. 3.3.2 (all-gather based context parallelism)",
+       "no context parallelism: cp_size folded into data parallelism"),
+    _M("sequence_parallel", "sequence parallelism",
+       "tp_size > 1: with the switch on, each TP AllReduce is a ReduceScatter and an AllGather (the same time) "
+       "and every activation is split by N_TP; with it off, the LayerNorm, dropout and residual activations "
+       "(10 s b d of the selective 34, all of the full-recompute 2) are held whole on every TP rank",
+       "sequence_parallel", "Korthikanti et al. (2022), Reducing Activation Recomputation in Large Transformer "
+       "Models, sec. 4.2.2 and Table 2",
+       "activation memory always split by N_TP (the sequence-parallel formula)"),
+    _M("tp_overlap", "TP communication overlap",
+       "tp_comm_overlap: the share eta_ov (overlap_efficiency) of the TP communication hidden behind the GEMMs",
+       "tp_comm_overlap", "Wang et al. (2023), Overlap Communication with Dependent Computation via Decomposition "
+       "(ASPLOS); NVIDIA Transformer Engine userbuffers (tp_comm_overlap in Megatron-Core)",
+       "TP communication never overlapped"),
+    _M("gemm_shape", "GEMM-shape efficiency",
+       "always: the achieved FLOP/s are R_peak eta f_GEMM with f_GEMM = d / (d + d_1/2), one fitted constant",
+       None, "Narayanan et al. (2021), Table 1 (throughput per GPU rising with the hidden size); Korthikanti et al. "
+       "(2022), sec. 4.1 (the elementwise work per layer, O(s b d) against the GEMMs' O(s b d^2))",
+       "one efficiency for every GEMM shape"),
+    _M("pipeline_p2p", "pipeline stage-to-stage sends",
+       "pp_size > 1: two point-to-point sends (activation forward, gradient backward) of b s d s_elem / (N_CP N_TP) "
+       "bytes per microbatch per virtual stage and per fill step, 2 (V m + N_PP - 1) on the critical path, on "
+       "NVLink when consecutive stages share a node",
+       None, "Narayanan et al. (2021), sec. 3.2 and 4.1 (b s h per microbatch between stages; the scatter/gather "
+       "optimization divides it by t)", "no stage-to-stage sends"),
+    _M("optimizer_step", "optimizer update",
+       "transformers: the memory-bound Adam update of the parameters this accelerator updates (sharded over "
+       "N_DP N_CP from ZeRO-1), b_update = 30 bytes per parameter",
+       None, "Rajbhandari et al. (2020), ZeRO, sec. 3 (mixed-precision Adam states)", "no optimizer step"),
+    _M("ga_once", "one gradient AllReduce per optimizer step",
+       "gradient_accumulation_steps > 1: the step already prices the whole batch, so its one AllReduce is paid "
+       "once, not divided by the accumulation steps",
+       None, "Shoeybi et al. (2019), Megatron-LM; PyTorch DistributedDataParallel no_sync (gradients reduced "
+       "once per accumulated batch)", "the AllReduce divided by the accumulation steps"),
+    _M("zero3_gather", "ZeRO-3 / FSDP gathers",
+       "zero_stage 3: two parameter AllGathers (forward, backward) and a gradient ReduceScatter, three ring "
+       "phases against the AllReduce's two: 3/2 of its time",
+       None, "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2 (1.5x the data-parallel volume); Zhao et al. (2023), "
+       "PyTorch FSDP", "ZeRO-3 communicates as plain data parallelism"),
+    _M("moe_per_layer", "MoE all-to-all per layer",
+       "ep_size > 1: n_A2A = 4 AllToAlls (dispatch and combine, forward and backward) per MoE layer of the stage, "
+       "each of the layer's tokens",
+       None, "Lepikhin et al. (2021), GShard, sec. 3; Fedus et al. (2022), Switch Transformer, sec. 2.2",
+       "one AllToAll of the local batch per step"),
+    _M("recompute_collectives", "collectives of the recomputed forward",
+       "activation_recomputation: the recomputed forward pass repeats its TP AllReduces, MoE AllToAlls and CP "
+       "gathers, half the per-step count again",
+       None, "Korthikanti et al. (2022), sec. 5 (full recomputation re-runs the forward, its communication "
+       "included)", "no communication in the recomputed forward"),
+)}
+del _M
+
+
+def always_on() -> Tuple[str, ...]:
+    """The mechanisms without a switch, in order."""
+    return tuple(n for n, m in MECHANISMS.items() if m.switch is None)
+
+
+def normalize(names: Iterable[str], argument: str = "without") -> Tuple[str, ...]:
+    """``names`` as a sorted tuple of known mechanism names (a clear error names the unknown one)."""
+    if isinstance(names, str):
+        names = (names,)
+    out = []
+    for n in names:
+        if n not in MECHANISMS:
+            raise ValueError(f"{argument}: unknown mechanism {n!r}; the extended model's mechanisms are: "
+                             f"{', '.join(MECHANISMS)}")
+        out.append(n)
+    return tuple(sorted(set(out)))
