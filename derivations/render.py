@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 from mlsysim_sym import notation
 from mlsysim_sym.printing import environment, md_math
 
-from . import book, examples, memory, notation_doc, published, required_doc, step_time
+from . import book, examples, extended, memory, notation_doc, published, required_doc, step_time
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -34,6 +34,8 @@ DOCUMENTS = {
     "book": ("The book's distributed-training equations, checked", book.context),
     "published_runs": ("The model against published training runs", published.context),
     "required": ("Requirements in closed form", required_doc.context),
+    "extended": ("The extended model, validated on held-out published runs", extended.context),
+    "step_time_extended": ("The step time, term by term: the extended model", step_time.extended_context),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from mlsysim_sym import notation
+from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.printing import equation_label, latex
 
 from .common import decision_lines, definition_chain, small_closed_form, term_chain, transformer_model
@@ -63,7 +64,17 @@ TERM_SOURCES = {
     "DataParallelCommVolume": "Rajbhandari et al. (2020), ZeRO, sec. 7.1: a ReduceScatter and an AllGather.",
     "Zero3CommVolume": "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2: two AllGathers and a ReduceScatter, 1.5x.",
     "Zero3CommTime": "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2.",
+    # issue 13: the extended model's own terms
+    "GemmShapeEfficiency": "The extended model (docs/extended.md): a saturating factor with one fitted constant; "
+                           "Narayanan et al. (2021), Table 1, and Korthikanti et al. (2022), sec. 4.1.",
+    "OptimizerUpdateTime": "Rajbhandari et al. (2020), ZeRO, sec. 3: the mixed-precision Adam states, read and "
+                           "written once per update.",
 }
+
+#: The extended model's quantities, by the section they join (after the named quantity).
+EXTENDED_PLACES = {"G": ("G_mp",), "R_eff": ("f_gemm",), "M_optimizer": ("P_update",),
+                   "T_ep_alltoall": ("T_cp_exchange", "T_cp", "beta_pp", "T_p2p"), "T_bubble": ("T_opt",),
+                   "T_dp_exposed": ("T_tp_exposed",)}
 
 
 def _quantity(model, name: str) -> Dict[str, object]:
@@ -78,24 +89,45 @@ def _quantity(model, name: str) -> Dict[str, object]:
     }
 
 
-def _term_label(term: notation.Term, taken) -> str:
+def extended_context() -> Dict[str, object]:
+    """The extended model's edition of the step-time document."""
+    return context(extended=True)
+
+
+def _term_label(term: notation.Term, taken, prefix: str = "") -> str:
     """``eq-t-ring`` from the term's symbol; ``eq-t-bubble-term`` where a quantity has the symbol's name."""
-    label = equation_label(term.latex)
+    label = equation_label(prefix + term.latex) if prefix else equation_label(term.latex)
     return label + "-term" if label in taken else label
 
 
-def context() -> Dict[str, object]:
-    model = transformer_model()
-    listed = [n for _, names, _ in SECTIONS for n in names]
+def _sections(extended: bool):
+    if not extended:
+        return SECTIONS
+    out = []
+    for title, names, sources in SECTIONS:
+        grown = []
+        for n in names:
+            grown.append(n)
+            grown += EXTENDED_PLACES.get(n, ())
+        out.append((title, tuple(grown), sources))
+    return tuple(out)
+
+
+def context(extended: bool = False) -> Dict[str, object]:
+    """The step-time document's context: mlsysim's model, or (``extended``) the extended model's edition."""
+    model = build_model(Variant(fidelity="extended")) if extended else transformer_model()
+    sections_ = _sections(extended)
+    listed = [n for _, names, _ in sections_ for n in names if n in model]
     missing = [n for n in model if n not in listed]
     if missing:
         raise RuntimeError(f"quantities not placed in a section of the step-time document: {missing}")
     sections: List[Dict[str, object]] = [
-        {"title": title, "sources": list(sources), "quantities": [_quantity(model, n) for n in names]}
-        for title, names, sources in SECTIONS]
-    taken = {equation_label(n) for n in listed}
+        {"title": title, "sources": list(sources), "quantities": [_quantity(model, n) for n in names if n in model]}
+        for title, names, sources in sections_]
+    prefix = "extended " if extended else ""
+    taken = {equation_label(prefix + n) for n in listed}
     terms = [{"name": t.name, "latex": t.latex, "book": t.book, "meaning": t.meaning,
               "equation": term_chain(t), "book_equation": term_chain(t, book=True),
-              "source": TERM_SOURCES[t.name], "label": _term_label(t, taken)} for t in notation.TERMS]
-    return {"sections": sections, "terms": terms,
+              "source": TERM_SOURCES[t.name], "label": _term_label(t, taken, prefix)} for t in notation.TERMS]
+    return {"sections": sections, "terms": terms, "extended": extended, "prefix": prefix,
             "step": definition_chain(model, "T_sync", alone=True), "step_book": definition_chain(model, "T_sync", book=True)}

@@ -28,7 +28,7 @@ import sympy as sp
 #: Package sources whose content decides the generated code.
 FINGERPRINT_SOURCES = ("notation.py", "symbols.py", "model.py", "compile.py", "inputs.py", "terms/__init__.py",
                        "terms/base.py", "terms/collectives.py", "terms/communication.py", "terms/roofline.py",
-                       "terms/memory.py", "terms/pipeline.py")
+                       "terms/memory.py", "terms/pipeline.py", "terms/extended.py", "mechanisms.py")
 
 _SPLIT = "\n\n# --- generated code ---\n"
 
@@ -46,7 +46,8 @@ def fingerprint() -> str:
 def module_name(variant, backend: str = "math", kind: str = "outputs") -> str:
     """``math_transformer`` (the outputs of ``solve()``), ``rules_transformer`` (its checks), ..."""
     return "_".join([backend if kind == "outputs" else kind, variant.family]
-                    + [k for k in ("explicit_weights", "sram", "flash") if getattr(variant, k)])
+                    + [k for k in ("explicit_weights", "sram", "flash") if getattr(variant, k)]
+                    + ([variant.fidelity] if variant.fidelity != "mlsysim" else []) + list(variant.off))
 
 
 def path(variant, backend: str = "math", kind: str = "outputs"):

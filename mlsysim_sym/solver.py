@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 from . import notation
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (FACT_NAMES, FACTS, FLAG_KEYWORDS, KEYWORDS, PLAIN_NUMBERS, PRECISION_BYTES, RAW,
-                     SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, compiled_rules, configure,
-                     facts, seq_len_unread, static_values, values_of, verdict)
-from .symbols import keywords
+from .inputs import (EXTENDED_DEFAULTS, FACT_NAMES, FACTS, FLAG_KEYWORDS, KEYWORDS, PLAIN_NUMBERS, PRECISION_BYTES,
+                     RAW, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, check_fidelity,
+                     compiled_rules, configure, facts, seq_len_unread, static_values, values_of, verdict)
+from .mechanisms import normalize
+from .model import build_model
+from .symbols import extended_keywords, keywords
 from .types import Fleet, Workload
 
 #: Result field -> model quantity. Node-profile fields are prefixed ``node_profile.``.
@@ -111,7 +113,8 @@ class DistributedResult:
     parallelism: Dict[str, int]
     mfu: float                          # fleet MFU = node MFU x scaling efficiency
     values: tuple = field(default=(), compare=False)
-    inputs: tuple = field(default=(), compare=False)    # (workload, fleet, precision, keywords in KEYWORDS)
+    inputs: tuple = field(default=(), compare=False)    # (workload, fleet, precision, keywords in KEYWORDS[, extended])
+    extended: Optional[Dict[str, float]] = None         # the extended model's own terms (EXTENDED_OUTPUTS)
 
     @property
     def configuration(self) -> str:
@@ -139,19 +142,39 @@ class DistributedResult:
                                              f"{ms(self.tp_communication_latency)} / "
                                              f"{ms(self.ep_communication_latency)}"),
             ("  pipeline bubble", f"{ms(self.pipeline_bubble_latency)} (fraction {self.bubble_fraction:.4f})"),
+            *self._extended_rows(),
             ("MFU fleet / node", f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
             ("throughput", quantity(self.effective_throughput, "1/s")),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')} "
                                        f"({'fits' if n.feasible else 'does not fit'})"),
             ("energy per replica step", quantity(n.energy, "J")),
-            ("parallelism", f"dp {p['dp']}, tp {p['tp']}, pp {p['pp']}, ep {p['ep']}"),
+            ("parallelism", f"dp {p['dp']}, tp {p['tp']}, pp {p['pp']}, ep {p['ep']}"
+                            + (f", cp {p['cp']}" if "cp" in p else "")),
         ]
+
+    def _extended_rows(self):
+        x = self.extended
+        if not x:
+            return []
+        ms = lambda t: quantity(t, "s")  # noqa: E731
+        rows = []
+        if "cp_communication_latency" in x:
+            rows.append(("  CP key/value exchange", ms(x["cp_communication_latency"])))
+        if "pipeline_p2p_latency" in x:
+            rows.append(("  pipeline sends", ms(x["pipeline_p2p_latency"])))
+        if "optimizer_step_latency" in x:
+            rows.append(("  optimizer update", ms(x["optimizer_step_latency"])))
+        if "tp_exposed_latency" in x:
+            rows.append(("  TP exposed after overlap", ms(x["tp_exposed_latency"])))
+        if "gemm_shape_factor" in x:
+            rows.append(("  GEMM-shape factor f_GEMM", f"{x['gemm_shape_factor']:.4f}"))
+        return rows
 
     def to_dict(self) -> Dict[str, object]:
         """The result under mlsysim's field names, ``node_profile`` nested, SI units, plus fleet ``mfu``
         (plain Python numbers: ``json.dumps`` takes it)."""
-        skip = ("node_profile", "values", "inputs")
+        skip = ("node_profile", "values", "inputs") + (() if self.extended else ("extended",))
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         n = self.node_profile
         out["node_profile"] = {f.name: getattr(n, f.name) for f in fields(n)}
@@ -175,7 +198,25 @@ class DistributedResult:
 
 
 class DistributedModel:
-    """mlsysim's ``DistributedModel``, evaluated from the symbolic model."""
+    """mlsysim's ``DistributedModel``, evaluated from the symbolic model.
+
+    ``DistributedModel()`` (``fidelity="mlsysim"``) is mlsysim 0.3.0's model, exactly.
+    ``DistributedModel(fidelity="extended")`` adds the mechanisms of :mod:`mlsysim_sym.mechanisms`
+    (context and sequence parallelism, TP overlap, pipeline sends, ZeRO-3 gathers, the optimizer update, ...;
+    ``docs/extended.md``), and ``solve()`` then takes ``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``
+    and ``kv_fraction``; ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
+    """
+
+    def __init__(self, fidelity: str = "mlsysim", without: Sequence[str] = ()):
+        check_fidelity({"fidelity": fidelity, "without": without})
+        self.fidelity = fidelity
+        self.without = normalize(without)
+
+    def __repr__(self) -> str:
+        if self.fidelity == "mlsysim":
+            return "DistributedModel()"
+        off = f", without={self.without!r}" if self.without else ""
+        return f"DistributedModel(fidelity={self.fidelity!r}{off})"
 
     def solve(self, model: WorkloadLike, fleet: FleetLike, batch_size: int = 1, precision: str = "fp16",
               efficiency: float = 0.5, tp_size: int = 1, pp_size: int = 1, ep_size: int = 1,
@@ -183,11 +224,15 @@ class DistributedModel:
               zero_stage: int = 0, is_lora: bool = False, activation_recomputation: bool = False,
               overlap_comm: bool = False, overlap_efficiency: float = 0.85, congestion_factor: float = 1.0,
               straggler_factor: float = 1.0, moe_routing_imbalance_factor: float = 1.0,
-              gradient_accumulation_steps: int = 1, seq_len: int = 2048) -> DistributedResult:
+              gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = 1,
+              sequence_parallel: bool = False, tp_comm_overlap: bool = False,
+              kv_fraction: float = 1.0) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
-        ``DistributedModel.solve`` (``docs/contract.md``).
+        ``DistributedModel.solve`` (``docs/contract.md``); the keyword-only arguments belong to the extended
+        model (``DistributedModel(fidelity="extended")``, ``docs/extended.md``) and must stay at their
+        defaults otherwise.
 
         Parameters
         ----------
@@ -231,6 +276,15 @@ class DistributedModel:
             Microsteps per optimizer update, >= 1: the DP all-reduce is amortized over them.
         seq_len
             Tokens per sample, >= 1 for transformers.
+        cp_size
+            Extended model: context-parallel degree, >= 1; ``tp x pp x ep x cp`` must divide the accelerators.
+        sequence_parallel, tp_comm_overlap
+            Extended model: sequence parallelism (TP collectives as reduce-scatter + all-gather, every
+            activation split by ``tp``); TP communication overlapped with the GEMMs (``overlap_efficiency`` of
+            it hidden).
+        kv_fraction
+            Extended model: width of the keys and values over the hidden size (KV heads / heads, in (0, 1]; 1 for
+            multi-head attention, 1/16 for Llama 3 405B): sizes the context-parallel exchange.
 
         Returns
         -------
@@ -255,6 +309,11 @@ class DistributedModel:
             naming the argument for a NaN, an infinity, a non-number or a fractional split.
         """
         w, f = as_workload(model), as_fleet(fleet)
+        if self.fidelity != "mlsysim":
+            return self._solve_extended({k: v for k, v in locals().items() if k in _KEYWORDS or k in _EXTENDED})
+        if (cp_size, sequence_parallel, tp_comm_overlap, kv_fraction) != (1, False, False, 1.0):
+            check_fidelity({"cp_size": cp_size, "sequence_parallel": sequence_parallel,
+                            "tp_comm_overlap": tp_comm_overlap, "kv_fraction": kv_fraction})
         # the fast path, for plain Python numbers: every rule in one compiled call (anything else, a bool, a
         # numpy number or a list that Python would repeat rather than multiply, takes the careful path)
         if type(precision) is str and PLAIN_NUMBERS.issuperset(map(type, (
@@ -299,7 +358,37 @@ class DistributedModel:
                        (w, f, precision, tuple(kw[k] for k in KEYWORDS)))
 
 
+    def _solve_extended(self, kw: Dict[str, object]) -> DistributedResult:
+        """The extended model's step: the careful path (every rule in order), its own compiled outputs."""
+        w, f = kw.pop("w"), kw.pop("f")
+        kw.update(fidelity=self.fidelity, without=self.without)
+        w, f, key, args = configure(w, f, kw, stacklevel=5)
+        variant, values = values_of(w, f, key, args)
+        m = build_model(variant)
+        extra = tuple(n for n in EXTENDED_OUTPUTS.values() if n in m)
+        c = compile_quantities(variant, tuple(OUTPUTS.values()) + extra, "math")
+        out = c.fn(*(values[a] for a in c.args))
+        inputs = (w, f, kw["precision"], tuple(kw[k] for k in KEYWORDS),
+                  {k: kw[k] for k in (*EXTENDED_DEFAULTS,) if k in kw})
+        result = _result(out[:len(OUTPUTS)], args["tp_size"], args["pp_size"], args["ep_size"], inputs)
+        got = dict(zip(extra, out[len(OUTPUTS):]))
+        result.extended = {k: float(got[n]) for k, n in EXTENDED_OUTPUTS.items() if n in got}
+        result.parallelism["cp"] = args["cp_size"]
+        return result
+
+
+#: The extended model's own results (``DistributedResult.extended``; a name is absent where its mechanism
+#: is off or does not apply): SI units.
+EXTENDED_OUTPUTS = {
+    "cp_communication_latency": "T_cp",           # s, with congestion
+    "pipeline_p2p_latency": "T_p2p",              # s, with congestion
+    "optimizer_step_latency": "T_opt",            # s
+    "tp_exposed_latency": "T_tp_exposed",         # s, after TP overlap
+    "gemm_shape_factor": "f_gemm",                # 1
+}
+
 _KEYWORDS = frozenset(["precision", "topology_override", *keywords()])
+_EXTENDED = frozenset([*extended_keywords(), "w", "f"])
 
 
 _BOUND: Dict[tuple, tuple] = {}
@@ -334,9 +423,11 @@ def _bind(w: Workload, f: Fleet, key: str):
     return template, positions, c.fn, first, rules, w.is_transformer, fallback
 
 
-def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:
+def describe(w: Workload, f: Fleet, precision, arguments=(), extended: Optional[Dict[str, object]] = None) -> str:
     """``"Llama3_70B on Research_256: batch 256, tp 8, pp 4, 8 microbatches, fp16"``: the workload, the
-    fleet, and every ``solve()`` keyword not at its default (``arguments`` in :data:`KEYWORDS`)."""
+    fleet, and every ``solve()`` keyword not at its default (``arguments`` in :data:`KEYWORDS`); with the
+    extended model's arguments (``extended``: ``fidelity``, ``without``, ``cp_size``, ...), the model and
+    those not at their defaults."""
     parts, swept = [], []
     for k, v in zip(KEYWORDS, arguments):
         if v is SWEPT:
@@ -351,7 +442,21 @@ def describe(w: Workload, f: Fleet, precision, arguments=()) -> str:
         swept.append("precision")
     else:
         parts.append(str(precision))
-    return f"{w.name} on {f.name}: " + ", ".join(parts) + (f"; varied: {', '.join(swept)}" if swept else "")
+    model = ""
+    if extended and extended.get("fidelity", "mlsysim") != "mlsysim":
+        ext = []
+        for k, p in extended_keywords().items():
+            v = extended.get(k, p.default)
+            if v is SWEPT:
+                swept.append(SHORT_NAMES[k])
+            elif k in EXTENDED_FLAG_NAMES:
+                ext += [SHORT_NAMES[k]] if v else []
+            elif v != p.default:
+                ext.append(f"{SHORT_NAMES[k]} {v:g}" if isinstance(v, float) else f"{SHORT_NAMES[k]} {v}")
+        off = extended.get("without") or ()
+        model = "; extended model" + (f" ({', '.join(ext)})" if ext else "") + \
+            (f", without {', '.join(off)}" if off else "")
+    return f"{w.name} on {f.name}: " + ", ".join(parts) + model + (f"; varied: {', '.join(swept)}" if swept else "")
 
 
 #: Keyword -> its short name in a configuration line (:func:`describe`, the command line).
@@ -360,7 +465,9 @@ SHORT_NAMES = {"efficiency": "efficiency", "tp_size": "tp", "pp_size": "pp", "ep
           "zero_stage": "ZeRO", "is_lora": "LoRA", "activation_recomputation": "recompute",
           "overlap_comm": "overlap", "overlap_efficiency": "overlap efficiency",
           "congestion_factor": "congestion", "straggler_factor": "straggler",
-          "moe_routing_imbalance_factor": "MoE imbalance", "gradient_accumulation_steps": "GA", "seq_len": "seq"}
+          "moe_routing_imbalance_factor": "MoE imbalance", "gradient_accumulation_steps": "GA", "seq_len": "seq",
+          "cp_size": "cp", "sequence_parallel": "SP", "tp_comm_overlap": "TP overlap", "kv_fraction": "KV fraction"}
+EXTENDED_FLAG_NAMES = ("sequence_parallel", "tp_comm_overlap")
 #: Marks a swept argument in :func:`describe`.
 SWEPT = type("Swept", (), {"__repr__": lambda self: "swept", "__str__": lambda self: "swept"})()
 

@@ -303,7 +303,7 @@ _const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a
 # The extended model only (DistributedModel(fidelity="extended"); docs/extended.md)
 # ----------------------------------------------------------------------------------
 _EXT = "extended"
-_keyword("cp", "cp_size", 1, rf"N_{{{T}{{CP}}}}", "1", "context-parallel degree (ranks that split each sequence)",
+_keyword("cp", "cp_size", 1, "c", "1", "context-parallel degree (ranks that split each sequence)",
          "count", "count", r"\ContextParallelDegree", K, label="context-parallel degree", fidelity=_EXT)
 _keyword("sp", "sequence_parallel", False, rf"\chi_{{{T}{{SP}}}}", "1",
          "1 with sequence parallelism (TP all-reduces as reduce-scatter + all-gather), else 0", "flag", "flag",
@@ -314,7 +314,7 @@ _keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
          "width of the keys and values as a fraction of d (KV heads / heads: 1 for multi-head attention)",
          rows=C, label="K/V width fraction", fidelity=_EXT)
 _const("d_half", rf"d_{{1/2}}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
-       2048.0, fidelity=_EXT)
+       992.0, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
        fidelity=_EXT)
