@@ -26,10 +26,10 @@ import sympy as sp
 from sympy.core.relational import Relational
 
 from .display import html_table, quantity, shorten, text_table, wrap
-from .inputs import KEYWORDS, configure, values_of
+from .inputs import configure, values_of
 from .model import StepTimeModel, Variant, build_model, expand_in_order
 from .printing import latex
-from .solver import describe
+from .solver import describe_arguments
 from .branches import Numbers, resolution
 from .simplify import DECOMPOSITION, shorten_deep
 from .symbols import FLAGS
@@ -194,7 +194,7 @@ def operating_point_of(model, fleet, **kwargs) -> OperatingPoint:
     w, f, key, args = configure(model, fleet, kwargs, "operating_point_of")
     variant, values = values_of(w, f, key, args)
     point = operating_point(values, variant)
-    point.configuration = describe(w, f, args["precision"], [args[k] for k in KEYWORDS])
+    point.configuration = describe_arguments(w, f, args)
     return point
 
 

@@ -27,8 +27,8 @@ import numpy as np
 
 from .compile import lambdify_numeric
 from .display import html_table, number, quantity, si_prefix, text_table, wrap
-from .inputs import KEYWORDS, SOLVE_DEFAULTS, as_fleet, as_workload, size_in_bytes
-from .solver import SWEPT, DistributedModel, DistributedResult, describe
+from .inputs import EXTENDED_DEFAULTS, KEYWORDS, SOLVE_DEFAULTS, as_fleet, as_workload, size_in_bytes
+from .solver import SWEPT, DistributedModel, DistributedResult, describe, solver_of
 from .sweeps import resolve_name, sweep
 from .symbols import CONSTANT_VALUES, sym
 
@@ -285,7 +285,7 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     for k in fixed:
-        if k != "precision":
+        if k not in ("precision", "fidelity", "without"):
             resolve_name(k, "search")
     swept = sorted(k for k, v in fixed.items() if np.ndim(v) > 0)
     if swept:
@@ -364,12 +364,12 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     kth = np.partition(-flat, k - 1)[k - 1]
     best = np.flatnonzero(-flat <= kth)
     best = best[np.lexsort((best, -flat[best]))][:k]
-    dm = DistributedModel()
+    dm, plain = solver_of(fixed)
 
     def solve(config):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return dm.solve(w, f, batch_size=batch_size, **config, **fixed)
+            return dm.solve(w, f, batch_size=batch_size, **config, **plain)
 
     candidates = []
     for idx in best:
@@ -390,7 +390,8 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
         candidates.append(Candidate(config, int(res.parallelism["dp"]), value, res, memory))
     given = {**SOLVE_DEFAULTS, "batch_size": batch_size, **fixed}
     return SearchResult(objective, tuple(candidates), searched, count,
-                        describe(w, f, given["precision"], [SWEPT if k in CONFIG_KEYS else given[k] for k in KEYWORDS]),
+                        describe(w, f, given["precision"], [SWEPT if k in CONFIG_KEYS else given[k] for k in KEYWORDS],
+                                 {k: v for k, v in given.items() if k in EXTENDED_DEFAULTS}),
                         unrunnable, bool(runnable))
 
 

@@ -40,13 +40,13 @@ import sympy as sp
 
 from . import notation
 from .display import quantity as show_quantity, wrap
-from .inputs import KEYWORDS, configure, values_of
+from .inputs import configure, values_of
 from .model import build_model
 from .operating_point import OperatingPoint, operating_point, tidy
 from .printing import latex
 from .sensitivity.point import _set, _solve_output, quantity_name
 from .simplify import shorten_deep
-from .solver import describe
+from .solver import describe_arguments
 from .symbols import Kind, Param, by_argument
 from .terms.base import CeilDiv, FloorDiv
 
@@ -232,7 +232,7 @@ class _Problem:
         if self.x not in self.values:
             raise ValueError(f"solve_for: {solve_for} does not enter the {self.variant.family} model")
         self.x0 = float(self.values[self.x])
-        self.configuration = describe(self.w, self.f, args["precision"], [args[k] for k in KEYWORDS])
+        self.configuration = describe_arguments(self.w, self.f, args)
         try:
             self._config_values(self.values[self.x])
         except TypeError as exc:

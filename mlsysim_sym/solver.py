@@ -459,6 +459,19 @@ def describe(w: Workload, f: Fleet, precision, arguments=(), extended: Optional[
     return f"{w.name} on {f.name}: " + ", ".join(parts) + model + (f"; varied: {', '.join(swept)}" if swept else "")
 
 
+def describe_arguments(w: Workload, f: Fleet, args: Dict[str, object]) -> str:
+    """:func:`describe` of completed ``solve()`` arguments (the extended model's included, when given)."""
+    return describe(w, f, args["precision"], [args[k] for k in KEYWORDS],
+                    {k: args[k] for k in EXTENDED_DEFAULTS if k in args})
+
+
+def solver_of(kwargs: Dict[str, object]):
+    """``(DistributedModel of kwargs' fidelity and without, the other kwargs)``."""
+    rest = dict(kwargs)
+    model = DistributedModel(rest.pop("fidelity", "mlsysim"), rest.pop("without", ()))
+    return model, rest
+
+
 #: Keyword -> its short name in a configuration line (:func:`describe`, the command line).
 SHORT_NAMES = {"efficiency": "efficiency", "tp_size": "tp", "pp_size": "pp", "ep_size": "ep", "v_stages": "v",
           "microbatch_count": "m",

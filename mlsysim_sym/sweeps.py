@@ -37,11 +37,13 @@ import sympy as sp
 from . import bounds
 from .compile import compile_quantities
 from .display import html_table, quantity, shorten, text_table, wrap
-from .inputs import (FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS, as_fleet, as_workload,
-                     compiled_rules, facts, is_count, seq_len_unread, static_values)
+from .inputs import (EXTENDED_DEFAULTS, EXTENDED_FLAGS, FACTS, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW,
+                     SOLVE_DEFAULTS, as_fleet, as_workload, check_fidelity, compiled_rules, facts, is_count,
+                     seq_len_unread, static_values)
+from .mechanisms import normalize
 from .model import Variant, build_model
 from .solver import OUTPUTS, SWEPT, describe, output_unit
-from .symbols import Kind, by_argument, keywords, sym
+from .symbols import Kind, by_argument, extended_keywords, keywords, sym
 
 #: Elements per chunk of a flattened sweep (cache-sized: ~20 % faster than one pass over 10^6).
 CHUNK = 16384
@@ -252,10 +254,17 @@ def configurations(w, f, grid: bool, kwargs: Mapping[str, object], caller: str =
     """The parameter values of the configurations ``kwargs`` describe (``solve()`` keywords and record
     fields, scalars or arrays), lowered as ``solve()`` lowers one (flags 0/1, ``seq_len`` unread
     without TP or EP off transformers); with ``grid`` each array is an axis of its own."""
+    kwargs = dict(kwargs)
+    model = {k: kwargs.pop(k) for k in ("fidelity", "without") if k in kwargs}
     for k in kwargs:
         if k != "precision":
             resolve_name(k, caller)
-    args = {**DEFAULTS, **kwargs}
+    check_fidelity({**model, **kwargs})
+    fidelity = model.get("fidelity", "mlsysim")
+    without = normalize(model.get("without", ()))
+    defaults = {**DEFAULTS, **{k: p.default for k, p in extended_keywords().items()}} if fidelity == "extended" \
+        else DEFAULTS
+    args = {**defaults, **kwargs}
     swept = [k for k, v in kwargs.items() if _is_swept(v)]  # axes in the caller's order
     axes = {k: np.asarray(args[k]) for k in swept}
     if grid:
@@ -278,7 +287,7 @@ def configurations(w, f, grid: bool, kwargs: Mapping[str, object], caller: str =
     statics = {k: static_values(w, f, k) for k in distinct}
     base_variant, base = statics[distinct[0]]
     variant = Variant(base_variant.family, any(v.explicit_weights for v, _ in statics.values()),
-                      base_variant.sram, base_variant.flash)
+                      base_variant.sram, base_variant.flash, fidelity, without)
     values: Dict[sp.Symbol, object] = dict(base)
     for s, v in base.items():           # the parameters the precision changes become arrays over it
         if v is not None and any(statics[k][1][s] != v for k in distinct):
@@ -288,7 +297,7 @@ def configurations(w, f, grid: bool, kwargs: Mapping[str, object], caller: str =
     for k, v in given.items():
         if k == "precision":
             continue
-        if k in FLAG_KEYWORDS:
+        if k in FLAG_KEYWORDS or k in EXTENDED_FLAGS:
             v = np.asarray(v).astype(bool).astype(np.int8) if np.ndim(v) else (1 if v else 0)
         elif isinstance(v, np.ndarray) and v.dtype.kind == "O":
             v = _floats(v)                       # Python integers too large for int64
@@ -299,7 +308,7 @@ def configurations(w, f, grid: bool, kwargs: Mapping[str, object], caller: str =
     if np.any(unread):           # as solve(): seq_len is not read without TP or EP off transformers
         s_ = np.where(unread, 0, values[sym.s])
         values[sym.s] = s_ if np.ndim(s_) else s_.item()
-    return Configurations(variant, values, given, shape, flags, swept, axes)
+    return Configurations(variant, values, {**given, **model}, shape, flags, swept, axes)
 
 
 def _is_swept(v) -> bool:
@@ -384,7 +393,9 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     codes = np.broadcast_to(np.int16(0), shape) if code is None else code
     explain = _Explainer(rules, given, values, flags, w, f, shape, masked=code is not None)
     config = describe(w, f, SWEPT if "precision" in c.swept else given["precision"],
-                      [(SWEPT if k in c.swept else given[k]) for k in KEYWORDS])
+                      [(SWEPT if k in c.swept else given[k]) for k in KEYWORDS],
+                      {k: (SWEPT if k in c.swept else v) for k, v in given.items()
+                       if k in EXTENDED_DEFAULTS})
     return SweepResult(result_values, valid, codes, c.axes if grid else {}, config, explain)
 
 

@@ -17,6 +17,8 @@ from mlsysim_sym.units import BASE, DimensionError, dimension, parse_unit
 
 VARIANTS = [Variant(f, e, s, fl) for f in ("transformer", "generic") for e in (False, True)
             for s, fl in ((False, False), (True, True)) if f == "generic" or not (s or fl)]
+# the extended model (docs/extended.md), every mechanism on
+VARIANTS += [Variant(v.family, v.explicit_weights, v.sram, v.flash, "extended") for v in list(VARIANTS)]
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=str)
@@ -47,17 +49,20 @@ UNITS = {b: sp.Symbol(f"u_{b}", positive=True) for b in BASE}
 # values: counts 7 (or 2..13 where a structure needs it), flags 1, reals 3.0
 # a consistent layout: N = 165 * 7 = 1155 = 11 * (7 * 3 * 5), so dp = 11, and B = 143 gives 13 per replica
 SPECIAL = {"z": 2, "lora": 1, "rc": 1, "ov": 1, "f_s": 1.5, "c": 1.25, "eta_ov": 0.85, "eta": 0.5,
-           "B": 143, "n_nodes": 165, "apn": 7, "tp": 7, "pp": 3, "ep": 5, "m": 3, "v": 2}
+           "B": 143, "n_nodes": 165, "apn": 7, "tp": 7, "pp": 3, "ep": 5, "m": 3, "v": 2,
+           # the extended model: N = 1155 = 11 * (7 * 3 * 5) with cp 1 keeps that layout; flags on
+           "cp": 1, "sp": 1, "tov": 1, "kvf": 0.5}
 
 
 def _unit_expr(unit):
     return sp.Mul(*(UNITS[b] ** e for b, e in zip(BASE, parse_unit(unit))))
 
 
+@pytest.mark.parametrize("fidelity", ["mlsysim", "extended"])
 @pytest.mark.parametrize("name", ["T_step", "T_node", "T_dp", "T_tp", "T_ep", "T_bubble", "M_acc",
                                   "effective_throughput", "energy", "mfu", "scaling_efficiency"])
-def test_substituting_values_times_units_leaves_the_quantitys_unit(name):
-    model = build_model()
+def test_substituting_values_times_units_leaves_the_quantitys_unit(name, fidelity):
+    model = build_model(Variant(fidelity=fidelity))
     values = {}
     for p in PARAMS.values():
         v = SPECIAL.get(p.name, 7 if p.kind == "count" else (p.value if p.kind == "constant" else 3))

@@ -14,14 +14,14 @@ import sympy as sp
 
 from ..compile import compile_quantities
 from ..decisions import ModelDecisions, label, model_decisions
-from ..inputs import KEYWORDS, SOLVE_DEFAULTS, configure, record_of, values_of, with_field
+from ..inputs import SOLVE_DEFAULTS, configure, record_of, values_of, with_field
 from ..model import Variant
 from ..operating_point import operating_point
 from ..optimize import divisors
 from ..printing import latex
 from ..simplify import shorten
 from ..branches import resolution
-from ..solver import OUTPUTS, DistributedModel, describe
+from ..solver import OUTPUTS, describe_arguments, solver_of
 from .. import notation
 from ..symbols import BY_SYMBOL, Kind, by_argument, of_kind, sensitivity_rows
 from .gradients import Gradient, at_point, gradient, smooth
@@ -254,7 +254,7 @@ def sensitivities(model, fleet, output: str = "mfu", *, include_constants: bool 
     table = sensitivities_at(variant, values, output, include_constants)
     kw = {k: v for k, v in {**SOLVE_DEFAULTS, **solve_kwargs}.items() if k != "topology_override"}
     return replace(table, context=(w, f, kw),
-                   configuration=describe(w, f, args["precision"], [args[k] for k in KEYWORDS]))
+                   configuration=describe_arguments(w, f, args))
 
 
 # --------------------------------------------------------------------------------------
@@ -266,7 +266,8 @@ def _solve_output(w, f, kw, quantity):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if quantity in _FIELD_OF:
-            r = DistributedModel().solve(w, f, **kw)
+            dm, rest = solver_of(kw)
+            r = dm.solve(w, f, **rest)
             out = float(r.quantities[_FIELD_OF[quantity]])
         else:
             variant, values = values_of(*configure(w, f, kw))
