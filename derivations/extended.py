@@ -5,7 +5,7 @@
   ``derivations/data/published_runs.json``, the 2nd, 4th, ... runs are the training subset; every other run is
   held out (so each publication with two runs or more is on both sides, and the single BLOOM run is held out).
 * **What is fitted**: the efficiency passed to ``solve()`` (one value for every run) and the half-efficiency
-  width ``d_1/2`` of the GEMM-shape factor, by least squares of log(predicted / measured) throughput over the
+  width ``x_1/2`` of the GEMM-shape factor, by least squares of log(predicted / measured) throughput over the
   training runs (a grid, then a finer grid around its best point: ``fit``). mlsysim's model gets the same
   treatment with its one constant, the efficiency, on the same runs.
 * **Ablation**: at the fitted constants, each mechanism priced as mlsysim prices it
@@ -37,7 +37,7 @@ from .common import definition_chain
 
 #: Goal of the issue: median and worst absolute error of throughput on the held-out runs.
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
-#: The coarse fit grid: efficiency, and d_1/2 (hidden units).
+#: The coarse fit grid: efficiency, and x_1/2 (hidden units).
 ETA_GRID = np.linspace(0.30, 1.00, 141)
 D_GRID = np.arange(0.0, 16384.0 + 1, 128.0)
 
@@ -65,7 +65,7 @@ def _mlsysim_kwargs(r: dict, efficiency: float = P.DEFAULT_EFFICIENCY) -> Dict[s
 
 @lru_cache(maxsize=None)
 def _step_function(run_id: str, fidelity: str, without: Tuple[str, ...] = ()):
-    """``T_step(eta, d_1/2)`` of a run, vectorized (numpy), from the model's own compiled expression."""
+    """``T_step(eta, x_1/2)`` of a run, vectorized (numpy), from the model's own compiled expression."""
     r = P.run(run_id)
     kw = extended_kwargs(r) if fidelity == "extended" else _mlsysim_kwargs(r)
     extra = {"fidelity": fidelity, "without": without} if fidelity == "extended" else {}
@@ -100,7 +100,7 @@ LOSS = "absolute"
 
 
 def _fit_extended(objective, without: Tuple[str, ...] = ()) -> Tuple[float, float]:
-    """(efficiency, d_1/2) minimizing ``objective`` over the training runs: a grid, then one 20x finer."""
+    """(efficiency, x_1/2) minimizing ``objective`` over the training runs: a grid, then one 20x finer."""
     training, _ = split()
     E, D = np.meshgrid(ETA_GRID, D_GRID, indexing="ij")
     obj = objective(_log_errors(training, "extended", E, D, without))
@@ -126,7 +126,7 @@ def refit_without(mechanism: str) -> Dict[str, float]:
 
 @lru_cache(maxsize=None)
 def fit(loss: str = LOSS) -> Dict[str, float]:
-    """Fit of (efficiency, d_1/2) on the training runs under ``loss`` (:func:`_fit_extended`). Also mlsysim's
+    """Fit of (efficiency, x_1/2) on the training runs under ``loss`` (:func:`_fit_extended`). Also mlsysim's
     model's one efficiency, fitted on the same runs the same way."""
     objective = LOSSES[loss]
     training, _ = split()
@@ -142,7 +142,7 @@ def predict(r: dict, fidelity: str, without: Tuple[str, ...] = ()) -> float:
     if fidelity == "mlsysim":
         res = DistributedModel().solve(P.workload(r), P.fleet(r), **_mlsysim_kwargs(r, f["eta_mlsysim"]))
     else:
-        assert PARAMS["d_half"].value == f["d_half"], "the shipped d_1/2 is not the fitted one: refit"
+        assert PARAMS["d_half"].value == f["d_half"], "the shipped x_1/2 is not the fitted one: refit"
         res = DistributedModel(fidelity="extended", without=without).solve(
             P.workload(r), P.fleet(r), **extended_kwargs(r, f["eta"]))
     return float(_throughput(r, res.step_latency_total))

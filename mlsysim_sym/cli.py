@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence
 
 from . import __version__, catalog
-from .inputs import SOLVE_DEFAULTS
+from .inputs import EXTENDED_DEFAULTS, SOLVE_DEFAULTS
+from .mechanisms import MECHANISMS
+from .model import FIDELITIES
 from .solver import SHORT_NAMES
-from .symbols import keywords
+from .symbols import extended_keywords, keywords
 
 #: The bundled example: what ``mlsysim-sym`` with no option prices.
 EXAMPLE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
@@ -68,8 +70,15 @@ OPTIONS = (
     Option("--moe-imbalance", "moe_routing_imbalance_factor", "float", "multiplier"),
     Option("--gradient-accumulation", "gradient_accumulation_steps", "int", "steps"),
     Option("--lora", "is_lora", "bool"),
+    # the extended model's keywords (with --fidelity extended; docs/extended.md)
+    Option("--cp", "cp_size", "int"),
+    Option("--sequence-parallel", "sequence_parallel", "bool"),
+    Option("--tp-overlap", "tp_comm_overlap", "bool"),
+    Option("--kv-fraction", "kv_fraction", "float", "fraction of d"),
 )
 _BY_KEYWORD = {o.keyword: o for o in OPTIONS}
+#: The options of the extended model's keywords.
+_EXTENDED_OPTIONS = ("cp_size", "sequence_parallel", "tp_comm_overlap", "kv_fraction")
 
 
 class UsageError(Exception):
@@ -144,8 +153,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _help(o: Option, many: bool) -> str:
-    p = keywords().get(o.keyword)
-    default = SOLVE_DEFAULTS[o.keyword]
+    p = keywords().get(o.keyword) or extended_keywords().get(o.keyword)
+    default = SOLVE_DEFAULTS.get(o.keyword, EXTENDED_DEFAULTS.get(o.keyword))
     meaning = p.meaning if p is not None else "training precision: fp32, fp16, bf16, fp8, int8, ..."
     if o.kind == "bool":
         default = "no"
@@ -155,13 +164,18 @@ def _help(o: Option, many: bool) -> str:
     unit = f" [{o.unit}]" if o.unit else ""
     base = BASE.get(o.keyword)
     shown = base if base is not None else default
-    return f"{meaning}{unit}; default {shown}" + (f"; {value}" if value else "")
+    only = "; extended model only" if o.keyword in _EXTENDED_OPTIONS else ""
+    return f"{meaning}{unit}; default {shown}" + (f"; {value}" if value else "") + only
 
 
 def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> None:
     g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default)")
     g.add_argument("--model", help=f"catalog workload (default {BASE['model']}; see: mlsysim-sym list)")
     g.add_argument("--fleet", help=f"catalog cluster (default {BASE['fleet']}; see: mlsysim-sym list)")
+    g.add_argument("--fidelity", choices=FIDELITIES, help="the model: mlsysim (mlsysim 0.3.0's, exactly; "
+                   "the default) or extended (its mechanisms added: docs/extended.md)")
+    g.add_argument("--without", metavar="NAME,...", help="extended model: mechanisms priced as mlsysim prices "
+                   "them (" + ", ".join(MECHANISMS) + ")")
     for o in OPTIONS:
         if o.kind == "bool":
             g.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if many else ""),
@@ -275,6 +289,10 @@ def _setup(args, example: bool = True):
         kw = {k: [v] for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
         return EXAMPLE["model"], EXAMPLE["fleet"], kw, "the bundled example"
     kw = {"batch_size": [BASE["batch_size"]], **given}
+    if getattr(args, "fidelity", None):
+        kw["fidelity"] = [args.fidelity]
+    if getattr(args, "without", None):
+        kw["without"] = [tuple(x.strip() for x in args.without.split(",") if x.strip())]
     model, fleet = args.model or BASE["model"], args.fleet or BASE["fleet"]
     _check_names(model, fleet)
     return model, fleet, kw, ""
@@ -289,7 +307,8 @@ def _check_names(model: str, fleet: str) -> None:
 
 #: Keyword -> its short name in a configuration line, in the order the line gives them (the names
 #: of :func:`mlsysim_sym.solver.describe`, and ``batch`` and the bare precision).
-_SHORT = {k: {"batch_size": "batch", "precision": "", **SHORT_NAMES}[k] for k in (
+_NAMES = {"batch_size": "batch", "precision": "", **SHORT_NAMES}
+_SHORT = {k: _NAMES[k] for k in (
     "batch_size", "tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage", "precision",
     "efficiency", "seq_len", "activation_recomputation", "overlap_comm", "overlap_efficiency", "congestion_factor",
     "straggler_factor", "moe_routing_imbalance_factor", "gradient_accumulation_steps", "is_lora")}
@@ -300,16 +319,22 @@ def configuration_text(model: str, fleet: str, kw: Dict[str, Sequence], note: st
     def show(k, v):
         if len(v) > 1:
             vals = ",".join(_fmt(x) for x in v) if len(v) <= 6 else f"{_fmt(v[0])}..{_fmt(v[-1])} ({len(v)} values)"
-            return f"{_SHORT[k] or k} {vals}".strip()
+            return f"{_NAMES[k] or k} {vals}".strip()
         x = v[0]
         if isinstance(x, bool):
-            return _SHORT[k] if x else f"no {_SHORT[k]}"
-        return f"{_SHORT[k]} {_fmt(x)}".strip()
+            return _NAMES[k] if x else f"no {_NAMES[k]}"
+        return f"{_NAMES[k]} {_fmt(x)}".strip()
     full = {**{k: [SOLVE_DEFAULTS[k]] for k in _SHORT}, **kw}
     searched = [_SHORT[k] for k in _SHORT if full[k] == [SEARCHED]]
     parts = [show(k, full[k]) for k in _SHORT if full[k] != [SEARCHED]]
-    return (f"{model} on {fleet}: " + ", ".join(parts) + (f"; searched: {', '.join(searched)}" if searched else "")
-            + (f" ({note})" if note else ""))
+    extended = ""
+    if full.get("fidelity") == ["extended"]:
+        own = [show(k, full[k]) for k in _EXTENDED_OPTIONS if k in full]
+        off = full.get("without", [()])[0]
+        extended = "; extended model" + (f": {', '.join(own)}" if own else "") + \
+            (f"; without {', '.join(off)}" if off else "")
+    return (f"{model} on {fleet}: " + ", ".join(parts) + extended
+            + (f"; searched: {', '.join(searched)}" if searched else "") + (f" ({note})" if note else ""))
 
 
 #: Marks a keyword whose values a search chooses (:func:`configuration_text`).
@@ -322,6 +347,8 @@ def _fmt(x) -> str:
 
 def _configuration_json(model, fleet, kw) -> Dict[str, object]:
     full = {**{k: SOLVE_DEFAULTS[k] for k in _SHORT}, **{k: (v[0] if len(v) == 1 else v) for k, v in kw.items()}}
+    if "without" in full:
+        full["without"] = list(full["without"])
     return {"model": model, "fleet": fleet, **full}
 
 
@@ -355,10 +382,10 @@ def _plot(obj, path: Optional[str], **kw) -> None:
 
 def cmd_solve(args) -> int:
     from .display import text_table
-    from .solver import DistributedModel
+    from .solver import solver_of
     model, fleet, kw, note = _setup(args)
-    one = _single(kw)
-    r = DistributedModel().solve(model, fleet, **one)
+    dm, one = solver_of(_single(kw))
+    r = dm.solve(model, fleet, **one)
     _emit(args, model, fleet, kw, note, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
     _plot(r, args.plot)
     return 0
@@ -518,6 +545,7 @@ COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search
 
 #: Messages of mlsysim that do not start with the keyword they are about.
 _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
+          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "fidelity ": "--fidelity", "without: ": "--without",
           "Invalid precision": "--precision"}
 
 

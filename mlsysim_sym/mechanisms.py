@@ -57,7 +57,7 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "(ASPLOS); NVIDIA Transformer Engine userbuffers (tp_comm_overlap in Megatron-Core)",
        "TP communication never overlapped"),
     _M("gemm_shape", "GEMM-shape efficiency",
-       "always: the achieved FLOP/s are R_peak eta f_GEMM with f_GEMM = d / (d + d_1/2), one fitted constant",
+       "always: the achieved FLOP/s are R_peak eta f_GEMM with f_GEMM = d / (d + x_1/2), one fitted constant",
        None, "Narayanan et al. (2021), Table 1 (throughput per GPU rising with the hidden size); Korthikanti et al. "
        "(2022), sec. 4.1 (the elementwise work per layer, O(s b d) against the GEMMs' O(s b d^2))",
        "one efficiency for every GEMM shape"),

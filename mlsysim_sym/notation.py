@@ -285,7 +285,7 @@ EXTENSION.update({
              "they do not"),
     "tov": _P(r"\TensorParallelOverlapSwitch", "scalar",
               "one when tensor-parallel communication overlaps the matrix multiplications, zero when it does not"),
-    "kvf": _P(r"\KeyValueWidthFraction", "scalar",
+    "kvf": _P(r"\KvHeadFraction", "scalar",
               "width of the attention keys and values as a share of the hidden dimension, key-value heads over "
               "query heads"),
     "d_half": _P(r"\GemmHalfEfficiencyWidth", "scalar",
@@ -323,7 +323,7 @@ EXTENSION.update({
                               notes=r"A step's update is the book's \OptimizerStepTime, which this term prices."),
     "x_gemm": _P(r"\GemmSharedWidth", "scalar",
                  "width of the shared dimension of a layer's matrix multiplications", "performance"),
-    "n_param": _P(r"\UpdatedParameterCountFormal", "count", "number of parameters an update reads and writes",
+    "n_param": _P(r"\UpdateParameterCount", "count", "number of parameters an update reads and writes",
                   "learning"),
 })
 # ---- issue 13 --------------------------------------------------------------------------------- end
@@ -544,7 +544,7 @@ for _name, _tex, _book, _unit, _meaning, _assume in _FORMAL_BOOK_TERMS:
 # issue 13: formal arguments of the extended model's terms
 for _name, _tex, _book, _unit, _meaning, _assume in (
         ("x_gemm", "x", None, "1", "width of the shared dimension of a layer's GEMMs", {}),
-        ("n_param", "n", None, "1", "parameters an update reads and writes", {}),
+        ("n_param", rf"n_{{{T}{{param}}}}", None, "1", "parameters an update reads and writes", {}),
 ):
     declare(_name, _tex, _meaning, _unit, "formal", _book)
     FORMAL[_name] = symbol(_name, positive=True, **_assume)
@@ -628,7 +628,7 @@ TERMS += (
 # ---- issue 13: the extended model's own terms ----------------------------------------------- begin
 TERMS += (
     Term("GemmShapeEfficiency", rf"f_{{{T}{{shape}}}}", None, ("x_gemm", "d_half"),
-         "share of the large-GEMM efficiency reached at width x (saturating: x / (x + d_1/2))"),
+         "share of the large-GEMM efficiency reached at width x (saturating: x / (x + x_1/2))"),
     Term("OptimizerUpdateTime", rf"T_{{{T}{{opt}}}}", None, ("n_param", "b_upd", "BW_hbm"),
          "memory-bound optimizer update of n parameters"),
 )
@@ -781,6 +781,8 @@ REGISTRY_CLASHES: Dict[str, str] = {
     r"\OversubscriptionRatio": r"R is the oversubscription ratio, while R_peak and R_train are rates and "
                                r"\RealizedDeviceComputeRate is drawn R as well",
     r"\AdapterRank": r"r is the LoRA adapter rank; \CommunicationSlowdownFactor is drawn r as well",
+    r"\ContextParallelDegree": r"c is the context-parallel degree, while the registry's c_decode, c_start and c_end "
+                                r"are other counts (and the congestion factor here is c_cong)",
 }
 
 

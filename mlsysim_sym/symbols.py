@@ -313,7 +313,7 @@ _keyword("tov", "tp_comm_overlap", False, rf"\chi_{{{T}{{TP-ov}}}}", "1",
 _keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
          "width of the keys and values as a fraction of d (KV heads / heads: 1 for multi-head attention)",
          rows=C, label="K/V width fraction", fidelity=_EXT)
-_const("d_half", r"d_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
+_const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
        992.0, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,

@@ -8,6 +8,7 @@ import pytest
 from mlsysim_sym import DistributedModel, operating_point_of, search, sweep
 from mlsysim_sym.display import quantity, text_table
 from mlsysim_sym.inputs import SOLVE_DEFAULTS
+from mlsysim_sym.symbols import extended_keywords
 from mlsysim_sym.solver import OUTPUTS
 
 GOLDEN = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
@@ -89,4 +90,11 @@ def test_help_of_solve_documents_every_argument_and_the_units_of_the_results():
     for piece in ("in s", "in B per accelerator", "samples/s", "in J", "flop/s", "B/s"):
         assert piece in doc, piece
     sig = inspect.signature(DistributedModel.solve)
-    assert {k: p.default for k, p in sig.parameters.items() if k not in ("self", "model", "fleet")} == SOLVE_DEFAULTS
+    # mlsysim's arguments, positional as in mlsysim; then the extended model's, keyword-only (docs/extended.md)
+    plain = {k: p.default for k, p in sig.parameters.items()
+             if k not in ("self", "model", "fleet") and p.kind is not p.KEYWORD_ONLY}
+    assert plain == SOLVE_DEFAULTS
+    only = {k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
+    assert only == {k: p.default for k, p in extended_keywords().items()}
+    for name in only:
+        assert name in doc, name

@@ -18,7 +18,8 @@ from mlsysim_sym.terms.memory import ShardDivisor
 
 TERM = {t.name: t for t in notation.TERMS}
 VARIANTS = (Variant(), Variant("transformer", True), Variant("generic"), Variant("generic", True),
-            Variant("generic", False, True, False), Variant("generic", True, True, True))
+            Variant("generic", False, True, False), Variant("generic", True, True, True),
+            Variant(fidelity="extended"), Variant("generic", fidelity="extended"))
 _MACRO = re.compile(r"\\([A-Za-z]+)")
 
 

@@ -330,7 +330,7 @@ def discrete_sensitivities(table: "Sensitivities") -> Tuple[DiscreteRow, ...]:
     w, f, kw = table.context
     base, _ = _solve_output(w, f, kw, table.quantity)
     rows = []
-    for knob in INTEGER_KNOBS:
+    for knob in knobs_of(table.variant):
         k = _current(w, f, kw, knob)
         up, down = _candidates(w, f, kw, knob, k)
         skipped: List[Tuple[int, str]] = []
@@ -355,7 +355,13 @@ def relaxed_sensitivities(table: "Sensitivities") -> Tuple[Row, ...]:
     f, grad, kinks, _ = at_point(md, _group(table.quantity), table.quantity, table.values, data, full, True,
                                _KNOB_SYMBOLS)
     return tuple(_row(k, x, table.values[x], f, grad, kinks, "relaxed")
-                 for k, x in INTEGER_KNOBS.items() if x is not None)
+                 for k, x in knobs_of(table.variant).items() if x is not None)
+
+
+def knobs_of(variant: Variant) -> Dict[str, Optional[sp.Symbol]]:
+    """The integer knobs of a model: :data:`INTEGER_KNOBS`, the extended model's (``cp_size``) only in it."""
+    extended = variant.fidelity == "extended"
+    return {k: x for k, x in INTEGER_KNOBS.items() if extended or by_argument()[k].fidelity == "mlsysim"}
 
 
 # --------------------------------------------------------------------------------------

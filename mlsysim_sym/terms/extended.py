@@ -1,7 +1,7 @@
 """Cost terms only the extended model uses (``DistributedModel(fidelity="extended")``, ``docs/extended.md``).
 
 * :class:`GemmShapeEfficiency`: the share of the large-GEMM efficiency a layer's matrix multiplications reach
-  at hidden width ``x``, ``x / (x + d_1/2)``. A saturating (Michaelis-Menten) form with one constant, the width
+  at hidden width ``x``, ``x / (x + x_1/2)``. A saturating (Michaelis-Menten) form with one constant, the width
   at which half is lost: the work outside the GEMMs (normalization, dropout, residual adds, softmax), which
   streams ``O(b s d)`` bytes per layer against the GEMMs' ``O(b s d^2)`` FLOPs, costs a share proportional to
   ``1 / d`` (Korthikanti et al. 2022, sec. 4.1, count these elementwise activations per layer; Narayanan et al.
@@ -16,9 +16,9 @@ from .base import NamedTerm
 
 
 class GemmShapeEfficiency(NamedTerm):
-    r"""GEMM-shape efficiency ``f = x / (x + d_1/2)``: 1 for wide matrices, one half at ``x = d_1/2``.
+    r"""GEMM-shape efficiency ``f = x / (x + x_1/2)``: 1 for wide matrices, one half at ``x = x_1/2``.
 
-    Arguments: ``(x, d_1/2)``, the width of the layers' shared GEMM dimension (the hidden size) and the
+    Arguments: ``(x, x_1/2)``, the width of the layers' shared GEMM dimension (the hidden size) and the
     fitted half-efficiency width (``docs/extended.md`` gives the fit).
     """
 
