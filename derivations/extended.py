@@ -260,10 +260,11 @@ def context() -> Dict[str, object]:
                 _pct(x["error"])] for x in rows]
     switches = [{"name": m.name, "title": m.title, "acts": m.acts, "switch": m.switch, "source": m.source,
                  "mlsysim": m.mlsysim, "short": SHORT[m.name]} for m in MECHANISMS.values()]
+    legend = "; ".join(f"{SHORT[m_]}: {MECHANISMS[m_].title}" for m_ in MECHANISMS)
     ablation_summary = []
     for m_ in MECHANISMS:
         a = refit_without(m_)
-        ablation_summary.append([SHORT[m_], MECHANISMS[m_].title, _abs_pct(s["ablation"][m_]["median"]),
+        ablation_summary.append([SHORT[m_], _abs_pct(s["ablation"][m_]["median"]),
                                  _abs_pct(s["ablation"][m_]["worst"]), f"{a['eta']:.3f}", f"{a['d_half']:g}",
                                  _abs_pct(a["median"]), _abs_pct(a["worst"])])
     consts = [{"name": n, "latex": PARAMS[n].latex, "value": f"{PARAMS[n].value:g}", "meaning": PARAMS[n].meaning}
@@ -276,7 +277,7 @@ def context() -> Dict[str, object]:
     return {
         "gap": {"measured": gap["measured"], "model": gap["extended"]},
         "interleaving_header": [f"v = {v}" for v in INTERLEAVING],
-        "fit": f, "fit_squares": fit("squares"), "squares": squares_summary(), "summary": s, "loss": LOSS,
+        "legend": legend, "fit": f, "fit_squares": fit("squares"), "squares": squares_summary(), "summary": s, "loss": LOSS,
         "interleaving": interleaving(), "interleaving_degrees": INTERLEAVING, "results": results, "ablation_header": header, "ablation": ablation,
         "ablation_still": [MECHANISMS[m_].title for m_ in still], "ablation_summary": ablation_summary,
         "mechanisms": switches, "always_on": [MECHANISMS[n].title for n in always_on()],

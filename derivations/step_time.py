@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+import sympy as sp
+
 from mlsysim_sym import notation
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.printing import equation_label, latex
@@ -72,14 +74,18 @@ TERM_SOURCES = {
 }
 
 #: The extended model's quantities, by the section they join (after the named quantity).
-EXTENDED_PLACES = {"G": ("G_mp",), "R_eff": ("f_gemm",), "M_optimizer": ("P_update",),
-                   "T_ep_alltoall": ("T_cp_exchange", "T_cp", "beta_pp", "T_p2p"), "T_bubble": ("T_opt",),
-                   "T_dp_exposed": ("T_tp_exposed",)}
+EXTENDED_PLACES = {"G": ("G_mp",), "R_eff": ("f_gemm",), "M_optimizer": ("P_update", "r_sp", "K_act"),
+                   "L_tp": ("beta_tp", "alpha_tp", "T_sp_pair", "T_tp_layer"),
+                   "T_ep_alltoall": ("M_kv", "beta_cp", "alpha_cp", "T_cp_layer", "T_cp_exchange", "T_cp", "beta_pp",
+                                     "alpha_pp", "n_p2p", "T_p2p"),
+                   "T_bubble": ("T_opt",), "T_dp_exposed": ("T_tp_exposed",)}
 
 
-def _quantity(model, name: str) -> Dict[str, object]:
+def _quantity(model, name: str, extended: bool = False) -> Dict[str, object]:
     e = notation.entry(name)
     closed = small_closed_form(model, name)
+    if extended and closed is not None and closed.has(sp.Piecewise):
+        closed = None       # the extended model's link choices inside a closed form make it too wide to print
     return {
         "name": name, "symbol": e.latex, "book": e.book, "meaning": e.meaning, "unit": e.unit,
         "equation": definition_chain(model, name, alone=True),
@@ -122,7 +128,8 @@ def context(extended: bool = False) -> Dict[str, object]:
     if missing:
         raise RuntimeError(f"quantities not placed in a section of the step-time document: {missing}")
     sections: List[Dict[str, object]] = [
-        {"title": title, "sources": list(sources), "quantities": [_quantity(model, n) for n in names if n in model]}
+        {"title": title, "sources": list(sources),
+         "quantities": [_quantity(model, n, extended) for n in names if n in model]}
         for title, names, sources in sections_]
     prefix = "extended " if extended else ""
     taken = {equation_label(prefix + n) for n in listed}

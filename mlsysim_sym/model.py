@@ -299,7 +299,9 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, S.bpp, dp_grad, S.z), **pos)
         M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, dp_grad, S.z), **pos)
         if on("sequence_parallel"):
-            act = ext_terms.activation_bytes(Ls, s_loc, mb, S.H, S.bpp, S.tp, S.rc, S.sp)
+            whole = q("r_sp", ext_terms.unsplit_share(S.tp, S.sp), **pos)
+            K_act = q("K_act", ext_terms.activation_values(S.tp, S.rc, whole), **pos)
+            act = Ls * K_act * s_loc * mb * S.H * (S.bpp / 2)
         else:
             act = memory.activation_bytes(Ls, s_loc, mb, S.H, S.bpp, S.tp, S.rc)
         M_a = q("M_activations", act, **nonneg)
@@ -335,15 +337,17 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     BW_inter = q("BW_inter", S.BW_fab / S.osr, **pos)
     rpn = q("rpn", comm.dp_ranks_per_node(S.apn, G_mp), integer=True, positive=True)
     nodes = q("nodes_dp", comm.dp_nodes_spanned(dp_grad, rpn), integer=True, positive=True)
-    t_dp_def = comm.dp_allreduce(grad, dp_grad, rpn, nodes, BW_inter)
-    if on("zero3_gather"):
-        t_dp_def = ext_terms.zero3_phases(S.z) * t_dp_def
-    t_dp0 = q("T_dp_allreduce", t_dp_def, **nonneg)
+    t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, dp_grad, rpn, nodes, BW_inter), **nonneg)
+    phases = ext_terms.zero3_phases(S.z) if on("zero3_gather") else 1
     msg = q("M_act_msg", lb * s_loc * S.H * S.bpp, **nonneg)
     nl = q("L_tp", CeilDiv(sp.Max(1, S.L), S.pp), integer=True, positive=True)
     again = ext_terms.recomputed(S.rc) if on("recompute_collectives") else 1
     if on("sequence_parallel"):
-        t_tp_def = again * ext_terms.tp_collectives(msg, S.tp, nl, S.apn, BW_inter, S.sp)
+        beta_tp = q("beta_tp", ext_terms.group_link(S.tp, S.apn, S.BW_intra, BW_inter), **pos)
+        alpha_tp = q("alpha_tp", ext_terms.group_link(S.tp, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
+        pair = q("T_sp_pair", ext_terms.sp_pair(msg, S.tp, beta_tp, alpha_tp), **nonneg)
+        t_tp1 = q("T_tp_layer", ext_terms.tp_collective(msg, S.tp, beta_tp, alpha_tp, S.sp, pair), **nonneg)
+        t_tp_def = again * S.n_ar * nl * t_tp1
     else:
         t_tp_def = again * comm.tp_allreduces(msg, S.tp, nl, S.apn, BW_inter)
     t_tp0 = q("T_tp_allreduce", t_tp_def, **nonneg)
@@ -354,15 +358,19 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     t_ep0 = q("T_ep_alltoall", t_ep_def, **nonneg)
     extra = []          # the extended model's communication terms, in step order
     if cp != 1:
-        t_cp0 = q("T_cp_exchange", ext_terms.cp_exchange(msg, S.kvf, S.tp, cp, nl, S.apn, BW_inter, S.rc,
-                                                         again != 1), **nonneg)
+        M_kv = q("M_kv", ext_terms.kv_bytes(msg, S.kvf, S.tp, cp), **nonneg)
+        beta_cp = q("beta_cp", ext_terms.group_link(S.tp * cp, S.apn, S.BW_intra, BW_inter), **pos)
+        alpha_cp = q("alpha_cp", ext_terms.group_link(S.tp * cp, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
+        t_cp1 = q("T_cp_layer", ext_terms.cp_layer_exchange(M_kv, cp, beta_cp, alpha_cp, S.rc, again != 1),
+                  **nonneg)
+        t_cp0 = q("T_cp_exchange", nl * t_cp1, **nonneg)
         extra.append(q("T_cp", S.c * t_cp0, **nonneg))
     if on("pipeline_p2p") and transformer:
         beta_pp = q("beta_pp", ext_terms.stage_link(N, S.pp, S.apn, S.BW_intra, BW_inter), **pos)
-        extra.append(q("T_p2p", S.c * ext_terms.pipeline_sends(lb, s_loc, S.H, S.bpp, S.tp, S.pp, S.v, S.m,
-                                                              beta_pp, ext_terms.stage_link(
-                                                                  N, S.pp, S.apn, S.alpha_nv, S.alpha_fab)),
-                       **nonneg))
+        alpha_pp = q("alpha_pp", ext_terms.stage_link(N, S.pp, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
+        n_p2p = q("n_p2p", ext_terms.critical_sends(S.pp, S.v, S.m), integer=True, nonnegative=True)
+        extra.append(q("T_p2p", S.c * n_p2p * ext_terms.pipeline_send(lb, s_loc, S.H, S.bpp, S.tp, S.m, beta_pp,
+                                                                      alpha_pp), **nonneg))
 
     # -- pipeline (docs/contract.md §2.7) -------------------------------------------------------
     q("bubble_fraction", BubbleFraction(S.pp, S.v, S.m), **nonneg)
@@ -376,7 +384,7 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         t_opt = []
 
     # -- step assembly (docs/contract.md §2.8) --------------------------------------------------
-    t_dp = q("T_dp", S.c * t_dp0 if on("ga_once") else S.c * t_dp0 / S.GA)
+    t_dp = q("T_dp", S.c * phases * t_dp0 if on("ga_once") else S.c * phases * t_dp0 / S.GA)
     t_tp = q("T_tp", S.c * t_tp0)
     t_ep = q("T_ep", S.c * t_ep0)
     q("T_comm", t_dp + t_tp + t_ep + sum(extra))

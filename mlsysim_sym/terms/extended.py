@@ -67,44 +67,55 @@ def zero3_phases(z):
     return (2 + Iverson(z >= 3)) / sp.Integer(2)
 
 
-def tp_collectives(msg, tp, layers, apn, BW_inter, seq_parallel):
-    """``n_AR * layers`` TP collectives of ``msg`` bytes: ring AllReduces, or with sequence parallelism a
-    ReduceScatter and an AllGather each (the same bytes and steps: Korthikanti et al. 2022, sec. 4.2.2);
-    on NVLink when the TP group fits in a node, else the fabric (as mlsysim)."""
-    def one(beta, alpha):
-        return sp.Piecewise((ReduceScatter(msg, tp, beta, alpha) + AllGather(msg, tp, beta, alpha),
-                             sp.Eq(seq_parallel, 1)),
-                            (RingAllReduce(msg, tp, beta, alpha), True))
-    placed = sp.Piecewise((one(sym.BW_intra, sym.alpha_nv), tp <= apn), (one(BW_inter, sym.alpha_fab), True))
-    return sym.n_ar * layers * placed
+def group_link(group, apn, intra, inter):
+    """The link of a group of ``group`` consecutive ranks: NVLink (``intra``) when it fits in a node, else the
+    fabric (``inter``), as mlsysim places the TP group."""
+    return sp.Piecewise((intra, group <= apn), (inter, True))
 
 
-def activation_bytes(Ls, s, mb, H, bpp, tp, rc, seq_parallel):
-    """Korthikanti et al. (2022), Table 2, per stage: selective recomputation keeps ``10 + 24 / t`` two-byte
-    values per token and hidden unit (``34 / t`` with sequence parallelism), full recomputation ``2``
-    (``2 / t``). The 10 (LayerNorm inputs, dropout masks, residual) and the full-recompute 2 are held whole on
-    every TP rank unless the sequence is split too."""
+def sp_pair(msg, tp, beta, alpha):
+    """Sequence parallelism's replacement of one TP AllReduce: a ReduceScatter and an AllGather of ``msg``
+    bytes (the same bytes and steps as the ring AllReduce: Korthikanti et al. 2022, sec. 4.2.2)."""
+    return ReduceScatter(msg, tp, beta, alpha) + AllGather(msg, tp, beta, alpha)
+
+
+def tp_collective(msg, tp, beta, alpha, seq_parallel, pair):
+    """One TP collective of ``msg`` bytes: a ring AllReduce, or with sequence parallelism ``pair``
+    (:func:`sp_pair`). A step pays ``n_AR`` of them per layer of the stage."""
+    return sp.Piecewise((pair, sp.Eq(seq_parallel, 1)), (RingAllReduce(msg, tp, beta, alpha), True))
+
+
+def unsplit_share(tp, seq_parallel):
+    """The share of the activations TP leaves whole (LayerNorm inputs, dropout masks, residual) that one TP
+    rank keeps: ``1 / N_TP`` with sequence parallelism, else all of them (Korthikanti et al. 2022, sec. 4.2.2).
+    An indicator, not a Piecewise: it enters the fits-in-HBM condition (see :func:`activation_values`)."""
+    return select(sp.Eq(seq_parallel, 1), 1 / tp, 1)
+
+
+def activation_values(tp, rc, whole):
+    """Korthikanti et al. (2022), Table 2: two-byte activation values one layer keeps per token and hidden
+    unit on one TP rank. Selective recomputation ``10 + 24 / t`` (``34 / t`` with sequence parallelism), full
+    recomputation ``2`` (``2 / t``): the 10 (LayerNorm inputs, dropout masks, residual) and the full-recompute
+    2 are held whole on every TP rank unless the sequence is split too."""
     # written with indicators, not Piecewise: the memory enters the fits-in-HBM condition, and sympy would fold
-    # a Piecewise out of it into every branch of the roofline
-    whole = select(sp.Eq(seq_parallel, 1), 1 / tp, 1)
+    # a Piecewise out of it into every branch of the roofline. ``whole``: :func:`unsplit_share`.
     split = sym.K_sel - 10                     # 24: the inputs of the TP-split GEMMs
-    K = select(sp.Eq(rc, 1), sym.K_full * whole, 10 * whole + split / tp)
-    return Ls * K * s * mb * H * (bpp / 2)
+    return select(sp.Eq(rc, 1), sym.K_full * whole, 10 * whole + split / tp)
 
 
-def cp_exchange(msg, kvf, tp, cp, layers, apn, BW_inter, rc, recompute_counted):
-    """Context parallelism's key/value exchange per step: per layer of the stage, an AllGather of the
-    sequence's keys and values (``M_KV = 2 r_KV M_act N_CP / N_TP``: this rank's TP share, the whole sequence)
-    in the forward pass (again in a recomputed one) and a ReduceScatter of their gradients in the backward pass;
-    on NVLink when ``N_TP N_CP`` fits in a node, else the fabric. Not overlapped with attention (the
-    all-gather form of Dubey et al. 2024, sec. 3.3.2)."""
-    M_kv = 2 * kvf * msg * cp / tp
+def kv_bytes(msg, kvf, tp, cp):
+    """The keys and values of the whole sequence on one TP rank: ``M_KV = 2 r_KV M_act N_CP / N_TP`` (``M_act``
+    is this rank's ``1 / N_CP`` of the sequence)."""
+    return 2 * kvf * msg * cp / tp
+
+
+def cp_layer_exchange(M_kv, cp, beta, alpha, rc, recompute_counted):
+    """Context parallelism's key/value exchange for one layer: an AllGather of ``M_KV`` in the forward pass
+    (again in a recomputed one) and a ReduceScatter of their gradients in the backward pass, on the link of
+    the ``N_TP N_CP`` ranks (:func:`group_link`). Not overlapped with attention (the all-gather form of
+    Dubey et al. 2024, sec. 3.3.2)."""
     gathers = 1 + Iverson(sp.Eq(rc, 1)) if recompute_counted else 1
-
-    def one(beta, alpha):
-        return gathers * AllGather(M_kv, cp, beta, alpha) + ReduceScatter(M_kv, cp, beta, alpha)
-    return layers * sp.Piecewise((one(sym.BW_intra, sym.alpha_nv), tp * cp <= apn),
-                                 (one(BW_inter, sym.alpha_fab), True))
+    return gathers * AllGather(M_kv, cp, beta, alpha) + ReduceScatter(M_kv, cp, beta, alpha)
 
 
 def stage_link(N, pp, apn, intra, inter):
@@ -113,11 +124,17 @@ def stage_link(N, pp, apn, intra, inter):
     return sp.Piecewise((intra, N < pp * apn), (inter, True))
 
 
-def pipeline_sends(lb, s, H, bpp, tp, pp, v, m, beta, alpha):
+def critical_sends(pp, v, m):
     """Stage-to-stage sends on a step's critical path: an activation forward and its gradient backward per
-    microbatch per virtual stage and per fill step, ``2 (V m + N_PP - 1)`` sends of one microbatch's boundary
-    activation split by ``N_TP`` (Narayanan et al. 2021, sec. 4.1, scatter/gather), when ``N_PP > 1``."""
-    return 2 * (v * m + pp - 1) * PipelineSendTime(lb / m, s, H / tp, bpp, beta, alpha) * Iverson(pp > 1)
+    microbatch per virtual stage and per fill step, ``2 (V m + N_PP - 1)``, when ``N_PP > 1`` (Narayanan et al.
+    2021, sec. 3.2)."""
+    return 2 * (v * m + pp - 1) * Iverson(pp > 1)
+
+
+def pipeline_send(lb, s, H, bpp, tp, m, beta, alpha):
+    """One send of a microbatch's boundary activation, split by ``N_TP`` (Narayanan et al. 2021, sec. 4.1,
+    the scatter/gather optimization)."""
+    return PipelineSendTime(lb / m, s, H / tp, bpp, beta, alpha)
 
 
 def exposed_tp(t_tp, tov):
