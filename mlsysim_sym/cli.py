@@ -246,6 +246,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--book", action="store_true", help="print the book's macros (\\TensorParallelDegree)")
     e.add_argument("--expanded", action="store_true", help="in parameters, cost terms written out (not in other "
                    "quantities)")
+    e.add_argument("--fidelity", default="mlsysim", choices=FIDELITIES,
+                   help="the model: mlsysim (default) or extended (docs/step_time_extended.md)")
     e.add_argument("--family", default="transformer", choices=("transformer", "generic"),
                    help="the model of transformers (default) or of every other workload")
     e.add_argument("--quarto", action="store_true", help="a Quarto display equation with a cross-reference "
@@ -470,7 +472,7 @@ def cmd_equations(args) -> int:
     from .model import Variant, build_model
     from .printing import TERM_CLASSES, equation, equation_label, quantity_latex, term_call, term_latex
     from .solver import OUTPUTS
-    m = build_model(Variant(family=args.family))
+    m = build_model(Variant(family=args.family, fidelity=args.fidelity))
     if args.name is None:
         rows = [(n, notation.entry(n).meaning) for n in m] + [(t.name, t.meaning) for t in notation.TERMS]
         if args.json:
@@ -492,16 +494,21 @@ def cmd_equations(args) -> int:
         tex = quantity_latex(m, name, "closed" if args.expanded else "structured", book=args.book)
         meaning, unit = notation.entry(name).meaning, notation.entry(name).unit
     else:
-        raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {args.family} model; "
-                         f"run 'mlsysim-sym equations' for the names")
+        model = args.family + (" extended" if args.fidelity == "extended" else "")
+        hint = ("; it is one of the extended model's: add --fidelity extended"
+                if args.fidelity == "mlsysim" and name in build_model(Variant(args.family, fidelity="extended"))
+                else "; run 'mlsysim-sym equations' for the names")
+        raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {model} model{hint}")
     # the labels of docs/quarto/*.qmd: a quantity's from its name, a term's from its symbol
     if name in TERM_CLASSES:
         label = equation_label(notation.term(name).latex)
         label += "-term" if label in {equation_label(n) for n in m} else ""
     else:
-        label = equation_label(name, "closed" if args.expanded else "")
+        label = equation_label(("extended " if args.fidelity == "extended" else "") + name,
+                               "closed" if args.expanded else "")
     if args.json:
         _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
+               "fidelity": args.fidelity,
                "book": args.book, "expanded": args.expanded, "label": label})
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd

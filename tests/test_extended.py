@@ -408,3 +408,39 @@ def test_validation_fit_is_the_shipped_constant_and_the_headline_holds():
     training, held = E.split()
     assert {r["id"] for r in training}.isdisjoint({r["id"] for r in held})
     assert len(training) + len(held) == 22
+
+
+# ------------------------------------------------------------------------------------------------
+# The command line, through a subprocess
+# ------------------------------------------------------------------------------------------------
+def _cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "mlsysim_sym", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_solves_the_extended_model_and_its_json_equals_python():
+    import json
+    args = ("--model", "Llama3_70B", "--fleet", "Research_256", "--batch-size", "256", "--tp", "8", "--pp", "4",
+            "--microbatches", "8", "--fidelity", "extended", "--cp", "2", "--sequence-parallel")
+    p = _cli("solve", *args)
+    assert p.returncode == 0, p.stderr
+    assert "extended model: cp 2, SP" in p.stdout and "CP key/value exchange" in p.stdout
+    j = json.loads(_cli("solve", *args, "--json").stdout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = EXT.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+                      cp_size=2, sequence_parallel=True)
+    assert j["extended"] == r.extended and j["mfu"] == r.mfu
+    assert j["configuration"]["fidelity"] == "extended" and j["configuration"]["cp_size"] == 2
+
+
+def test_cli_refuses_extended_options_on_mlsysims_model_and_names_them():
+    p = _cli("solve", "--batch-size", "256", "--cp", "2")
+    assert p.returncode == 2 and "cp_size=2 is an argument of the extended model" in p.stderr
+    p = _cli("solve", "--batch-size", "256", "--fidelity", "extended", "--without", "bubble")
+    assert p.returncode == 2 and "--without: without: unknown mechanism 'bubble'" in p.stderr
+    p = _cli("equations", "T_p2p")
+    assert p.returncode == 2 and "add --fidelity extended" in p.stderr
+    p = _cli("equations", "T_p2p", "--fidelity", "extended", "--quarto")
+    assert p.returncode == 0 and "{#eq-extended-t-p2p}" in p.stdout
