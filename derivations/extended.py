@@ -17,7 +17,6 @@ interleaving, recomputation), plus what the extended model reads: ``cp_size``, `
 """
 from __future__ import annotations
 
-import math
 import statistics
 import warnings
 from functools import lru_cache

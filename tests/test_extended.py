@@ -6,10 +6,8 @@
 * its errors, the rest of the package on it (sweeps, search, sensitivities, requirements, uncertainty), and
   the validation document's headline.
 """
-import math
 import warnings
 
-import numpy as np
 import pytest
 import sympy as sp
 
