@@ -74,7 +74,7 @@ TERM_SOURCES = {
 }
 
 #: The extended model's quantities, by the section they join (after the named quantity).
-EXTENDED_PLACES = {"G": ("G_mp",), "R_eff": ("f_gemm",), "M_optimizer": ("P_update", "r_sp", "K_act"),
+EXTENDED_PLACES = {"G": ("G_mp",), "T_dp_allreduce": ("T_dp_gather",), "R_eff": ("f_gemm",), "M_optimizer": ("P_update", "r_sp", "K_act"),
                    "L_tp": ("beta_tp", "alpha_tp", "T_sp_pair", "T_tp_layer"),
                    "T_ep_alltoall": ("M_kv", "beta_cp", "alpha_cp", "T_cp_layer", "T_cp_exchange", "T_cp", "beta_pp",
                                      "alpha_pp", "n_p2p", "T_p2p"),

@@ -287,14 +287,15 @@ def _single(given: Dict[str, List]) -> Dict[str, object]:
 def _setup(args, example: bool = True):
     """``(model, fleet, keyword lists, note)``: the bundled example when nothing is given."""
     given = _given(args)
+    model_args = {}     # which model: --fidelity and --without apply to the bundled example too
+    if getattr(args, "fidelity", None):
+        model_args["fidelity"] = [args.fidelity]
+    if getattr(args, "without", None):
+        model_args["without"] = [tuple(x.strip() for x in args.without.split(",") if x.strip())]
     if example and not given and args.model is None and args.fleet is None:
         kw = {k: [v] for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
-        return EXAMPLE["model"], EXAMPLE["fleet"], kw, "the bundled example"
-    kw = {"batch_size": [BASE["batch_size"]], **given}
-    if getattr(args, "fidelity", None):
-        kw["fidelity"] = [args.fidelity]
-    if getattr(args, "without", None):
-        kw["without"] = [tuple(x.strip() for x in args.without.split(",") if x.strip())]
+        return EXAMPLE["model"], EXAMPLE["fleet"], {**kw, **model_args}, "the bundled example"
+    kw = {"batch_size": [BASE["batch_size"]], **given, **model_args}
     model, fleet = args.model or BASE["model"], args.fleet or BASE["fleet"]
     _check_names(model, fleet)
     return model, fleet, kw, ""
@@ -552,12 +553,14 @@ COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search
 
 #: Messages of mlsysim that do not start with the keyword they are about.
 _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
-          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "fidelity ": "--fidelity", "without: ": "--without",
+          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "fidelity ": "--fidelity",
           "Invalid precision": "--precision"}
 
 
 def _option_of(message: str) -> str:
     """The option a ``solve()`` message is about (it starts with the keyword), for the one-line error."""
+    if message.startswith("without: "):
+        return "--"      # "--without: ..." (the message names the argument itself)
     for o in OPTIONS:
         if message.startswith(o.keyword + " "):
             return o.flag + ": "

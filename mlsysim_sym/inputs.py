@@ -140,15 +140,27 @@ def check_fidelity(args: Mapping[str, object]) -> None:
                          "fidelity='extended'")
     for k, p in extended_keywords().items():
         v = args.get(k, p.default)
-        neutral = (bool(v) == bool(p.default)) if k in EXTENDED_FLAGS else _same_number(v, p.default)
+        if k in EXTENDED_FLAGS:
+            neutral = np_scalar(v) and bool(v) == bool(p.default)
+        else:
+            neutral = _same_number(v, p.default)
         if not neutral:
             raise ValueError(f"{k}={v!r} is an argument of the extended model (mlsysim 0.3.0 has no "
                              f"{p.label}); pass fidelity='extended'")
 
 
+def np_scalar(v) -> bool:
+    """True for a value with one truth value (not an array of several)."""
+    try:
+        bool(v)
+        return True
+    except Exception:
+        return False
+
+
 def _same_number(v, default) -> bool:
     try:
-        return not isinstance(v, bool) and v == default
+        return not isinstance(v, bool) and bool(v == default)
     except Exception:       # an array or an object that does not compare: not the neutral value
         return False
 
@@ -455,10 +467,13 @@ def _collective_rules() -> Tuple[Rule, ...]:
     return tuple(out)
 
 
-def _extended_rules(N, G) -> Tuple[Rule, ...]:
+def _extended_rules(N) -> Tuple[Rule, ...]:
     """The extended model's checks, after mlsysim's argument checks and before its split checks: its
     keywords, then the five-way split (``G = N_TP N_PP N_EP N_CP`` there)."""
     cp, kv = A.cp_size, A.kv_fraction
+    # the five-way product of the arguments (not the quantity G, which excludes N_CP where context
+    # parallelism is priced as mlsysim prices it: folded into data parallelism)
+    G = A.tp_size * A.pp_size * A.ep_size * cp
     return (
         Rule(NonFinite(cp), "cp_size must be finite, got {cp_size}", extended=True),
         Rule(Fractional(cp), "cp_size must be a whole number, got {cp_size}", extended=True),
@@ -487,7 +502,7 @@ def rules() -> Tuple[Rule, ...]:
         _in_range("overlap_efficiency", 0.0, 1.0), _at_least("moe_routing_imbalance_factor", 1.0),
         # V9-V10: the split must fit the fleet exactly
         # the extended model's own keywords, and its split (G includes N_CP there)
-        *_extended_rules(N, G),
+        *_extended_rules(N),
         Rule(G > N, "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) > Total({N})"),
         Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) "
                                      "must divide total accelerators ({N}) exactly."),

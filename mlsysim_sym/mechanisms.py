@@ -57,14 +57,16 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "(ASPLOS); NVIDIA Transformer Engine userbuffers (tp_comm_overlap in Megatron-Core)",
        "TP communication never overlapped"),
     _M("gemm_shape", "GEMM-shape efficiency",
-       "always: the achieved FLOP/s are R_peak eta f_GEMM with f_GEMM = d / (d + x_1/2), one fitted constant",
+       "transformers, always: the achieved FLOP/s are R_peak eta f_GEMM with f_GEMM = d / (d + x_1/2), one fitted "
+       "constant",
        None, "Narayanan et al. (2021), Table 1 (throughput per GPU rising with the hidden size); Korthikanti et al. "
        "(2022), sec. 4.1 (the elementwise work per layer, O(s b d) against the GEMMs' O(s b d^2))",
        "one efficiency for every GEMM shape"),
     _M("pipeline_p2p", "pipeline stage-to-stage sends",
-       "pp_size > 1: two point-to-point sends (activation forward, gradient backward) of b s d s_elem / (N_CP N_TP) "
-       "bytes per microbatch per virtual stage and per fill step, 2 (V m + N_PP - 1) on the critical path, on "
-       "NVLink when consecutive stages share a node",
+       "transformers with pp_size > 1: two point-to-point sends (activation forward, gradient backward) of "
+       "b s d s_elem / (N_CP N_TP) bytes per microbatch per virtual stage and per fill step, 2 (V m + N_PP - 1) on "
+       "the critical path, on NVLink only when the whole job is in one node (beyond, some stage boundary crosses "
+       "a node and gates the pipeline)",
        None, "Narayanan et al. (2021), sec. 3.2 and 4.1 (b s h per microbatch between stages; the scatter/gather "
        "optimization divides it by t)", "no stage-to-stage sends"),
     _M("optimizer_step", "optimizer update",
@@ -77,13 +79,15 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        None, "Shoeybi et al. (2019), Megatron-LM; PyTorch DistributedDataParallel no_sync (gradients reduced "
        "once per accumulated batch)", "the AllReduce divided by the accumulation steps"),
     _M("zero3_gather", "ZeRO-3 / FSDP gathers",
-       "zero_stage 3: two parameter AllGathers (forward, backward) and a gradient ReduceScatter, three ring "
-       "phases against the AllReduce's two: 3/2 of its time",
+       "transformers with zero_stage 3: the gradients' ReduceScatter (half their AllReduce) once per step, and "
+       "the whole weights' two AllGathers (forward, backward; one AllReduce's time of them) in every micro-step: "
+       "3/2 of the AllReduce without LoRA or accumulation, and the weights' full size under LoRA",
        None, "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2 (1.5x the data-parallel volume); Zhao et al. (2023), "
-       "PyTorch FSDP", "ZeRO-3 communicates as plain data parallelism"),
+       "PyTorch FSDP (parameters gathered again in every micro-step)", "ZeRO-3 communicates as plain data "
+       "parallelism"),
     _M("moe_per_layer", "MoE all-to-all per layer",
        "ep_size > 1: n_A2A = 4 AllToAlls (dispatch and combine, forward and backward) per MoE layer of the stage, "
-       "each of the layer's tokens",
+       "each of the rank's own tokens (1 / N_EP of the replica's)",
        None, "Lepikhin et al. (2021), GShard, sec. 3; Fedus et al. (2022), Switch Transformer, sec. 2.2",
        "one AllToAll of the local batch per step"),
     _M("recompute_collectives", "collectives of the recomputed forward",
@@ -102,6 +106,8 @@ def always_on() -> Tuple[str, ...]:
 
 def normalize(names: Iterable[str], argument: str = "without") -> Tuple[str, ...]:
     """``names`` as a sorted tuple of known mechanism names (a clear error names the unknown one)."""
+    if names is None:
+        return ()
     if isinstance(names, str):
         names = (names,)
     out = []

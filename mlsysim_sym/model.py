@@ -338,7 +338,14 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
     rpn = q("rpn", comm.dp_ranks_per_node(S.apn, G_mp), integer=True, positive=True)
     nodes = q("nodes_dp", comm.dp_nodes_spanned(dp_grad, rpn), integer=True, positive=True)
     t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, dp_grad, rpn, nodes, BW_inter), **nonneg)
-    phases = ext_terms.zero3_phases(S.z) if on("zero3_gather") else 1
+    if on("zero3_gather") and transformer:
+        # ZeRO-3 / FSDP: the gradients' ReduceScatter (half the all-reduce) once, and the weights' two
+        # AllGathers (forward, backward: one all-reduce's time of the whole weights) in every micro-step
+        t_gather = q("T_dp_gather", comm.dp_allreduce(W / (S.tp * S.pp), dp_grad, rpn, nodes, BW_inter),
+                     **nonneg)
+        dp_def = ext_terms.zero3_sync(t_dp0, t_gather, S.z, S.GA)
+    else:
+        dp_def = t_dp0
     msg = q("M_act_msg", lb * s_loc * S.H * S.bpp, **nonneg)
     nl = q("L_tp", CeilDiv(sp.Max(1, S.L), S.pp), integer=True, positive=True)
     again = ext_terms.recomputed(S.rc) if on("recompute_collectives") else 1
@@ -352,7 +359,8 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         t_tp_def = again * comm.tp_allreduces(msg, S.tp, nl, S.apn, BW_inter)
     t_tp0 = q("T_tp_allreduce", t_tp_def, **nonneg)
     if on("moe_per_layer"):
-        t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, BW_inter)
+        # each EP rank exchanges its own tokens: 1 / N_EP of the replica's
+        t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(msg * S.k_e * S.iota / S.ep, S.ep, BW_inter)
     else:
         t_ep_def = comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, BW_inter)
     t_ep0 = q("T_ep_alltoall", t_ep_def, **nonneg)
@@ -366,8 +374,8 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         t_cp0 = q("T_cp_exchange", nl * t_cp1, **nonneg)
         extra.append(q("T_cp", S.c * t_cp0, **nonneg))
     if on("pipeline_p2p") and transformer:
-        beta_pp = q("beta_pp", ext_terms.stage_link(N, S.pp, S.apn, S.BW_intra, BW_inter), **pos)
-        alpha_pp = q("alpha_pp", ext_terms.stage_link(N, S.pp, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
+        beta_pp = q("beta_pp", ext_terms.stage_link(N, S.apn, S.BW_intra, BW_inter), **pos)
+        alpha_pp = q("alpha_pp", ext_terms.stage_link(N, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
         n_p2p = q("n_p2p", ext_terms.critical_sends(S.pp, S.v, S.m), integer=True, nonnegative=True)
         extra.append(q("T_p2p", S.c * n_p2p * ext_terms.pipeline_send(lb, s_loc, S.H, S.bpp, S.tp, S.m, beta_pp,
                                                                       alpha_pp), **nonneg))
@@ -384,7 +392,7 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         t_opt = []
 
     # -- step assembly (docs/contract.md §2.8) --------------------------------------------------
-    t_dp = q("T_dp", S.c * phases * t_dp0 if on("ga_once") else S.c * phases * t_dp0 / S.GA)
+    t_dp = q("T_dp", S.c * dp_def if on("ga_once") else S.c * dp_def / S.GA)
     t_tp = q("T_tp", S.c * t_tp0)
     t_ep = q("T_ep", S.c * t_ep0)
     q("T_comm", t_dp + t_tp + t_ep + sum(extra))

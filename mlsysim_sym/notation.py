@@ -313,6 +313,8 @@ EXTENSION.update({
                     "under sequence parallelism"),
     "n_p2p": _P(r"\PipelineCriticalSendCount", "count",
                 "number of stage-to-stage sends on the critical path of one pipelined training step"),
+    "T_dp_gather": _P(r"\FullyShardedGatherTime", "scalar",
+                      "time of the two weight AllGathers of one micro-step under ZeRO-3 or FSDP, before congestion"),
     "K_act": _P(r"\LayerActivationFactor", "scalar",
                 "number of two-byte activation values one layer keeps per token and hidden unit on one "
                 "tensor-parallel rank", "learning"),
@@ -433,7 +435,8 @@ def symbol(name: str, **assumptions) -> BookSymbol:
 # --------------------------------------------------------------------------------------------
 _QUANTITIES = (
     ("N", rf"N_{{{T}{{GPU}}}}", r"\AcceleratorCount", "1", "accelerators in the fleet"),
-    ("G", rf"G_{{{T}{{rep}}}}", None, "1", "accelerators of one model replica (TP x PP x EP)"),
+    ("G", rf"G_{{{T}{{rep}}}}", None, "1", "accelerators of one model replica (TP x PP x EP; x CP in the extended "
+                                           "model)"),
     ("dp", rf"N_{{{T}{{DP}}}}", r"\DataParallelDegree", "1", "data-parallel replicas"),
     ("lb", rf"B_{{{T}{{local}}}}", r"\LocalBatchSize", "1", "samples per replica per step"),
     ("W", "W", None, "B", "weight bytes of the model at the training precision"),
@@ -514,6 +517,8 @@ _QUANTITIES += (
     ("n_p2p", rf"n_{{{T}{{P2P}}}}", None, "1", "stage-to-stage sends on a step's critical path"),
     ("T_sp_pair", rf"T_{{{T}{{RS+AG}}}}", None, "s",
      "a ReduceScatter and an AllGather of one layer's TP message (sequence parallelism)"),
+    ("T_dp_gather", rf"T_{{{T}{{AG,ZeRO-3}}}}", None, "s",
+     "ZeRO-3's two weight AllGathers of one micro-step, before congestion"),
     ("K_act", rf"K_{{{T}{{act}}}}", None, "1",
      "two-byte activation values one layer keeps per token and hidden unit on one TP rank"),
     ("T_tp_layer", rf"T_{{{T}{{TP,layer}}}}", None, "s", "one TP collective of one layer, before congestion"),

@@ -27,6 +27,7 @@ import numpy as np
 
 from .compile import lambdify_numeric
 from .display import html_table, number, quantity, si_prefix, text_table, wrap
+from .mechanisms import normalize
 from .inputs import EXTENDED_DEFAULTS, KEYWORDS, SOLVE_DEFAULTS, as_fleet, as_workload, size_in_bytes
 from .solver import SWEPT, DistributedModel, DistributedResult, describe, solver_of
 from .sweeps import resolve_name, sweep
@@ -287,7 +288,9 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     for k in fixed:
         if k not in ("precision", "fidelity", "without"):
             resolve_name(k, "search")
-    swept = sorted(k for k, v in fixed.items() if np.ndim(v) > 0)
+    if "without" in fixed:
+        fixed = {**fixed, "without": normalize(fixed["without"])}
+    swept = sorted(k for k, v in fixed.items() if k not in ("fidelity", "without") and np.ndim(v) > 0)
     if swept:
         raise TypeError(f"search() takes one value for {', '.join(swept)}; sweep over it with sweep()")
     w, f = as_workload(model), as_fleet(fleet)

@@ -197,6 +197,11 @@ class DistributedResult:
         return html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")
 
 
+#: ``cp_size``'s and ``kv_fraction``'s defaults: an identity test in ``solve()`` skips the extended model's
+#: checks when they are untouched (anything else, an array or True included, is checked).
+_NEUTRAL_CP, _NEUTRAL_KV = 1, 1.0
+
+
 class DistributedModel:
     """mlsysim's ``DistributedModel``, evaluated from the symbolic model.
 
@@ -224,9 +229,9 @@ class DistributedModel:
               zero_stage: int = 0, is_lora: bool = False, activation_recomputation: bool = False,
               overlap_comm: bool = False, overlap_efficiency: float = 0.85, congestion_factor: float = 1.0,
               straggler_factor: float = 1.0, moe_routing_imbalance_factor: float = 1.0,
-              gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = 1,
+              gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = _NEUTRAL_CP,
               sequence_parallel: bool = False, tp_comm_overlap: bool = False,
-              kv_fraction: float = 1.0) -> DistributedResult:
+              kv_fraction: float = _NEUTRAL_KV) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -311,7 +316,8 @@ class DistributedModel:
         w, f = as_workload(model), as_fleet(fleet)
         if self.fidelity != "mlsysim":
             return self._solve_extended({k: v for k, v in locals().items() if k in _KEYWORDS or k in _EXTENDED})
-        if (cp_size, sequence_parallel, tp_comm_overlap, kv_fraction) != (1, False, False, 1.0):
+        if not (cp_size is _NEUTRAL_CP and sequence_parallel is False and tp_comm_overlap is False
+                and kv_fraction is _NEUTRAL_KV):
             check_fidelity({"cp_size": cp_size, "sequence_parallel": sequence_parallel,
                             "tp_comm_overlap": tp_comm_overlap, "kv_fraction": kv_fraction})
         # the fast path, for plain Python numbers: every rule in one compiled call (anything else, a bool, a
@@ -373,7 +379,8 @@ class DistributedModel:
         result = _result(out[:len(OUTPUTS)], args["tp_size"], args["pp_size"], args["ep_size"], inputs)
         got = dict(zip(extra, out[len(OUTPUTS):]))
         result.extended = {k: float(got[n]) for k, n in EXTENDED_OUTPUTS.items() if n in got}
-        result.parallelism["cp"] = args["cp_size"]
+        # where context parallelism is priced as mlsysim prices it, it is folded into data parallelism
+        result.parallelism["cp"] = args["cp_size"] if variant.on("context_parallel") else 1
         return result
 
 

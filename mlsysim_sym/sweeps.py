@@ -42,7 +42,7 @@ from .inputs import (EXTENDED_DEFAULTS, EXTENDED_FLAGS, FACTS, FLAG_KEYWORDS, KE
                      seq_len_unread, static_values)
 from .mechanisms import normalize
 from .model import Variant, build_model
-from .solver import OUTPUTS, SWEPT, describe, output_unit
+from .solver import EXTENDED_OUTPUTS, OUTPUTS, SWEPT, describe, output_unit
 from .symbols import Kind, by_argument, extended_keywords, keywords, sym
 
 #: Elements per chunk of a flattened sweep (cache-sized: ~20 % faster than one pass over 10^6).
@@ -308,6 +308,8 @@ def configurations(w, f, grid: bool, kwargs: Mapping[str, object], caller: str =
     if np.any(unread):           # as solve(): seq_len is not read without TP or EP off transformers
         s_ = np.where(unread, 0, values[sym.s])
         values[sym.s] = s_ if np.ndim(s_) else s_.item()
+    if model:
+        model = {"fidelity": fidelity, "without": without}
     return Configurations(variant, values, {**given, **model}, shape, flags, swept, axes)
 
 
@@ -341,17 +343,22 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     w, f = as_workload(model), as_fleet(fleet)
     if isinstance(outputs, str):
         outputs = (outputs,)
-    names = tuple(outputs) if outputs is not None else tuple(OUTPUTS)
-    unknown = [n for n in names if n not in OUTPUTS]
-    if unknown:
-        raise KeyError(f"unknown outputs {unknown}; outputs: {', '.join(OUTPUTS)}")
     c = configurations(w, f, grid, kwargs)
     variant, values, given, shape, flags = c.variant, c.values, c.given, c.shape, c.flags
+    # the extended model's own outputs too (those its mechanisms give for this workload)
+    table = dict(OUTPUTS)
+    if variant.fidelity == "extended":
+        model = build_model(variant)
+        table.update({k: n for k, n in EXTENDED_OUTPUTS.items() if n in model})
+    names = tuple(outputs) if outputs is not None else tuple(OUTPUTS)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise KeyError(f"unknown outputs {unknown}; outputs: {', '.join(table)}")
 
     # the spill is reported only where the state does not fit (None in solve(), NaN here)
     spill = "node_profile.offload_spill_bytes"
     computed = names + (("node_profile.feasible",) if spill in names and "node_profile.feasible" not in names else ())
-    compiled = compile_quantities(variant, tuple(OUTPUTS[n] for n in computed), "numpy")
+    compiled = compile_quantities(variant, tuple(table[n] for n in computed), "numpy")
     for a in compiled.args:
         if values.get(a) is None:
             name = RAW[a].name if a in RAW else a.name
@@ -362,7 +369,7 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     size = math.prod(shape)
     # an output's own shape matters only for a sweep too large to evaluate at once
     fits_whole = 8 * (len(computed) + TEMPORARIES) * size <= GRID_WHOLE_BYTES
-    natural = {n: shape if fits_whole or size <= CHUNK else _output_shape(variant, OUTPUTS[n], values, shape)
+    natural = {n: shape if fits_whole or size <= CHUNK else _output_shape(variant, table[n], values, shape)
                for n in computed}
     target = _chunk_elements(natural, shape, grid or len(shape) != 1)
     # refused before any work: with a rule some configuration may break, every output may be full-size

@@ -85,12 +85,20 @@ def test_neutral_switches_differ_by_the_always_on_mechanisms_term_by_term():
     assert b.node_profile.latency_compute == pytest.approx(a.node_profile.latency_compute / f_gemm, rel=1e-14)
     assert b.node_profile.latency_memory == pytest.approx(a.node_profile.latency_memory, rel=1e-14)
     assert b.node_profile.latency_overhead == a.node_profile.latency_overhead
-    # DP: one all-reduce per optimizer step (x GA = 4), ZeRO-3's third ring phase (x 3/2)
-    assert b.dp_communication_latency == pytest.approx(a.dp_communication_latency * 4 * 1.5, rel=1e-14)
+    # DP: one optimizer step's sync, not divided by GA = 4; ZeRO-3: the gradients' ReduceScatter (half the
+    # all-reduce) once and the weights' two AllGathers (one all-reduce of the same bytes, no LoRA) in each of the
+    # 4 micro-steps: (1/2 + 4) all-reduces against mlsysim's 1/4, a ratio of 18
+    assert b.dp_communication_latency == pytest.approx(a.dp_communication_latency * 18, rel=1e-14)
     # TP: the recomputed forward's all-reduces again (x 3/2); mlsysim's activation bytes, same message
     assert b.tp_communication_latency == pytest.approx(a.tp_communication_latency * 1.5, rel=1e-14)
-    # EP: n_A2A = 4 all-to-alls per MoE layer of the stage (32 layers / pp 2 = 16), recomputation x 3/2
-    assert b.ep_communication_latency == pytest.approx(a.ep_communication_latency * 4 * 16 * 1.5, rel=1e-14)
+    # EP: n_A2A = 4 all-to-alls per MoE layer of the stage (32 layers / pp 2 = 16), recomputation x 3/2, each
+    # of the rank's own tokens, 1 / ep = 1/8 of mlsysim's message (the latency term is a small part: 2 %)
+    assert b.ep_communication_latency == pytest.approx(a.ep_communication_latency * 4 * 16 * 1.5 / 8, rel=0.05)
+    f = catalog.fleet("Training_1K")
+    alpha = f.fabric.latency if f.fabric.latency is not None else 5e-6
+    msg = 16 * 4096 * 4096 * 2 * v[sym.k_e] / 8      # lb s d s_elem k_e / ep, imbalance 1
+    one = 7 / 8 * msg / (f.fabric.bandwidth / f.fabric.oversubscription_ratio) + 7 * alpha
+    assert b.ep_communication_latency == pytest.approx(4 * 16 * 1.5 * one, rel=1e-14)
     # pipeline sends: 2 (V m + p - 1) = 2 (4 + 1) = 10 sends of b s d s_elem / t over the fabric (stages are
     # 512 ranks apart): b = lb / m = 4 samples, 4096 tokens, d = 4096, 2 B, / tp 2 = 67,108,864 B
     BW = v[sym.BW_fab] / v[sym.osr]
@@ -137,8 +145,15 @@ def test_each_always_on_mechanism_alone_accounts_for_its_term():
                                                                                  **kw)
     assert ga.dp_communication_latency == pytest.approx(full.dp_communication_latency / 4, rel=1e-14)
     assert ga.tp_communication_latency == full.tp_communication_latency
-    # mlsysim's one all-to-all per step has no recomputed forward either: 4 x 16 x 3/2 in all
-    assert moe.ep_communication_latency == pytest.approx(full.ep_communication_latency / (4 * 16 * 1.5), rel=1e-14)
+    # mlsysim's one all-to-all per step of the replica's tokens, no recomputed forward
+    f = catalog.fleet("Training_1K")
+    alpha = f.fabric.latency if f.fabric.latency is not None else 5e-6
+    beta = f.fabric.bandwidth / f.fabric.oversubscription_ratio
+    _, v = parameters_of("Mixtral_8x7B", "Training_1K", **kw)
+    msg = 16 * 2048 * 4096 * 2 * v[sym.k_e]
+    assert moe.ep_communication_latency == pytest.approx(7 / 8 * msg / beta + 7 * alpha, rel=1e-14)
+    assert full.ep_communication_latency == pytest.approx(4 * 16 * 1.5 * (7 / 8 * msg / 8 / beta + 7 * alpha),
+                                                          rel=1e-14)
     assert moe.dp_communication_latency == full.dp_communication_latency
 
 
@@ -239,6 +254,31 @@ def test_zero3_is_three_halves_of_the_data_parallel_volume():
     assert z3.dp_communication_latency == pytest.approx(1.5 * z2.dp_communication_latency, rel=1e-14)
 
 
+def test_zero3_under_lora_gathers_the_whole_weights():
+    # LoRA all-reduces 1 % of the gradient (f_LoRA), but ZeRO-3 shards and gathers the whole frozen weights:
+    # T_DP = ReduceScatter of the LoRA gradient (half its all-reduce) + one all-reduce's time of the weights
+    kw = dict(batch_size=256, tp_size=8, is_lora=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z0 = EXT.solve("Llama3_70B", "Research_256", zero_stage=0, **kw)
+        z3 = EXT.solve("Llama3_70B", "Research_256", zero_stage=3, **kw)
+        full = EXT.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, zero_stage=0)
+    # the weights' all-reduce is the non-LoRA run's DP time (same bytes, same placement)
+    assert z3.dp_communication_latency == pytest.approx(z0.dp_communication_latency / 2
+                                                        + full.dp_communication_latency, rel=1e-14)
+    assert z3.dp_communication_latency > 30 * z0.dp_communication_latency
+
+
+def test_zero3_gathers_again_in_every_micro_step():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = EXT.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, zero_stage=3)
+        four = EXT.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, zero_stage=3,
+                         gradient_accumulation_steps=4)
+    # 1/2 + 1 all-reduces at GA 1, 1/2 + 4 at GA 4
+    assert four.dp_communication_latency == pytest.approx(one.dp_communication_latency * 4.5 / 1.5, rel=1e-14)
+
+
 def test_one_all_reduce_per_optimizer_step_whatever_the_accumulation():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -263,16 +303,24 @@ def test_optimizer_update_time_by_hand():
     assert float(OptimizerUpdateTime(1e9, 30, 2e12).doit()) == pytest.approx(0.015, rel=1e-15)
 
 
-def test_pipeline_sends_use_nvlink_when_consecutive_stages_share_a_node():
-    # Research_256 has 8 GPUs per node: with tp 1 pp 64 over 256 GPUs, consecutive stages are 4 ranks apart
-    kw = dict(batch_size=64, tp_size=1, pp_size=64, microbatch_count=64)
-    _, v = parameters_of("GPT2", "Research_256", fidelity="extended", **kw)
+def test_pipeline_sends_use_nvlink_only_within_one_node():
+    # one node of Research_256's 8 GPUs: pp 8, tp 1 -> dp 1, lb 16, m 16 -> b = 1 sample of 2048 tokens, fp16
+    from dataclasses import replace
+    one_node = replace(catalog.fleet("Research_256"), count=1)
+    kw = dict(batch_size=16, tp_size=1, pp_size=8, microbatch_count=16)
+    _, v = parameters_of("GPT2", one_node, fidelity="extended", **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        r = EXT.solve("GPT2", "Research_256", **kw)
-    # dp 4, lb 16, b = lb / m = 0.25 samples of 2048 tokens, d = 768 (GPT-2 small: see the catalog), fp16
-    one = v[sym.alpha_nv] + 0.25 * 2048 * v[sym.H] * 2 / v[sym.BW_intra]
-    assert r.extended["pipeline_p2p_latency"] == pytest.approx(2 * (64 + 63) * one, rel=1e-14)
+        r = EXT.solve("GPT2", one_node, **kw)
+        wide = EXT.solve("GPT2", "Research_256", batch_size=512, tp_size=1, pp_size=8, microbatch_count=16)
+    one = v[sym.alpha_nv] + 1 * 2048 * v[sym.H] * 2 / v[sym.BW_intra]
+    assert r.extended["pipeline_p2p_latency"] == pytest.approx(2 * (16 + 7) * one, rel=1e-14)
+    # 32 nodes: a stage of 32 ranks ends at a node's edge, so the sends gating the pipeline cross the fabric
+    f = catalog.fleet("Research_256")
+    beta = f.fabric.bandwidth / f.fabric.oversubscription_ratio
+    alpha = f.fabric.latency if f.fabric.latency is not None else 5e-6
+    assert wide.extended["pipeline_p2p_latency"] == pytest.approx(2 * (16 + 7) * (alpha + 2048 * v[sym.H] * 2 / beta),
+                                                                  rel=1e-14)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -437,8 +485,66 @@ def test_cli_refuses_extended_options_on_mlsysims_model_and_names_them():
     p = _cli("solve", "--batch-size", "256", "--cp", "2")
     assert p.returncode == 2 and "cp_size=2 is an argument of the extended model" in p.stderr
     p = _cli("solve", "--batch-size", "256", "--fidelity", "extended", "--without", "bubble")
-    assert p.returncode == 2 and "--without: without: unknown mechanism 'bubble'" in p.stderr
+    assert p.returncode == 2 and "error: --without: unknown mechanism 'bubble'" in p.stderr
     p = _cli("equations", "T_p2p")
     assert p.returncode == 2 and "add --fidelity extended" in p.stderr
     p = _cli("equations", "T_p2p", "--fidelity", "extended", "--quarto")
     assert p.returncode == 0 and "{#eq-extended-t-p2p}" in p.stdout
+
+
+def test_cli_fidelity_applies_to_the_bundled_example():
+    p = _cli("solve", "--fidelity", "extended")
+    assert p.returncode == 0 and "extended model" in p.stdout and "optimizer update" in p.stdout
+    p = _cli("solve", "--without", "gemm_shape")
+    assert p.returncode == 2 and "only in the extended model" in p.stderr
+
+
+def test_search_and_sweep_take_without_and_say_it_once():
+    from mlsysim_sym import search
+    kw = dict(tp_size=[8], pp_size=[4], microbatch_count=[8], v_stages=[1], zero_stage=[0],
+              activation_recomputation=[False], overlap_comm=[False])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = search("Llama3_70B", "Research_256", 256, fidelity="extended", without=("gemm_shape", "gemm_shape"),
+                   top_k=1, sequence_parallel=True, **kw)
+        s = DistributedModel(fidelity="extended", without="gemm_shape").solve(
+            "Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+            sequence_parallel=True)
+    assert r.best.objective == pytest.approx(s.mfu, rel=1e-12)
+    assert r.configuration.count("gemm_shape") == 1
+    w = sweep("Llama3_70B", "Research_256", fidelity="extended", without="gemm_shape", batch_size=256,
+              tp_size=[4, 8])
+    assert "extended model, without gemm_shape" in w.configuration and "g, e, m" not in w.configuration
+
+
+def test_context_parallel_switched_off_folds_cp_into_data_parallelism_and_still_checks_the_split():
+    off = DistributedModel(fidelity="extended", without=("context_parallel",))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
+    assert r.parallelism == {"dp": 32, "tp": 8, "pp": 1, "ep": 1, "cp": 1}
+    with pytest.raises(ValueError, match="Infeasible 5D Parallelism"):
+        off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=512)
+
+
+def test_zero3_acts_on_transformers_only():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = EXT.solve("ResNet50", "Research_256", batch_size=1024, zero_stage=0)
+        b = EXT.solve("ResNet50", "Research_256", batch_size=1024, zero_stage=3)
+    assert a.dp_communication_latency == b.dp_communication_latency
+
+
+def test_sweep_returns_the_extended_terms():
+    r = sweep("Llama3_70B", "Research_256", fidelity="extended", batch_size=256, tp_size=8, pp_size=4,
+              microbatch_count=8, cp_size=[1, 2], sequence_parallel=True,
+              outputs=["cp_communication_latency", "optimizer_step_latency", "mfu"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = EXT.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+                      cp_size=2, sequence_parallel=True)
+    assert r.cp_communication_latency[0] == 0
+    assert r.cp_communication_latency[1] == pytest.approx(s.extended["cp_communication_latency"], rel=1e-12)
+    assert r.optimizer_step_latency[1] == pytest.approx(s.extended["optimizer_step_latency"], rel=1e-12)
+    with pytest.raises(KeyError, match="unknown outputs"):
+        sweep("Llama3_70B", "Research_256", batch_size=256, outputs=["cp_communication_latency"])

@@ -296,6 +296,8 @@ def _candidates(w, f, kw, knob, k) -> Tuple[List[int], List[int]]:
     """Values to try above and below ``k``, nearest first (the solver decides validity)."""
     n = f.total_accelerators
     sizes = {"tp_size": kw["tp_size"], "pp_size": kw["pp_size"], "ep_size": kw["ep_size"]}
+    if kw.get("fidelity") == "extended" and "context_parallel" not in (kw.get("without") or ()):
+        sizes["cp_size"] = kw.get("cp_size", 1)         # the extended model splits replicas over CP too
     if knob in sizes:
         rest = math.prod(v for s, v in sizes.items() if s != knob)
         divs = divisors(n // rest) if n % rest == 0 else []
@@ -303,7 +305,7 @@ def _candidates(w, f, kw, knob, k) -> Tuple[List[int], List[int]]:
         down = sorted({k - 1} | {d for d in divs if d < k}, reverse=True)[:2]
         return up, down
     if knob == "count":
-        g = kw["tp_size"] * kw["pp_size"] * kw["ep_size"]
+        g = math.prod(sizes.values())
         step = g // math.gcd(g, f.node.accelerators_per_node)
         return sorted({k + 1, k + step}), sorted({k - 1, k - step}, reverse=True)
     return [k + 1], [k - 1]

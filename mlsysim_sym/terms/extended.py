@@ -61,10 +61,14 @@ def recomputed(rc):
     return 1 + Iverson(sp.Eq(rc, 1)) / sp.Integer(2)
 
 
-def zero3_phases(z):
-    """ZeRO-3 / FSDP against plain DP: ``(2 + [z >= 3]) / 2``, three ring phases (two parameter AllGathers and
-    a gradient ReduceScatter) against the AllReduce's two (Rajbhandari et al. 2020, sec. 7.2.2)."""
-    return (2 + Iverson(z >= 3)) / sp.Integer(2)
+def zero3_sync(t_allreduce, t_gather, z, GA):
+    """Data-parallel communication of one optimizer step under ZeRO-3 / FSDP (``z >= 3``): the gradients'
+    ReduceScatter, half of their AllReduce ``t_allreduce``, and in each of the ``GA`` micro-steps the two
+    AllGathers of the weights (forward, backward), together the time ``t_gather`` of one AllReduce of them.
+    Without LoRA and accumulation, 3/2 of plain DP's AllReduce: three ring phases against two (Rajbhandari et al.
+    2020, sec. 7.2.2). Below stage 3: the AllReduce."""
+    z3 = Iverson(z >= 3)
+    return t_allreduce * (1 - z3 / 2) + z3 * GA * t_gather
 
 
 def group_link(group, apn, intra, inter):
@@ -118,10 +122,11 @@ def cp_layer_exchange(M_kv, cp, beta, alpha, rc, recompute_counted):
     return gathers * AllGather(M_kv, cp, beta, alpha) + ReduceScatter(M_kv, cp, beta, alpha)
 
 
-def stage_link(N, pp, apn, intra, inter):
-    """The link between consecutive pipeline stages: stages are ``N / N_PP`` ranks apart (pipeline outermost,
-    as Megatron orders its groups), so they share a node when ``N < N_PP G_node``."""
-    return sp.Piecewise((intra, N < pp * apn), (inter, True))
+def stage_link(N, apn, intra, inter):
+    """The link that gates the pipeline's sends: with the pipeline outermost (as Megatron orders its groups), a
+    stage is ``N / N_PP`` consecutive ranks, and as soon as the job spans nodes (``N > G_node``) some stage
+    boundary crosses a node's edge; the slowest boundary gates the pipeline, so NVLink only within one node."""
+    return sp.Piecewise((intra, N <= apn), (inter, True))
 
 
 def critical_sends(pp, v, m):
