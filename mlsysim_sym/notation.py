@@ -565,9 +565,16 @@ _FORMAL = (
 )
 #: name -> symbol of the formal arguments.
 FORMAL: Dict[str, BookSymbol] = {}
-for _name, _tex, _book, _unit, _meaning, _assume in _FORMAL:
-    declare(_name, _tex, _meaning, _unit, "formal", _book)
-    FORMAL[_name] = symbol(_name, positive=True, **_assume)
+
+
+def _declare_formal(rows) -> None:
+    """Declare formal arguments given as ``(name, LaTeX, book macro, unit, meaning, sympy assumptions)``."""
+    for name, tex, book, unit, meaning, assume in rows:
+        declare(name, tex, meaning, unit, "formal", book)
+        FORMAL[name] = symbol(name, positive=True, **assume)
+
+
+_declare_formal(_FORMAL)
 
 # ---- issue 11: formal arguments of the textbook's terms (AllGather ... ExpertCapacity) -------- begin
 _FORMAL_BOOK_TERMS = (
@@ -582,16 +589,12 @@ _FORMAL_BOOK_TERMS = (
     ("N_experts", rf"N_{{{T}{{experts}}}}", r"\ExpertCount", "1", "experts of one mixture-of-experts layer",
      {"integer": True}),
 )
-for _name, _tex, _book, _unit, _meaning, _assume in _FORMAL_BOOK_TERMS:
-    declare(_name, _tex, _meaning, _unit, "formal", _book)
-    FORMAL[_name] = symbol(_name, positive=True, **_assume)
+_declare_formal(_FORMAL_BOOK_TERMS)
 # issue 13: formal arguments of the extended model's terms
-for _name, _tex, _book, _unit, _meaning, _assume in (
-        ("x_gemm", "x", None, "1", "width of the shared dimension of a layer's GEMMs", {}),
-        ("n_param", rf"n_{{{T}{{param}}}}", None, "1", "parameters an update reads and writes", {}),
-):
-    declare(_name, _tex, _meaning, _unit, "formal", _book)
-    FORMAL[_name] = symbol(_name, positive=True, **_assume)
+_declare_formal((
+    ("x_gemm", "x", None, "1", "width of the shared dimension of a layer's GEMMs", {}),
+    ("n_param", rf"n_{{{T}{{param}}}}", None, "1", "parameters an update reads and writes", {}),
+))
 # ---- issue 11 -------------------------------------------------------------------------------- end
 
 
