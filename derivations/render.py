@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 from mlsysim_sym import notation
 from mlsysim_sym.printing import environment, md_math
 
-from . import book, examples, extended, memory, notation_doc, published, required_doc, step_time
+from . import book, examples, extended, memory, notation_doc, published, required_doc, step_time, web
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -87,6 +87,7 @@ def render_all() -> Dict[str, str]:
     out = {rel: re.sub(r"\n{3,}", "\n\n", text) for rel, text in out.items()}
     for domain in notation.registry_extension():
         out[f"docs/registry/{domain}.yaml"] = notation.registry_extension_yaml(domain)
+    out["docs/calculator/mlsysim_sym.mjs"] = web.render_module()
     return out
 
 
@@ -106,7 +107,11 @@ def check(rendered: Optional[Dict[str, str]] = None) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m derivations", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare docs/ with a fresh render; write nothing")
+    parser.add_argument("--web", action="store_true", help="only the calculator's module, "
+                        "docs/calculator/mlsysim_sym.mjs (derivations/web.py)")
     args = parser.parse_args(argv)
+    if args.web:
+        return web.main(check=args.check)
     rendered = render_all()
     if args.check:
         diffs = check(rendered)

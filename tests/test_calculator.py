@@ -1,0 +1,130 @@
+"""The calculator's module, ``docs/calculator/mlsysim_sym.mjs``, under node: its ``solve`` is the Python
+``solve`` on random configurations of every variant of the catalog (numbers to 1e-12 relative, the same
+errors and messages, the same warnings), and the committed module is a fresh generation."""
+import json
+import math
+import random
+import shutil
+import subprocess
+import warnings
+from pathlib import Path
+
+import pytest
+
+from derivations import web
+from mlsysim_sym import DistributedModel, catalog
+from mlsysim_sym.inputs import PRECISION_BYTES, static_values
+from mlsysim_sym.solver import OUTPUTS
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULE = ROOT / "docs" / "calculator" / "mlsysim_sym.mjs"
+NODE = shutil.which("node")
+pytestmark = pytest.mark.skipif(NODE is None, reason="needs node (.ci/run installs it)")
+
+
+
+def _node(configs):
+    """Every configuration through the module under node: {"result"} or {"error", "type"}."""
+    script = f"""
+import {{ solve }} from {json.dumps(MODULE.as_uri())};
+let text = "";
+process.stdin.on("data", (d) => {{ text += d; }});
+process.stdin.on("end", () => {{
+  const out = JSON.parse(text).map(([m, f, kw]) => {{
+    try {{ return {{ result: solve(m, f, kw) }}; }}
+    catch (e) {{ return {{ type: e.type || e.name, error: e.message }}; }}
+  }});
+  process.stdout.write(JSON.stringify(out));
+}});
+"""
+    p = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps(configs), capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def _python(model, fleet, kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            r = DistributedModel().solve(model, fleet, **kw)
+        except Exception as e:      # noqa: BLE001 - every error is compared with the module's
+            return {"type": type(e).__name__, "error": str(e)}
+    return {"result": r, "warnings": [str(c.message) for c in caught]}
+
+
+def _random_configuration(rng: random.Random):
+    model = rng.choice(catalog.workload_names())
+    fleet = rng.choice(catalog.fleet_names())
+    n = catalog.fleet(fleet).total_accelerators
+    divisors = [d for d in (1, 2, 3, 4, 5, 8, 16, 32, 64) if n % d == 0]
+    kw = {"batch_size": rng.choice([1, 7, 64, 256, 1000, 4096, 65536]),
+          "tp_size": rng.choice(divisors + [rng.randint(0, 12)]),
+          "pp_size": rng.choice(divisors[:4] + [rng.randint(1, 9)]),
+          "ep_size": rng.choice([1, 1, 2, 8]),
+          "microbatch_count": rng.choice([1, 4, 8, 32]), "v_stages": rng.choice([1, 1, 2, 3]),
+          "zero_stage": rng.choice([0, 1, 2, 3]), "precision": rng.choice(["fp16", "bf16", "fp32", "fp8", "int8",
+                                                                            "int4", "tf32", "FP16", "fp64"]),
+          "efficiency": rng.choice([0.3, 0.5, 0.71, 1.0, 1.5]), "is_lora": rng.random() < 0.2,
+          "activation_recomputation": rng.random() < 0.4, "overlap_comm": rng.random() < 0.4,
+          "overlap_efficiency": rng.choice([0.0, 0.5, 0.85, 1.2]), "congestion_factor": rng.choice([1.0, 1.3, 0.8]),
+          "straggler_factor": rng.choice([1.0, 1.1, 2.0]), "moe_routing_imbalance_factor": rng.choice([1.0, 1.5]),
+          "gradient_accumulation_steps": rng.choice([1, 2, 8]), "seq_len": rng.choice([128, 2048, 8192])}
+    return model, fleet, kw
+
+
+def _close(a, b) -> bool:
+    if a is None or b is None or isinstance(a, (bool, str)):
+        return a == b
+    if math.isnan(a):
+        return math.isnan(b)
+    return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def test_the_module_equals_python_solve_on_random_configurations_of_every_variant():
+    rng = random.Random(20261201)
+    configs = [_random_configuration(rng) for _ in range(1500)]
+    got = _node(configs)
+    variants, errors, compared = set(), 0, 0
+    for (model, fleet, kw), js in zip(configs, got):
+        py = _python(model, fleet, kw)
+        if "error" in py:
+            errors += 1
+            assert js.get("error") == py["error"] and js.get("type") == py["type"], (model, fleet, kw, py, js)
+            continue
+        assert "result" in js, (model, fleet, kw, js)
+        r, j = py["result"], js["result"]
+        assert j["warnings"] == py["warnings"], (model, fleet, kw)
+        ours = r.to_dict()
+        for name in OUTPUTS:
+            if name == "node_profile.memory_bound":
+                continue                    # compared as node_profile.bottleneck below
+            if name.startswith("node_profile."):
+                a, b = ours["node_profile"][name.split(".", 1)[1]], j["node_profile"][name.split(".", 1)[1]]
+            elif name == "dp":
+                a, b = r.parallelism["dp"], j["parallelism"]["dp"]
+            else:
+                a, b = ours[name], j[name]
+            assert _close(a, b), (model, fleet, kw, name, a, b)
+        assert j["node_profile"]["bottleneck"] == r.node_profile.bottleneck
+        assert j["parallelism"] == r.parallelism
+        compared += 1
+        key = kw["precision"].lower() if kw["precision"].lower() in PRECISION_BYTES else "fp16"
+        variants.add(static_values(catalog.workload(model), catalog.fleet(fleet), key)[0])
+    # a real mix: many valid configurations of every variant of the catalog, and many of solve()'s errors
+    assert compared >= 500 and errors >= 300 and variants == set(web.VARIANTS)
+
+
+def test_every_catalog_variant_is_generated_and_the_module_is_fresh():
+    assert MODULE.read_text() == web.render_module()
+    text = MODULE.read_text()
+    for name in ("outputs_transformer", "outputs_generic", "outputs_generic_explicit_weights"):
+        assert f"function {name}(" in text
+
+
+def test_module_errors_name_unknown_records_and_keywords():
+    got = _node([["Nope", "Research_256", {}], ["GPT2", "Research_256", {"tp": 2}],
+                 ["GPT2", "Research_256", {"precision": "fp64"}]])
+    assert got[0]["type"] == "KeyError" and "unknown workload 'Nope'" in got[0]["error"]
+    assert got[1]["type"] == "TypeError" and "unexpected keyword argument 'tp'" in got[1]["error"]
+    assert got[2]["error"] == _python("GPT2", "Research_256", {"precision": "fp64"})["error"]
