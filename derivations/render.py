@@ -87,7 +87,7 @@ def render_all() -> Dict[str, str]:
     out = {rel: re.sub(r"\n{3,}", "\n\n", text) for rel, text in out.items()}
     for domain in notation.registry_extension():
         out[f"docs/registry/{domain}.yaml"] = notation.registry_extension_yaml(domain)
-    out["docs/calculator/mlsysim_sym.mjs"] = web.render_module()
+    out.update(web.render_files())
     return out
 
 

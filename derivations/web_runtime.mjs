@@ -56,6 +56,33 @@ const COUNT_KINDS = new Set(["count", "flag"]);
  * solve()'s message for the first broken check; returns the result (SI units) with `warnings`.
  */
 export function solve(model, fleet, kwargs = {}) {
+  const { named, meta, fns, args, warnings } = prepare(model, fleet, kwargs);
+  const out = fns.outputs(...meta.out_args.map((a) => named[a]));
+  return result(out, args, warnings);
+}
+
+/**
+ * The elasticities of the fleet MFU at a configuration (d ln MFU / d ln x, in the regime of the point), for
+ * every continuous parameter, largest first: [{argument, label, symbol, elasticity}].
+ */
+export function sensitivities(model, fleet, kwargs = {}) {
+  const { named, meta, fns } = prepare(model, fleet, kwargs);
+  const e = fns.elasticities(...meta.out_args.map((a) => named[a]));
+  return meta.elasticities.map((name, i) => ({ argument: name, label: LABELS[name].label,
+    symbol: LABELS[name].symbol, elasticity: e[i] }))
+    .filter((r) => Number.isFinite(r.elasticity))
+    .sort((a, b) => Math.abs(b.elasticity) - Math.abs(a.elasticity));
+}
+
+/** The equations of the step in the book's notation, for the model's variant: [[quantity, LaTeX], ...]. */
+export function equations(model, fleet, kwargs = {}) {
+  return META[prepare(model, fleet, kwargs, false).variant].equations;
+}
+
+/** Symbols and words of solve()'s arguments: {argument: {label, symbol, latex, unit}}. */
+export const labels = LABELS;
+
+function prepare(model, fleet, kwargs, checked = true) {
   const w = DATA.workloads[model];
   if (w === undefined) throw new SolveError("KeyError", `unknown workload '${model}'; see catalog.workloads`);
   const f = DATA.fleets[fleet];
@@ -102,6 +129,7 @@ export function solve(model, fleet, kwargs = {}) {
   const meta = META[variant];
   const fns = VARIANT_FUNCTIONS[variant];
   const [broken, ...warned] = fns.rules(...meta.args.map((a) => (a in named ? named[a] : NaN)));
+  if (!checked) return { variant };
   const said = meta.warnings.filter((i, j) => warned[j] && (broken === -1 || i < broken));
   if (broken !== -1) said.push(broken);
   const warnings = [];
@@ -117,9 +145,13 @@ export function solve(model, fleet, kwargs = {}) {
     if (r.warning) warnings.push(text);
     else throw new SolveError(r.error, text);
   }
-  // the outputs, under mlsysim's field names (SI units)
-  const out = fns.outputs(...meta.out_args.map((a) => named[a]));
+  return { named, meta, fns, args, warnings, variant };
+}
+
+function result(out, args, warnings) {
+  // the outputs, under mlsysim's field names (SI units), and the step's terms (model quantities)
   const v = Object.fromEntries(OUTPUT_NAMES.map((n, i) => [n, out[i]]));
+  const terms = Object.fromEntries(STEP_TERMS.map((n, i) => [n, out[OUTPUT_NAMES.length + i]]));
   const feasible = Boolean(v["node_profile.feasible"]);
   const node = {
     latency: v["node_profile.latency"], latency_compute: v["node_profile.latency_compute"],
@@ -140,6 +172,6 @@ export function solve(model, fleet, kwargs = {}) {
     step_latency_total: v.step_latency_total, scaling_efficiency: v.scaling_efficiency,
     effective_throughput: v.effective_throughput,
     parallelism: { dp: v.dp, tp: args.tp_size, pp: args.pp_size, ep: args.ep_size },
-    mfu: v.mfu, warnings,
+    mfu: v.mfu, warnings, terms,
   };
 }

@@ -1,0 +1,112 @@
+"""The calculator page, ``docs/calculator/index.html``, in a real browser: Playwright drives the system's
+headless Chromium on the page from ``file://`` (no server; every request that is not ``file://`` or ``data:``
+fails the test), and what it shows is checked against the Python package."""
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+from browser_check import chromium
+from mlsysim_sym import DistributedModel, sensitivities
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "calculator" / "index.html"
+playwright = pytest.importorskip("playwright.sync_api", reason="needs playwright (pip install '.[test]')")
+pytestmark = pytest.mark.skipif(chromium() is None, reason="needs chromium (.ci/run installs it)")
+
+
+@pytest.fixture(scope="module")
+def page():
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox", "--disable-gpu"])
+        pg = browser.new_page(viewport={"width": 1200, "height": 1400})
+        pg.outside = []
+        pg.on("request", lambda r: pg.outside.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+        pg.errors = []
+        pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+        pg.goto(PAGE.as_uri())
+        pg.wait_for_function("window.calculatorReady === true")
+        yield pg
+        browser.close()
+
+
+def _python(**kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return DistributedModel().solve(kw.pop("model"), kw.pop("fleet"), **kw)
+
+
+FIRST = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+
+
+def test_the_page_opens_from_file_with_no_network_and_shows_pythons_numbers(page, tmp_path):
+    r = _python(**FIRST)
+    assert page.inner_text("#out-mfu") == f"{r.mfu:.4f}"
+    assert page.inner_text("#out-step") == f"{r.step_latency_total:.4g} s".replace("3.369 s", "3.369 s")
+    assert page.errors == [] and page.outside == []
+    # every equation rendered by KaTeX, none failed, and the KaTeX fonts loaded from the page itself
+    assert page.locator("#equations .katex").count() >= 10
+    assert page.locator(".katex-error").count() == 0
+    assert page.evaluate("document.fonts.check('16px KaTeX_Main')")
+    shot = tmp_path / "calculator.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 50_000
+    # keep one for a person to look at (pytest's tmp_path survives the run)
+    print(f"screenshot: {shot}")
+
+
+def test_moving_a_control_updates_the_numbers_and_the_url(page):
+    page.fill("#in-tp_size", "4")
+    page.dispatch_event("#in-tp_size", "input")
+    r = _python(**{**FIRST, "tp_size": 4})
+    assert page.inner_text("#out-mfu") == f"{r.mfu:.4f}"
+    assert "tp_size=4" in page.evaluate("location.hash")
+    terms = page.inner_text("#term-T_bubble")
+    assert terms.endswith("s") and float(re.split(r"\s", terms)[0]) > 0
+    # the sensitivities are Python's elasticities in the same regime
+    rows = page.locator("#sensitivities tr").all_inner_texts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=4, pp_size=4, microbatch_count=8)
+    eff = next(x for x in table.rows if x.parameter == "efficiency")
+    shown = next(t for t in rows if t.startswith("achieved efficiency"))
+    assert float(shown.split()[-1]) == pytest.approx(eff.elasticity, abs=5e-4)
+    page.fill("#in-tp_size", "8")
+    page.dispatch_event("#in-tp_size", "input")
+
+
+def test_an_invalid_split_shows_solves_message(page):
+    page.fill("#in-tp_size", "3")
+    page.dispatch_event("#in-tp_size", "input")
+    with pytest.raises(ValueError) as e:
+        _python(**{**FIRST, "tp_size": 3})
+    assert page.inner_text("#error") == f"ValueError: {e.value}"
+    assert page.is_hidden("#result")
+    page.fill("#in-tp_size", "8")
+    page.dispatch_event("#in-tp_size", "input")
+    assert page.is_visible("#result")
+
+
+def test_a_shared_url_restores_the_configuration(page):
+    page.goto(PAGE.as_uri() + "#model=GPT3&fleet=Mega_100K&batch_size=4096&tp_size=8&pp_size=10&microbatch_count=40"
+              "&precision=bf16")
+    page.wait_for_function("window.calculatorReady === true")
+    r = _python(model="GPT3", fleet="Mega_100K", batch_size=4096, tp_size=8, pp_size=10, microbatch_count=40,
+                precision="bf16")
+    assert page.input_value("#in-model") == "GPT3" and page.input_value("#in-precision") == "bf16"
+    assert page.inner_text("#out-mfu") == f"{r.mfu:.4f}"
+
+
+def test_the_page_computes_pythons_numbers_on_random_configurations(page):
+    # the module as the page loads it, in the browser's JavaScript engine: the same 1,500 configurations
+    # as tests/test_calculator.py, errors and messages included
+    import json
+    import random
+
+    import test_calculator as T
+    rng = random.Random(20261201)
+    configs = [T._random_configuration(rng) for _ in range(1500)]
+    got = page.evaluate("""(configs) => configs.map(([m, f, kw]) => {
+        try { return { result: window.mlsysim.solve(m, f, kw) }; }
+        catch (e) { return { type: e.type || e.name, error: e.message }; } })""", json.loads(json.dumps(configs)))
+    assert T.compare_all(configs, got) >= 500
