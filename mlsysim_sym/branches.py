@@ -30,6 +30,8 @@ Examples
 """
 from __future__ import annotations
 
+import math
+
 import operator
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -184,7 +186,7 @@ class Numbers(Memo):
         if isinstance(e, FloorDiv):
             return self(e.args[0]) // self(e.args[1])
         if isinstance(e, CeilDiv):
-            return -((-self(e.args[0])) // self(e.args[1]))
+            return math.ceil(self(e.args[0]) / self(e.args[1]))     # as mlsysim: math.ceil(a / b)
         if isinstance(e, Iverson):
             return 1 if self.truth(e.args[0]) else 0
         if isinstance(e, NamedTerm):

@@ -844,3 +844,15 @@ def test_numpy_numbers_are_numbers():
     both = oracle.call_both("Llama3_8B", "Research_256", batch_size=np.int64(256), tp_size=np.int64(8),
                             efficiency=np.float64(0.5), seq_len=np.int64(4096), congestion_factor=np.float64(1.3))
     assert both["ours"]["exception"] is None and not oracle.diff_outcomes(both, RTOL)
+
+
+@pytest.mark.parametrize("ga", [1.4, 2.5, 1.7, 3.3])
+def test_fractional_gradient_accumulation_rounds_as_mlsysim(ga):
+    # mlsysim computes the microbatch held by a stage as math.ceil(batch / (dp * GA * in-flight)) in floats;
+    # with a fractional GA the float quotient (112 / 1.4 = 80.00000000000001) rounds up, and ours must too
+    for model, fleet, kw in (("GPT2", "Research_256", dict(batch_size=3584)),
+                             ("Llama3_70B", "Research_256", dict(batch_size=512, tp_size=8, pp_size=4,
+                                                                  microbatch_count=8)),
+                             ("Mixtral_8x7B", "Training_1K", dict(batch_size=2048, tp_size=2, ep_size=8))):
+        both = oracle.call_both(model, fleet, gradient_accumulation_steps=ga, **kw)
+        assert both["ours"]["exception"] is None and not oracle.diff_outcomes(both, RTOL), (model, ga)

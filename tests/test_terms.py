@@ -1,4 +1,6 @@
 """Cost terms: one definitional check per named term, with hand-computed numbers."""
+import math
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -73,7 +75,13 @@ def test_floor_and_ceil_div_print_exact_integer_code():
     fl, ce = f(np.array([7.0, 8.0, 1e15 + 1]), np.array([2.0, 2.0, 2.0]))
     assert fl.tolist() == [3.0, 4.0, 5e14] and ce.tolist() == [4.0, 4.0, 5e14 + 1]
     g = sp.lambdify((x, y), [FloorDiv(x, y), CeilDiv(x, y)], "math", cse=True)
-    assert g(10**17 + 1, 2) == [5 * 10**16, 5 * 10**16 + 1]
+    # FloorDiv is Python's exact //; CeilDiv is mlsysim's math.ceil(a / b): one correctly rounded division,
+    # exact below 2**53 (beyond, the float quotient: 10**17 + 1 over 2 rounds to 5e16, as mlsysim computes)
+    assert g(10**17 + 1, 2) == [5 * 10**16, 5 * 10**16]
+    assert g(2**52 + 1, 2) == [2**51, 2**51 + 1]
+    # a fractional divisor (mlsysim accepts gradient_accumulation_steps=1.4): the float quotient
+    # 112 / 1.4 = 80.00000000000001 rounds up, as mlsysim's math.ceil(batch / (dp * GA)) does
+    assert g(112, 1.4)[1] == 81 == math.ceil(112 / 1.4)
 
 
 def test_iverson_and_select():

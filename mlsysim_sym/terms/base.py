@@ -117,7 +117,8 @@ class FloorDiv(_IntDiv):
 
 
 class CeilDiv(_IntDiv):
-    r"""``ceil(a / b)`` computed exactly: ``-((-a) // b)``, or ``ceil(a / b)`` in numpy (see the module docstring).
+    r"""``ceil(a / b)`` as mlsysim computes it, ``math.ceil(a / b)`` (numpy: ``ceil(a / b)``): one correctly rounded
+    division, exact for integers (see the module docstring).
 
     Examples
     --------
@@ -145,8 +146,10 @@ class CeilDiv(_IntDiv):
         return f"{printer._module_format('mpmath.ceil')}(({a})/({b}))"
 
     def _pythoncode(self, printer):
+        # mlsysim's own ``math.ceil(a / b)``: exact for integers below 2**53 (module docstring), and for a
+        # fractional divisor (gradient_accumulation_steps=1.4) the same float as mlsysim's
         a, b = self._args_code(printer)
-        return f"(-((-({a})) // ({b})))"
+        return f"{printer._module_format('math.ceil')}(({a})/({b}))"
 
     _lambdacode = _pythoncode
     _scipycode = _cupycode = _jaxcode = _numpycode
