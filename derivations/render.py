@@ -107,8 +107,8 @@ def check(rendered: Optional[Dict[str, str]] = None) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m derivations", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare docs/ with a fresh render; write nothing")
-    parser.add_argument("--web", action="store_true", help="only the calculator's module, "
-                        "docs/calculator/mlsysim_sym.mjs (derivations/web.py)")
+    parser.add_argument("--web", action="store_true", help="only the calculator: docs/calculator/mlsysim_sym.mjs and "
+                        "index.html (derivations/web.py)")
     args = parser.parse_args(argv)
     if args.web:
         return web.main(check=args.check)

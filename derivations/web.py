@@ -6,7 +6,8 @@ the closed forms of ``solve()``'s outputs and the ordered checks of :mod:`mlsysi
 the package's numeric conventions:
 
 * ``FloorDiv`` / ``CeilDiv`` as ``Math.floor(a / b)`` / ``Math.ceil(a / b)``: one correctly rounded
-  division, exact for integers below 2**53 (the argument of :mod:`mlsysim_sym.terms.base`);
+  division, exact for integers below 2**53 (the argument of :mod:`mlsysim_sym.terms.base`); ``CeilDiv`` is
+  mlsysim's ``math.ceil(a / b)`` for fractional divisors too, as the Python code;
 * ``Max`` / ``Min`` as Python's ``max`` / ``min`` (numbers first, a NaN argument loses), ``Piecewise``,
   ``ITE`` and ``Where`` as conditional expressions, the Iverson bracket as ``cond ? 1 : 0``;
 * floats printed with Python's ``repr`` (the shortest string that reads back to the same float64).
@@ -201,7 +202,11 @@ def _data() -> dict:
                               if p.origin in (Origin.WORKLOAD, Origin.PRECISION) and p.symbol in values}}
         wl[name] = {"name": w.name, "transformer": w.is_transformer, "by_precision": by_key}
     fl = {}
-    for name in catalog.fleet_names():
+    for name in catalog.fleet_names():       # (every variant the catalog reaches must be generated)
+        for w in map(catalog.workload, catalog.workload_names()):
+            for key in PRECISION_BYTES:
+                if static_values(w, catalog.fleet(name), key)[0] not in VARIANTS:
+                    raise RuntimeError(f"{w.name} on {name} at {key} needs a variant the calculator lacks")
         f = catalog.fleet(name)
         by_key = {}
         for key in PRECISION_BYTES:
@@ -226,10 +231,20 @@ EQUATIONS = ("T_sync", "T_step", "T_node", "T_compute", "T_memory", "T_dp_expose
              "T_bubble", "M_acc", "mfu")
 
 
-def _equations(v: Variant) -> dict:
+def _equations(v: Variant) -> list:
+    """``[[quantity, LaTeX], ...]``: each quantity's definition; a named cost term also shows its formula."""
     from mlsysim_sym.printing import latex
     m = build_model(v)
-    return [[n, latex(sp.Eq(m.quantity(n).symbol, m.definition(n), evaluate=False))] for n in EQUATIONS if n in m]
+    out = []
+    for n in EQUATIONS:
+        if n not in m:
+            continue
+        d = m.definition(n)
+        tex = latex(m.quantity(n).symbol) + " = " + latex(d)
+        if isinstance(d, NamedTerm):
+            tex += " = " + latex(d.doit())
+        out.append([n, tex])
+    return out
 
 
 def _elasticities(v: Variant, key: str, args) -> Tuple[str, List[str]]:

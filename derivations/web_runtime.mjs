@@ -4,6 +4,11 @@
 function pymax(...a) { let m = a[0]; for (let i = 1; i < a.length; i++) if (a[i] > m) m = a[i]; return m; }
 function pymin(...a) { let m = a[0]; for (let i = 1; i < a.length; i++) if (a[i] < m) m = a[i]; return m; }
 function pymod(a, b) { const r = a % b; return (r !== 0 && (r < 0) !== (b < 0)) ? r + b : r; }
+// Python's truth value (mlsysim tests its switches with `if x`): NaN is true, 0, false, null and "" are not
+function truthy(x) { return !(x === 0 || x === false || x === null || x === undefined || x === ""); }
+const own = (o, k) => typeof k === "string" && Object.prototype.hasOwnProperty.call(o, k);
+// the extended model's keywords (Python: DistributedModel(fidelity="extended")): accepted at their neutral values
+const EXTENDED_NEUTRAL = { cp_size: 1, sequence_parallel: false, tp_comm_overlap: false, kv_fraction: 1 };
 
 /** The bundled catalog: workload and cluster names, with their display names. */
 export const catalog = {
@@ -83,12 +88,22 @@ export function equations(model, fleet, kwargs = {}) {
 export const labels = LABELS;
 
 function prepare(model, fleet, kwargs, checked = true) {
-  const w = DATA.workloads[model];
+  const w = own(DATA.workloads, model) ? DATA.workloads[model] : undefined;
   if (w === undefined) throw new SolveError("KeyError", `unknown workload '${model}'; see catalog.workloads`);
-  const f = DATA.fleets[fleet];
+  const f = own(DATA.fleets, fleet) ? DATA.fleets[fleet] : undefined;
   if (f === undefined) throw new SolveError("KeyError", `unknown fleet '${fleet}'; see catalog.fleets`);
+  kwargs = { ...(kwargs || {}) };
+  for (const k of Object.keys(kwargs)) if (kwargs[k] === undefined) delete kwargs[k];    // not given: the default
+  for (const [k, neutral] of Object.entries(EXTENDED_NEUTRAL)) {
+    if (!own(kwargs, k)) continue;
+    if (kwargs[k] !== neutral && !(typeof neutral === "boolean" && !truthy(kwargs[k]) === !neutral)) {
+      throw new SolveError("ValueError", `${k} is an argument of the extended model, which this calculator does ` +
+        "not price (mlsysim 0.3.0's model only); use the Python package: DistributedModel(fidelity='extended')");
+    }
+    delete kwargs[k];
+  }
   for (const k of Object.keys(kwargs)) {
-    if (!(k in defaults) && k !== "topology_override") {
+    if (!own(defaults, k) && k !== "topology_override") {
       throw new SolveError("TypeError", `solve() got an unexpected keyword argument '${k}'; allowed: ` +
         [...Object.keys(KEYWORDS).slice(0, 1), "precision", ...Object.keys(KEYWORDS).slice(1)].join(", "));
     }
@@ -102,14 +117,14 @@ function prepare(model, fleet, kwargs, checked = true) {
   }
   // mlsysim's reading of the keywords: flags as 0/1, seq_len unread off transformers without TP or EP
   const lowered = { ...args };
-  for (const k of FLAG_KEYWORDS) lowered[k] = lowered[k] ? 1 : 0;
+  for (const k of FLAG_KEYWORDS) lowered[k] = truthy(lowered[k]) ? 1 : 0;
   for (const [k, v] of Object.entries(lowered)) if (typeof v === "boolean") lowered[k] = v ? 1 : 0;
   if (!w.transformer && lowered.tp_size === 1 && lowered.ep_size === 1) lowered.seq_len = 0;
   // the precision's facts
   const precision = args.precision;
   const notString = typeof precision !== "string";
   const key = notString ? null : precision.toLowerCase();
-  const unsupported = !notString && !(key in PRECISION_BYTES);
+  const unsupported = !notString && !own(PRECISION_BYTES, key);
   const k2 = (!notString && !unsupported) ? key : "fp16";
   const fallback = !notString && !unsupported && !w.transformer && f.by_precision[k2].fallback;
   const wp = w.by_precision[k2];

@@ -70,6 +70,15 @@ def _random_configuration(rng: random.Random):
           "overlap_efficiency": rng.choice([0.0, 0.5, 0.85, 1.2]), "congestion_factor": rng.choice([1.0, 1.3, 0.8]),
           "straggler_factor": rng.choice([1.0, 1.1, 2.0]), "moe_routing_imbalance_factor": rng.choice([1.0, 1.5]),
           "gradient_accumulation_steps": rng.choice([1, 2, 8]), "seq_len": rng.choice([128, 2048, 8192])}
+    # fractional counts solve() accepts (mlsysim rounds their quotients in floats, and so must the module)
+    if rng.random() < 0.15:
+        kw["gradient_accumulation_steps"] = rng.choice([1.4, 2.5, 1.7, 3.3])
+    if rng.random() < 0.05:
+        kw["microbatch_count"] = rng.choice([2.5, 7.5])
+    if rng.random() < 0.1:          # some keywords not given: solve()'s defaults
+        for k in rng.sample(sorted(kw), 3):
+            kw.pop(k)
+    kw.setdefault("precision", "fp16")
     return model, fleet, kw
 
 
@@ -125,6 +134,23 @@ def test_every_catalog_variant_is_generated_and_the_module_is_fresh():
     text = MODULE.read_text()
     for name in ("outputs_transformer", "outputs_generic", "outputs_generic_explicit_weights"):
         assert f"function {name}(" in text
+
+
+def test_python_truthiness_of_switches_and_names_that_objects_have():
+    script = f"""
+import {{ solve }} from {json.dumps(MODULE.as_uri())};
+const out = [solve("Llama3_70B", "Research_256", {{batch_size: 256, is_lora: NaN}}).mfu];
+for (const a of [["constructor", "Research_256", {{}}], ["GPT2", "Research_256", {{precision: "constructor"}}],
+                 ["GPT2", "Research_256", {{toString: 1}}]]) {{
+  try {{ solve(...a); out.push("no error"); }} catch (e) {{ out.push(e.type); }}
+}}
+process.stdout.write(JSON.stringify(out));
+"""
+    p = subprocess.run([NODE, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    mfu, *types = json.loads(p.stdout)
+    # Python: bool(nan) is True, so NaN switches LoRA on
+    assert mfu == _python("Llama3_70B", "Research_256", {"batch_size": 256, "is_lora": True})["result"].mfu
+    assert types == ["KeyError", "ValueError", "TypeError"]
 
 
 def test_module_errors_name_unknown_records_and_keywords():
