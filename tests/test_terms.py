@@ -79,9 +79,10 @@ def test_floor_and_ceil_div_print_exact_integer_code():
     # exact below 2**53 (beyond, the float quotient: 10**17 + 1 over 2 rounds to 5e16, as mlsysim computes)
     assert g(10**17 + 1, 2) == [5 * 10**16, 5 * 10**16]
     assert g(2**52 + 1, 2) == [2**51, 2**51 + 1]
-    # a fractional divisor (mlsysim accepts gradient_accumulation_steps=1.4): the float quotient
-    # 112 / 1.4 = 80.00000000000001 rounds up, as mlsysim's math.ceil(batch / (dp * GA)) does
-    assert g(112, 1.4)[1] == 81 == math.ceil(112 / 1.4)
+    # a fractional divisor (mlsysim accepts gradient_accumulation_steps=1.4): the float quotient 14 / 1.4 is
+    # 10.0, so mlsysim's math.ceil(batch / (dp * GA)) gives 10, where an exact floor division of the float
+    # 1.4 (slightly below 1.4) gives -((-14) // 1.4) = 11
+    assert g(14, 1.4)[1] == 10 == math.ceil(14 / 1.4) and -((-14) // 1.4) == 11
 
 
 def test_iverson_and_select():
