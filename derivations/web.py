@@ -38,7 +38,7 @@ from mlsysim_sym.inputs import (FACT_NAMES, FLAG_KEYWORDS, KEYWORDS, PRECISION_B
                                 compiled_rules, facts, is_count, static_values)
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.solver import OUTPUTS
-from mlsysim_sym.symbols import PARAMS, Kind, Origin
+from mlsysim_sym.symbols import PARAMS, Kind, Origin, extended_keywords
 from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,7 +162,14 @@ def js_function(name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Basic])
 
 
 def _variant_key(v: Variant) -> str:
-    return v.family + ("_explicit_weights" if v.explicit_weights else "")
+    return v.family + ("_explicit_weights" if v.explicit_weights else "") + \
+        ("_extended" if v.fidelity == "extended" else "")
+
+
+def _all_variants():
+    """The catalog's variants of mlsysim's model, then of the extended model (``fidelity="extended"``)."""
+    from dataclasses import replace
+    return VARIANTS + tuple(replace(v, fidelity="extended") for v in VARIANTS)
 
 
 def _rules_source(v: Variant, key: str) -> Tuple[List[str], dict]:
@@ -219,13 +226,15 @@ def _data() -> dict:
                   and p.name != "R_peak" and p.symbol in values}
         fl[name] = {"name": f.name, "accelerator": acc.name, "available": str([k for k, _ in acc.precision_flops]),
                     "fields": fields, "by_precision": by_key}
-    constants = {RAW[p.symbol].name: p.value for p in PARAMS.values() if p.kind is Kind.CONSTANT
-                 and p.fidelity == "mlsysim"}
+    constants = {RAW[p.symbol].name: p.value for p in PARAMS.values() if p.kind is Kind.CONSTANT}
     return {"workloads": wl, "fleets": fl, "constants": constants}
 
 
 #: The terms of the step the page breaks it into (model quantities; ``T_sync`` is their sum).
 STEP_TERMS = ("T_node", "T_dp_exposed", "T_tp", "T_ep", "T_bubble", "T_sync")
+#: The extended model's: TP after overlap, the CP exchange, the pipeline sends and the optimizer update too.
+EXTENDED_STEP_TERMS = ("T_node", "T_dp_exposed", "T_tp_exposed", "T_ep", "T_cp", "T_p2p", "T_bubble", "T_opt",
+                       "T_sync")
 #: The equations the page shows, each quantity's definition in the book's notation.
 EQUATIONS = ("T_sync", "T_step", "T_node", "T_compute", "T_memory", "T_dp_exposed", "T_dp", "T_tp", "T_ep",
              "T_bubble", "M_acc", "mfu")
@@ -252,22 +261,25 @@ def _elasticities(v: Variant, key: str, args) -> Tuple[str, List[str]]:
     derivatives of the closed form (in the regime the point is in: sympy differentiates each branch)."""
     from mlsysim_sym.sensitivity.point import CONTINUOUS
     e = build_model(v).closed_form("mfu")
-    names = [(n, x) for n, x in CONTINUOUS.items() if x in e.free_symbols and PARAMS_BY_ARGUMENT[n].fidelity
-             == "mlsysim"]
+    names = [(n, x) for n, x in CONTINUOUS.items() if x in e.free_symbols]
     exprs = [numeric_form(sp.diff(e, x) * x / e) for _, x in names]
     return js_function(f"elasticities_{key}", args, exprs), [n for n, _ in names]
 
 
 def render_module() -> str:
+    from mlsysim_sym.solver import EXTENDED_OUTPUTS
     code: List[str] = []
     meta = {}
-    for v in VARIANTS:
+    for v in _all_variants():
         key = _variant_key(v)
         c = compile_quantities(v, tuple(OUTPUTS.values()), "math")
         model = build_model(v)
-        exprs = [numeric_form(model.closed_form(n)) for n in (*OUTPUTS.values(), *STEP_TERMS)]
+        terms = [n for n in (EXTENDED_STEP_TERMS if v.fidelity == "extended" else STEP_TERMS) if n in model]
+        extra = {k: n for k, n in EXTENDED_OUTPUTS.items() if v.fidelity == "extended" and n in model}
+        exprs = [numeric_form(model.closed_form(n)) for n in (*OUTPUTS.values(), *terms, *extra.values())]
         code.append(js_function(f"outputs_{key}", c.args, exprs))
         rules_code, rules_meta = _rules_source(v, key)
+        rules_meta["terms"], rules_meta["extended"] = terms, list(extra)
         code += rules_code
         el_code, el_names = _elasticities(v, key, c.args)
         code.append(el_code)
@@ -276,12 +288,14 @@ def render_module() -> str:
         meta[key] = rules_meta
     data = _data()
     keywords = {k: {"default": SOLVE_DEFAULTS[k], "kind": PARAMS_BY_ARGUMENT[k].kind.value} for k in KEYWORDS}
+    extended = {k: {"default": p.default, "kind": p.kind.value, "label": p.label}
+                for k, p in extended_keywords().items()}
     template = (Path(__file__).resolve().parent / "web_runtime.mjs").read_text()
     fns = "\n".join(f"  {_variant_key(v)}: {{outputs: outputs_{_variant_key(v)}, rules: rules_{_variant_key(v)}, "
                     f"elasticities: elasticities_{_variant_key(v)}}},"
-                    for v in VARIANTS)
+                    for v in _all_variants())
     labels = {k: {"label": p.words, "symbol": p.text, "latex": p.latex, "unit": p.unit}
-              for k, p in PARAMS_BY_ARGUMENT.items() if p.fidelity == "mlsysim" and p.kind is not Kind.CONSTANT}
+              for k, p in PARAMS_BY_ARGUMENT.items() if p.kind is not Kind.CONSTANT}
     field_fns = ", ".join(sorted({m["fn"] for k in meta for m in meta[k]["rules"] if m["fn"]}))
     header = ("// Generated by `python -m derivations --web` from the sympy model of mlsysim_sym; do not edit.\n"
               "// derivations/web.py explains how; derivations/web_runtime.mjs is the hand-written part.\n")
@@ -289,6 +303,7 @@ def render_module() -> str:
             + f"const DATA = {json.dumps(data, sort_keys=True)};\n"
             + f"const META = {json.dumps(meta, sort_keys=True)};\n"
             + f"const KEYWORDS = {json.dumps(keywords)};\n"
+            + f"const EXTENDED_KEYWORDS = {json.dumps(extended)};\n"
             + f"const FLAG_KEYWORDS = {json.dumps(list(FLAG_KEYWORDS))};\n"
             + f"const PRECISION_BYTES = {json.dumps(PRECISION_BYTES)};\n"
             + f"const OUTPUT_NAMES = {json.dumps(list(OUTPUTS))};\n"

@@ -7,8 +7,11 @@ function pymod(a, b) { const r = a % b; return (r !== 0 && (r < 0) !== (b < 0)) 
 // Python's truth value (mlsysim tests its switches with `if x`): NaN is true, 0, false, null and "" are not
 function truthy(x) { return !(x === 0 || x === false || x === null || x === undefined || x === ""); }
 const own = (o, k) => typeof k === "string" && Object.prototype.hasOwnProperty.call(o, k);
-// the extended model's keywords (Python: DistributedModel(fidelity="extended")): accepted at their neutral values
-const EXTENDED_NEUTRAL = { cp_size: 1, sequence_parallel: false, tp_comm_overlap: false, kv_fraction: 1 };
+// Python's repr() of an argument in a message: True/False, 'text', whole numbers of counts as ints
+function pyRepr(v, integer) {
+  if (typeof v === "string") return `'${v}'`;
+  return pyStr(v, integer);
+}
 
 /** The bundled catalog: workload and cluster names, with their display names. */
 export const catalog = {
@@ -63,7 +66,7 @@ const COUNT_KINDS = new Set(["count", "flag"]);
 export function solve(model, fleet, kwargs = {}) {
   const { named, meta, fns, args, warnings } = prepare(model, fleet, kwargs);
   const out = fns.outputs(...meta.out_args.map((a) => named[a]));
-  return result(out, args, warnings);
+  return result(out, args, warnings, meta);
 }
 
 /**
@@ -94,21 +97,32 @@ function prepare(model, fleet, kwargs, checked = true) {
   if (f === undefined) throw new SolveError("KeyError", `unknown fleet '${fleet}'; see catalog.fleets`);
   kwargs = { ...(kwargs || {}) };
   for (const k of Object.keys(kwargs)) if (kwargs[k] === undefined) delete kwargs[k];    // not given: the default
-  for (const [k, neutral] of Object.entries(EXTENDED_NEUTRAL)) {
-    if (!own(kwargs, k)) continue;
-    if (kwargs[k] !== neutral && !(typeof neutral === "boolean" && !truthy(kwargs[k]) === !neutral)) {
-      throw new SolveError("ValueError", `${k} is an argument of the extended model, which this calculator does ` +
-        "not price (mlsysim 0.3.0's model only); use the Python package: DistributedModel(fidelity='extended')");
+  // which model: kwargs.fidelity, as DistributedModel(fidelity=...) (mlsysim's, or the extended one)
+  const fidelity = own(kwargs, "fidelity") ? kwargs.fidelity : "mlsysim";
+  delete kwargs.fidelity;
+  if (fidelity !== "mlsysim" && fidelity !== "extended") {
+    throw new SolveError("ValueError", `fidelity must be one of 'mlsysim', 'extended', got ${pyRepr(fidelity)}`);
+  }
+  const extended = fidelity === "extended";
+  for (const [k, p] of Object.entries(EXTENDED_KEYWORDS)) {
+    if (!own(kwargs, k) || extended) continue;
+    const v = kwargs[k];
+    const neutral = typeof p.default === "boolean" ? truthy(v) === p.default
+      : (typeof v === "number" && v === p.default);
+    if (!neutral) {
+      throw new SolveError("ValueError", `${k}=${pyRepr(v, p.kind === "count")} is an argument of the extended ` +
+        `model (mlsysim 0.3.0 has no ${p.label}); pass fidelity='extended'`);
     }
     delete kwargs[k];
   }
   for (const k of Object.keys(kwargs)) {
-    if (!own(defaults, k) && k !== "topology_override") {
+    if (!own(defaults, k) && !(extended && own(EXTENDED_KEYWORDS, k)) && k !== "topology_override") {
       throw new SolveError("TypeError", `solve() got an unexpected keyword argument '${k}'; allowed: ` +
         [...Object.keys(KEYWORDS).slice(0, 1), "precision", ...Object.keys(KEYWORDS).slice(1)].join(", "));
     }
   }
-  const args = { ...defaults, ...kwargs };
+  const extendedDefaults = extended ? Object.fromEntries(Object.entries(EXTENDED_KEYWORDS).map(([k, p]) => [k, p.default])) : {};
+  const args = { ...defaults, ...extendedDefaults, ...kwargs };
   for (const [k, v] of Object.entries(args)) {
     if (k === "precision" || k === "topology_override") continue;
     if (typeof v !== "number" && typeof v !== "boolean") {
@@ -118,6 +132,7 @@ function prepare(model, fleet, kwargs, checked = true) {
   // mlsysim's reading of the keywords: flags as 0/1, seq_len unread off transformers without TP or EP
   const lowered = { ...args };
   for (const k of FLAG_KEYWORDS) lowered[k] = truthy(lowered[k]) ? 1 : 0;
+  for (const [k, p] of Object.entries(EXTENDED_KEYWORDS)) if (extended && p.kind === "flag") lowered[k] = truthy(lowered[k]) ? 1 : 0;
   for (const [k, v] of Object.entries(lowered)) if (typeof v === "boolean") lowered[k] = v ? 1 : 0;
   if (!w.transformer && lowered.tp_size === 1 && lowered.ep_size === 1) lowered.seq_len = 0;
   // the precision's facts
@@ -128,7 +143,7 @@ function prepare(model, fleet, kwargs, checked = true) {
   const k2 = (!notString && !unsupported) ? key : "fp16";
   const fallback = !notString && !unsupported && !w.transformer && f.by_precision[k2].fallback;
   const wp = w.by_precision[k2];
-  const variant = wp.variant;
+  const variant = wp.variant + (extended ? "_extended" : "");
   const named = { ...DATA.constants, ...f.fields, peak_flops: f.by_precision[k2].peak_flops };
   for (const [k, v] of Object.entries(wp)) if (k !== "variant") named[k] = v;
   for (const [k, v] of Object.entries(named)) if (v === null) named[k] = NaN;
@@ -151,7 +166,8 @@ function prepare(model, fleet, kwargs, checked = true) {
   for (const i of said) {
     const r = meta.rules[i];
     const values = { ...messageValues };
-    const ints = new Set(Object.entries(KEYWORDS).filter(([, p]) => COUNT_KINDS.has(p.kind)).map(([k]) => k));
+    const ints = new Set(Object.entries({ ...KEYWORDS, ...EXTENDED_KEYWORDS })
+      .filter(([, p]) => COUNT_KINDS.has(p.kind)).map(([k]) => k));
     if (r.fn) {
       const got = FIELD_FUNCTIONS[r.fn](...r.field_args.map((a) => (a in named ? named[a] : NaN)));
       r.fields.forEach((label, j) => { values[label] = got[j]; if (r.ints[j]) ints.add(label); });
@@ -163,10 +179,13 @@ function prepare(model, fleet, kwargs, checked = true) {
   return { named, meta, fns, args, warnings, variant };
 }
 
-function result(out, args, warnings) {
-  // the outputs, under mlsysim's field names (SI units), and the step's terms (model quantities)
+function result(out, args, warnings, meta) {
+  // the outputs, under mlsysim's field names (SI units), the step's terms (model quantities) and, in the
+  // extended model, its own terms (DistributedResult.extended)
   const v = Object.fromEntries(OUTPUT_NAMES.map((n, i) => [n, out[i]]));
-  const terms = Object.fromEntries(STEP_TERMS.map((n, i) => [n, out[OUTPUT_NAMES.length + i]]));
+  const terms = Object.fromEntries(meta.terms.map((n, i) => [n, out[OUTPUT_NAMES.length + i]]));
+  const at = OUTPUT_NAMES.length + meta.terms.length;
+  const extended = meta.extended.length ? Object.fromEntries(meta.extended.map((n, i) => [n, out[at + i]])) : null;
   const feasible = Boolean(v["node_profile.feasible"]);
   const node = {
     latency: v["node_profile.latency"], latency_compute: v["node_profile.latency_compute"],
@@ -186,7 +205,8 @@ function result(out, args, warnings) {
     pipeline_bubble_latency: v.pipeline_bubble_latency, bubble_fraction: v.bubble_fraction,
     step_latency_total: v.step_latency_total, scaling_efficiency: v.scaling_efficiency,
     effective_throughput: v.effective_throughput,
-    parallelism: { dp: v.dp, tp: args.tp_size, pp: args.pp_size, ep: args.ep_size },
-    mfu: v.mfu, warnings, terms,
+    parallelism: { dp: v.dp, tp: args.tp_size, pp: args.pp_size, ep: args.ep_size,
+      ...(extended ? { cp: args.cp_size } : {}) },
+    mfu: v.mfu, warnings, terms, ...(extended ? { extended } : {}),
   };
 }

@@ -3,6 +3,7 @@
 errors and messages, the same warnings), and the committed module is a fresh generation."""
 import json
 import math
+from dataclasses import replace
 import random
 import shutil
 import subprocess
@@ -20,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "docs" / "calculator" / "mlsysim_sym.mjs"
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="needs node (.ci/run installs it)")
+#: Random configurations compared (about a third break a check: errors are compared too).
+RANDOM_CONFIGURATIONS = 2500
 
 
 
@@ -44,10 +47,11 @@ process.stdin.on("end", () => {{
 
 
 def _python(model, fleet, kw):
+    kw = dict(kw)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            r = DistributedModel().solve(model, fleet, **kw)
+            r = DistributedModel(fidelity=kw.pop("fidelity", "mlsysim")).solve(model, fleet, **kw)
         except Exception as e:      # noqa: BLE001 - every error is compared with the module's
             return {"type": type(e).__name__, "error": str(e)}
     return {"result": r, "warnings": [str(c.message) for c in caught]}
@@ -79,6 +83,12 @@ def _random_configuration(rng: random.Random):
         for k in rng.sample(sorted(kw), 3):
             kw.pop(k)
     kw.setdefault("precision", "fp16")
+    # the extended model (fidelity="extended") and its keywords; now and then on mlsysim's model (an error)
+    if rng.random() < 0.4:
+        kw["fidelity"] = "extended"
+    if kw.get("fidelity") == "extended" or rng.random() < 0.03:
+        kw.update(cp_size=rng.choice([1, 1, 2, 4, 3]), sequence_parallel=rng.random() < 0.5,
+                  tp_comm_overlap=rng.random() < 0.3, kv_fraction=rng.choice([1.0, 0.125, 0.0625, 1.5]))
     return model, fleet, kw
 
 
@@ -92,13 +102,13 @@ def _close(a, b) -> bool:
 
 def test_the_module_equals_python_solve_on_random_configurations_of_every_variant():
     rng = random.Random(20261201)
-    configs = [_random_configuration(rng) for _ in range(1500)]
+    configs = [_random_configuration(rng) for _ in range(RANDOM_CONFIGURATIONS)]
     assert compare_all(configs, _node(configs)) >= 500
 
 
 def compare_all(configs, got) -> int:
     """Assert the module's answers ``got`` equal Python's on ``configs``; returns how many results were compared."""
-    variants, errors, compared = set(), 0, 0
+    variants, errors, compared, extended = set(), 0, 0, 0
     for (model, fleet, kw), js in zip(configs, got):
         py = _python(model, fleet, kw)
         if "error" in py:
@@ -121,11 +131,18 @@ def compare_all(configs, got) -> int:
             assert _close(a, b), (model, fleet, kw, name, a, b)
         assert j["node_profile"]["bottleneck"] == r.node_profile.bottleneck
         assert j["parallelism"] == r.parallelism
+        if r.extended is not None:          # the extended model's own terms
+            assert set(j["extended"]) == set(r.extended)
+            assert all(_close(r.extended[k], j["extended"][k]) for k in r.extended), (model, fleet, kw)
+            extended += 1
+        else:
+            assert "extended" not in j
         compared += 1
         key = kw["precision"].lower() if kw["precision"].lower() in PRECISION_BYTES else "fp16"
-        variants.add(static_values(catalog.workload(model), catalog.fleet(fleet), key)[0])
-    # a real mix: many valid configurations of every variant of the catalog, and many of solve()'s errors
-    assert compared >= 500 and errors >= 300 and variants == set(web.VARIANTS)
+        variant = static_values(catalog.workload(model), catalog.fleet(fleet), key)[0]
+        variants.add(replace(variant, fidelity=kw.get("fidelity", "mlsysim")))
+    # a real mix: many valid configurations of every variant of the catalog in both models, and many errors
+    assert compared >= 500 and errors >= 300 and extended >= 100 and variants == set(web._all_variants())
     return compared
 
 

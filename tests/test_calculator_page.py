@@ -114,14 +114,14 @@ def test_a_shared_url_restores_the_configuration(page):
 
 
 def test_the_page_computes_pythons_numbers_on_random_configurations(page):
-    # the module as the page loads it, in the browser's JavaScript engine: the same 1,500 configurations
+    # the module as the page loads it, in the browser's JavaScript engine: the same random configurations
     # as tests/test_calculator.py, errors and messages included
     import json
     import random
 
     import test_calculator as T
     rng = random.Random(20261201)
-    configs = [T._random_configuration(rng) for _ in range(1500)]
+    configs = [T._random_configuration(rng) for _ in range(T.RANDOM_CONFIGURATIONS)]
     got = page.evaluate("""(configs) => configs.map(([m, f, kw]) => {
         try { return { result: window.mlsysim.solve(m, f, kw) }; }
         catch (e) { return { type: e.type || e.name, error: e.message }; } })""", json.loads(json.dumps(configs)))
@@ -138,3 +138,26 @@ def test_the_page_fits_a_phone_and_shows_each_named_terms_formula(page):
                            ".find(t => t.startsWith('T_{\\\\text{bubble}}'))")
     assert bubble is not None and bubble.count("=") == 2 and "N_{\\text{PP}} - 1" in bubble
     page.set_viewport_size({"width": 1200, "height": 1400})
+
+
+def test_the_extended_model_is_a_choice_on_the_page(page):
+    page.goto(PAGE.as_uri())
+    page.wait_for_function("window.calculatorReady === true")
+    assert page.is_disabled("#in-cp_size")
+    page.select_option("#in-fidelity", "extended")
+    page.fill("#in-cp_size", "2")
+    page.dispatch_event("#in-cp_size", "input")
+    page.check("#in-sequence_parallel")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = DistributedModel(fidelity="extended").solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8,
+                                                        pp_size=4, microbatch_count=8, cp_size=2,
+                                                        sequence_parallel=True)
+    assert page.inner_text("#out-mfu") == f"{r.mfu:.4f}"
+    # the extended terms are rows of the breakdown, in seconds
+    cp = page.inner_text("#term-T_cp")          # 4 significant digits, as the page prints times
+    assert cp.endswith(" ms") and float(cp.split()[0]) == pytest.approx(r.extended["cp_communication_latency"] * 1e3,
+                                                                         rel=1e-3)
+    assert "fidelity=extended" in page.evaluate("location.hash")
+    page.select_option("#in-fidelity", "mlsysim")
+    assert page.inner_text("#out-mfu") == f"{_python(**FIRST).mfu:.4f}" and page.is_disabled("#in-cp_size")
