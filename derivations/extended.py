@@ -119,7 +119,7 @@ def width_comparison() -> List[List[str]]:
     out = []
     for width, words in WIDTHS.items():
         def errors(runs, eta, d):
-            return np.stack([np.log(_throughput(r, _width_step_function(r["id"], width)(eta, d))
+            return np.stack([np.log(P.metric_of_step(r, _width_step_function(r["id"], width)(eta, d))
                                     / r["measured"]["value"]) for r in runs])
         E, D = np.meshgrid(ETA_GRID, D_GRID, indexing="ij")
         obj = LOSSES[LOSS](errors(training, E, D))
@@ -131,14 +131,8 @@ def width_comparison() -> List[List[str]]:
     return out
 
 
-def _throughput(r: dict, step) -> np.ndarray:
-    """The publication's metric for step times ``step`` (arrays welcome)."""
-    x = P.pub_flops(r) / (np.asarray(step) * r["config"]["gpus"])
-    return x / 1e12 if r["measured"]["metric"] == "tflops_per_gpu" else x / P.peak(r)
-
-
 def _log_errors(runs: List[dict], fidelity: str, eta, d_half=None, without: Tuple[str, ...] = ()) -> np.ndarray:
-    return np.stack([np.log(_throughput(r, _step_function(r["id"], fidelity, without)(eta, d_half))
+    return np.stack([np.log(P.metric_of_step(r, _step_function(r["id"], fidelity, without)(eta, d_half))
                             / r["measured"]["value"]) for r in runs])
 
 
@@ -194,7 +188,7 @@ def predict(r: dict, fidelity: str, without: Tuple[str, ...] = ()) -> float:
         assert PARAMS["d_half"].value == f["d_half"], "the shipped x_1/2 is not the fitted one: refit"
         res = DistributedModel(fidelity="extended", without=without).solve(
             P.workload(r), P.fleet(r), **extended_kwargs(r, f["eta"]))
-    return float(_throughput(r, res.step_latency_total))
+    return float(P.metric_of_step(r, res.step_latency_total))
 
 
 def _quietly(fn, *args, **kw):
@@ -267,7 +261,7 @@ def interleaving() -> List[List[str]]:
         for v in INTERLEAVING:
             kw = dict(extended_kwargs(r, f["eta"]), v_stages=v)
             res = _quietly(DistributedModel(fidelity="extended").solve, P.workload(r), P.fleet(r), **kw)
-            cells.append(_pct(float(_throughput(r, res.step_latency_total)) / r["measured"]["value"] - 1))
+            cells.append(_pct(float(P.metric_of_step(r, res.step_latency_total)) / r["measured"]["value"] - 1))
         out.append(cells)
     return out
 

@@ -102,7 +102,7 @@ def extended_context() -> Dict[str, object]:
 
 def _term_label(term: notation.Term, taken, prefix: str = "") -> str:
     """``eq-t-ring`` from the term's symbol; ``eq-t-bubble-term`` where a quantity has the symbol's name."""
-    label = equation_label(prefix + term.latex) if prefix else equation_label(term.latex)
+    label = equation_label(prefix + term.latex)
     return label + "-term" if label in taken else label
 
 

@@ -221,6 +221,7 @@ def _data() -> dict:
             by_key[key] = {"peak_flops": values[PARAMS["R_peak"].symbol],
                            "fallback": facts(catalog.workload("ResNet50"), f, key)["flags"][2]}
         acc = f.node.accelerator
+        _, values = static_values(catalog.workload("GPT2"), f, "fp16")      # record fields: any precision
         fields = {RAW[p.symbol].name: values[p.symbol] for p in PARAMS.values()
                   if p.origin in (Origin.FLEET, Origin.NODE, Origin.FABRIC, Origin.ACCELERATOR)
                   and p.name != "R_peak" and p.symbol in values}

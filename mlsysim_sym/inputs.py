@@ -141,7 +141,7 @@ def check_fidelity(args: Mapping[str, object]) -> None:
     for k, p in extended_keywords().items():
         v = args.get(k, p.default)
         if k in EXTENDED_FLAGS:
-            neutral = np_scalar(v) and bool(v) == bool(p.default)
+            neutral = _one_truth_value(v) and bool(v) == bool(p.default)
         else:
             neutral = _same_number(v, p.default)
         if not neutral:
@@ -149,7 +149,7 @@ def check_fidelity(args: Mapping[str, object]) -> None:
                              f"{p.label}); pass fidelity='extended'")
 
 
-def np_scalar(v) -> bool:
+def _one_truth_value(v) -> bool:
     """True for a value with one truth value (not an array of several)."""
     try:
         bool(v)

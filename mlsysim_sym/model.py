@@ -369,7 +369,8 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         M_kv = q("M_kv", ext_terms.kv_bytes(msg, S.kvf, S.tp, cp), **nonneg)
         beta_cp = q("beta_cp", ext_terms.group_link(S.tp * cp, S.apn, S.BW_intra, BW_inter), **pos)
         alpha_cp = q("alpha_cp", ext_terms.group_link(S.tp * cp, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
-        t_cp1 = q("T_cp_layer", ext_terms.cp_layer_exchange(M_kv, cp, beta_cp, alpha_cp, S.rc, again != 1),
+        t_cp1 = q("T_cp_layer", ext_terms.cp_layer_exchange(M_kv, cp, beta_cp, alpha_cp, S.rc,
+                                                            on("recompute_collectives")),
                   **nonneg)
         t_cp0 = q("T_cp_exchange", nl * t_cp1, **nonneg)
         extra.append(q("T_cp", S.c * t_cp0, **nonneg))

@@ -12,7 +12,12 @@
 """
 from __future__ import annotations
 
-from .base import NamedTerm
+import sympy as sp
+
+from ..symbols import sym
+from .base import Iverson, NamedTerm, select
+from .collectives import AllGather, ReduceScatter, RingAllReduce
+from .pipeline import PipelineSendTime
 
 
 class GemmShapeEfficiency(NamedTerm):
@@ -47,12 +52,6 @@ class OptimizerUpdateTime(NamedTerm):
 # --------------------------------------------------------------------------------------------
 # The extended model's assembly pieces (mlsysim_sym.mechanisms names each; docs/extended.md derives them)
 # --------------------------------------------------------------------------------------------
-import sympy as sp  # noqa: E402
-
-from ..symbols import sym  # noqa: E402
-from .base import Iverson, select  # noqa: E402
-from .collectives import AllGather, ReduceScatter, RingAllReduce  # noqa: E402
-from .pipeline import PipelineSendTime  # noqa: E402
 
 
 def recomputed(rc):
