@@ -35,6 +35,7 @@ from mlsysim_sym.terms.moe import ExpertCapacity
 from mlsysim_sym.terms.pipeline import BubbleFraction, BubbleTime, PipelineSendTime
 
 from .common import EXAMPLES
+from . import registry
 
 F = notation.FORMAL
 M, N, BETA, ALPHA, NMSG = F["M_coll"], F["N_coll"], F["beta"], F["alpha"], F["n_msg"]
@@ -552,6 +553,6 @@ def context() -> Dict[str, object]:
     for group in entries.values():
         for e in group:
             e.verify()
-    registry = [f"{m}: {why}." for m, why in notation.REGISTRY_CLASHES.items()]
+    notes = [f"{m}: {why}." for m, why in registry.REGISTRY_CLASHES.items()]
     return {"groups": entries, "differences": differences(), "author_notes": AUTHOR_NOTES, "examples": EXAMPLES[:2],
-            "registry_notes": registry, "count": sum(len(g) for g in entries.values())}
+            "registry_notes": notes, "count": sum(len(g) for g in entries.values())}

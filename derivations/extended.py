@@ -27,7 +27,7 @@ import numpy as np
 
 from mlsysim_sym import DistributedModel, notation
 from mlsysim_sym.compile import compile_quantities, lambdify_numeric, numeric_form
-from mlsysim_sym.inputs import parameters_of
+from mlsysim_sym.arguments import parameters_of
 from mlsysim_sym.mechanisms import MECHANISMS, always_on
 from mlsysim_sym.model import build_model, expand_in_order
 from mlsysim_sym.terms.extended import GemmShapeEfficiency

@@ -7,6 +7,7 @@ from mlsysim_sym import notation
 from mlsysim_sym.printing import quantity_latex
 
 from .common import term_chain, transformer_model
+from . import registry
 
 #: Headline equations offered with the book's macros, ready to paste into a chapter.
 HEADLINES = ("T_sync", "T_step", "scaling_efficiency", "mfu", "T_node", "M_weights", "M_grads", "M_optimizer")
@@ -25,9 +26,9 @@ def context() -> Dict[str, object]:
         "formal": _rows(notation.entries("formal")),
         "terms": [{"name": t.name, "latex": t.latex, "book": t.macro, "proposed": not t.book, "meaning": t.meaning}
                   for t in notation.TERMS],
-        "lacking": _rows(e for e in notation.lacking() if e.kind != "formal"),
+        "lacking": _rows(e for e in registry.lacking() if e.kind != "formal"),
         "notes": _rows(e for e in notation.table().values() if e.book and e.note),
-        "newcommands": notation.newcommands(),
+        "newcommands": registry.newcommands(),
         "headlines": [{"name": n, "plain": quantity_latex(model, n), "book": quantity_latex(model, n, book=True)}
                       for n in HEADLINES]
         + [{"name": t.latex, "plain": term_chain(t), "book": term_chain(t, book=True)} for t in notation.TERMS[:2]],

@@ -21,6 +21,7 @@ from mlsysim_sym import notation
 from mlsysim_sym.printing import environment, md_math
 
 from . import book, examples, extended, memory, notation_doc, published, required_doc, step_time, web
+from . import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -83,10 +84,10 @@ def render_all() -> Dict[str, str]:
         macros="_md.j2", top=1, documents=[(n, t) for n, (t, _) in DOCUMENTS.items()])
     bodies = [env.get_template(f"{name}.j2").render(ctx, macros="_tex.j2", top=2) for name, ctx in contexts.items()]
     out["docs/mlsysim_sym.tex"] = env.get_template("document.tex.j2").render(
-        bodies=bodies, newcommands=notation.newcommands())
+        bodies=bodies, newcommands=registry.newcommands())
     out = {rel: re.sub(r"\n{3,}", "\n\n", text) for rel, text in out.items()}
-    for domain in notation.registry_extension():
-        out[f"docs/registry/{domain}.yaml"] = notation.registry_extension_yaml(domain)
+    for domain in registry.registry_extension():
+        out[f"docs/registry/{domain}.yaml"] = registry.registry_extension_yaml(domain)
     out.update(web.render_files())
     return out
 

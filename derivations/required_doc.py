@@ -47,9 +47,10 @@ class Question:
                    f"{tuple(names)!r})\n")
             out = str(self.output)
         side = "" if self.side == "auto" else f", side={self.side!r}"
-        extra = "".join(f", {k}={v!r}" for k, v in self.extra)
+        kw = "**kw" if not self.extra else \
+            "**dict(kw, " + ", ".join(f"{k}={v!r}" for k, v in self.extra) + ")"
         return (f'{pre}required({out}, {self.target_text or repr(self.target)}, {self.solve_for!r}, '
-                f'"{LLAMA.model}", "{LLAMA.fleet}"{side}, **kw{extra})')
+                f'"{LLAMA.model}", "{LLAMA.fleet}"{side}, {kw})')
 
 
 def _quantities(*names):
@@ -61,8 +62,14 @@ T_DP, T_COMPUTE = _quantities("T_dp", "T_compute")
 
 QUESTIONS = (
     Question("microbatches", "Microbatches for a bubble under 5 %",
-             "How many microbatches keep the pipeline bubble under 5 % of the step?",
+             "How many microbatches keep the pipeline bubble under 5 % of the step? The bubble's formula says 57; "
+             "but a batch of 256 over 8 replicas gives each 32 samples a step, and a framework cuts them into at "
+             "most 32 equal microbatches (the schedules a search runs): no runnable count reaches 5 %, and the "
+             "answer gives the best one.",
              "bubble_fraction", 0.05, "microbatch_count"),
+    Question("microbatches-512", "The same with a batch of 512",
+             "With 512 samples (64 per replica and step), 57 microbatches do not split them evenly either; 64 do.",
+             "bubble_fraction", 0.05, "microbatch_count", (("batch_size", 512),)),
     Question("bandwidth", "Fabric bandwidth for a scaling efficiency of 60 %",
              "What fabric bandwidth per accelerator gives a useful-compute fraction (mlsysim's scaling_efficiency) "
              "of 0.6?", "scaling_efficiency", 0.6, "fabric_bandwidth"),
@@ -131,7 +138,11 @@ def context() -> Dict[str, object]:
             display = solution(symbol, r.expression)
         else:
             out = build_model().quantity(r.quantity).symbol
-            lhs = rf"\lim_{{{latex(symbol)} \to \infty}} {latex(out)}"
+            if r.toward:            # a limit at an end of the input's range
+                end = r"\infty" if r.toward == "oo" else r.toward
+                lhs = rf"\lim_{{{latex(symbol)} \to {end}}} {latex(out)}"
+            else:                   # the best value a valid input gives
+                lhs = rf"\{'max' if r.direction > 0 else 'min'}_{{{latex(symbol)}}} {latex(out)}"
             display = solution(lhs, r.limit[0])
         answers.append({"q": q, "r": r, "display": display, "rows": _answer_rows(r),
                         "conditions": [latex(c) for c in r.conditions]})

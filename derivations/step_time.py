@@ -11,35 +11,33 @@ from mlsysim_sym.printing import equation_label, latex
 
 from .common import decision_lines, definition_chain, small_closed_form, term_chain, transformer_model
 
-#: Sections of the derivation: title, the quantities in it (model order), what it rests on.
-SECTIONS = (
-    ("Decomposition of the fleet", ("N", "G", "dp", "lb"),
-     ("mlsysim 0.3.0, DistributedModel.solve: the fleet splits into data-parallel replicas of "
-      "tensor x pipeline x expert-parallel accelerators.",)),
-    ("Roofline of one replica", ("W", "O_model", "O_hw", "R_eff", "T_compute", "BW_eff", "traffic", "T_memory",
-                                 "T_overhead", "T_node", "mfu_node", "hfu_node", "energy", "throughput_node",
-                                 "intensity", "memory_bound", "overhead_dominated"),
-     ("Williams, Waterman and Patterson (2009), Roofline: an insightful visual performance model.",
-      "Chowdhery et al. (2022), PaLM, appendix B: model and hardware FLOPs utilization.")),
-    ("Memory per accelerator", ("f_train", "ifd", "mb", "L_stage", "P_shard", "M_weights", "M_grads",
-                                "M_optimizer", "M_activations", "M_buffers", "M_acc", "feasible", "offload_spill"),
-     ("Rajbhandari et al. (2020), ZeRO: memory optimizations toward training trillion parameter models.",
-      "Korthikanti et al. (2023), Reducing activation recomputation in large transformer models.",
-      "Hu et al. (2022), LoRA: low-rank adaptation of large language models.")),
-    ("Communication", ("M_grad_msg", "BW_inter", "rpn", "nodes_dp", "T_dp_allreduce", "M_act_msg", "L_tp",
-                       "T_tp_allreduce", "T_ep_alltoall"),
-     ("Patarasuk and Yuan (2009), Bandwidth optimal all-reduce algorithms for clusters of workstations.",
-      "Thakur, Rabenseifner and Gropp (2005), Optimization of collective communication operations in MPICH.",
-      "Shoeybi et al. (2019), Megatron-LM: four activation all-reduces per layer and training step.",
-      "Fedus, Zoph and Shazeer (2022), Switch Transformers: the expert all-to-all.")),
-    ("Pipeline", ("bubble_fraction", "T_bubble"),
-     ("Huang et al. (2019), GPipe.",
-      "Narayanan et al. (2021), Efficient large-scale language model training on GPU clusters "
-      "using Megatron-LM: the interleaved 1F1B bubble.")),
-    ("Step assembly", ("T_dp", "T_tp", "T_ep", "T_comm", "T_dp_exposed", "T_sync", "T_step",
-                       "scaling_efficiency", "mfu", "effective_throughput"),
-     ("Dean and Barroso (2013), The tail at scale: the slowest worker gates a synchronous step.",)),
-)
+#: What each section of the model (:attr:`mlsysim_sym.model.StepTimeModel.sections`, by title) rests on.
+SOURCES = {
+    "Decomposition of the fleet":
+        ("mlsysim 0.3.0, DistributedModel.solve: the fleet splits into data-parallel replicas of "
+         "tensor x pipeline x expert-parallel accelerators.",),
+    "Compute of one replica":
+        ("Chowdhery et al. (2022), PaLM, appendix B: model and hardware FLOPs utilization.",),
+    "Memory per accelerator":
+        ("Rajbhandari et al. (2020), ZeRO: memory optimizations toward training trillion parameter models.",
+         "Korthikanti et al. (2023), Reducing activation recomputation in large transformer models.",
+         "Hu et al. (2022), LoRA: low-rank adaptation of large language models."),
+    "Roofline of one replica":
+        ("Williams, Waterman and Patterson (2009), Roofline: an insightful visual performance model.",
+         "Chowdhery et al. (2022), PaLM, appendix B: model and hardware FLOPs utilization."),
+    "Data-parallel communication":
+        ("Patarasuk and Yuan (2009), Bandwidth optimal all-reduce algorithms for clusters of workstations.",
+         "Thakur, Rabenseifner and Gropp (2005), Optimization of collective communication operations in MPICH."),
+    "Tensor-, expert- and context-parallel communication":
+        ("Shoeybi et al. (2019), Megatron-LM: four activation all-reduces per layer and training step.",
+         "Fedus, Zoph and Shazeer (2022), Switch Transformers: the expert all-to-all."),
+    "Pipeline":
+        ("Huang et al. (2019), GPipe.",
+         "Narayanan et al. (2021), Efficient large-scale language model training on GPU clusters "
+         "using Megatron-LM: the interleaved 1F1B bubble."),
+    "Step assembly":
+        ("Dean and Barroso (2013), The tail at scale: the slowest worker gates a synchronous step.",),
+}
 
 TERM_SOURCES = {
     "RingAllReduce": "Patarasuk and Yuan (2009): a reduce-scatter and an all-gather, N - 1 steps each.",
@@ -73,14 +71,6 @@ TERM_SOURCES = {
                            "written once per update.",
 }
 
-#: The extended model's quantities, by the section they join (after the named quantity).
-EXTENDED_PLACES = {"G": ("G_mp",), "T_dp_allreduce": ("T_dp_gather",), "R_eff": ("f_gemm",), "M_optimizer": ("P_update", "r_sp", "K_act"),
-                   "L_tp": ("beta_tp", "alpha_tp", "T_sp_pair", "T_tp_layer"),
-                   "T_ep_alltoall": ("M_kv", "beta_cp", "alpha_cp", "T_cp_layer", "T_cp_exchange", "T_cp", "beta_pp",
-                                     "alpha_pp", "n_p2p", "T_p2p"),
-                   "T_bubble": ("T_opt",), "T_dp_exposed": ("T_tp_exposed",)}
-
-
 def _quantity(model, name: str, extended: bool = False) -> Dict[str, object]:
     e = notation.entry(name)
     closed = small_closed_form(model, name)
@@ -106,31 +96,13 @@ def _term_label(term: notation.Term, taken, prefix: str = "") -> str:
     return label + "-term" if label in taken else label
 
 
-def _sections(extended: bool):
-    if not extended:
-        return SECTIONS
-    out = []
-    for title, names, sources in SECTIONS:
-        grown = []
-        for n in names:
-            grown.append(n)
-            grown += EXTENDED_PLACES.get(n, ())
-        out.append((title, tuple(grown), sources))
-    return tuple(out)
-
-
 def context(extended: bool = False) -> Dict[str, object]:
     """The step-time document's context: mlsysim's model, or (``extended``) the extended model's edition."""
     model = build_model(Variant(fidelity="extended")) if extended else transformer_model()
-    sections_ = _sections(extended)
-    listed = [n for _, names, _ in sections_ for n in names if n in model]
-    missing = [n for n in model if n not in listed]
-    if missing:
-        raise RuntimeError(f"quantities not placed in a section of the step-time document: {missing}")
+    listed = [n for _, names in model.sections for n in names]
     sections: List[Dict[str, object]] = [
-        {"title": title, "sources": list(sources),
-         "quantities": [_quantity(model, n, extended) for n in names if n in model]}
-        for title, names, sources in sections_]
+        {"title": title, "sources": list(SOURCES[title]), "quantities": [_quantity(model, n, extended) for n in names]}
+        for title, names in model.sections]
     prefix = "extended " if extended else ""
     taken = {equation_label(prefix + n) for n in listed}
     terms = [{"name": t.name, "latex": t.latex, "book": t.book, "meaning": t.meaning,

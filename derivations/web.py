@@ -32,18 +32,21 @@ from typing import List, Sequence, Tuple
 import sympy as sp
 from sympy.printing.jscode import JavascriptCodePrinter
 
-from mlsysim_sym import catalog
+from mlsysim_sym import catalog, notation
+from mlsysim_sym.checks import FACT_NAMES, RAW, compiled_rules, facts, is_count
 from mlsysim_sym.compile import compile_quantities, cse_real, numeric_form
-from mlsysim_sym.inputs import (FACT_NAMES, FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, RAW, SOLVE_DEFAULTS,
-                                compiled_rules, facts, is_count, static_values)
+from mlsysim_sym.inputs import FLAG_KEYWORDS, PRECISION_BYTES, static_values
+from mlsysim_sym.mechanisms import FIDELITIES, ModelChoice
 from mlsysim_sym.model import Variant, build_model
-from mlsysim_sym.solver import OUTPUTS
-from mlsysim_sym.symbols import PARAMS, Kind, Origin, extended_keywords
+from mlsysim_sym.outputs import EXTENDED_OUTPUTS, OUTPUTS
+from mlsysim_sym.outputs import words as output_words
+from mlsysim_sym.solver import solve_quantities
+from mlsysim_sym.symbols import PARAMS, Kind, Origin, keywords
 from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = ROOT / "docs" / "calculator" / "mlsysim_sym.mjs"
-#: The variants the bundled catalog reaches (``tools/generate_code.py`` ships the same).
+#: The structures the bundled catalog reaches (``tools/generate_code.py`` ships the same), in mlsysim's model.
 VARIANTS = (Variant("transformer"), Variant("generic"), Variant("generic", explicit_weights=True))
 
 
@@ -163,18 +166,17 @@ def js_function(name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Basic])
 
 def _variant_key(v: Variant) -> str:
     return v.family + ("_explicit_weights" if v.explicit_weights else "") + \
-        ("_extended" if v.fidelity == "extended" else "")
+        ("" if v.fidelity == "mlsysim" else f"_{v.fidelity}")
 
 
 def _all_variants():
-    """The catalog's variants of mlsysim's model, then of the extended model (``fidelity="extended"``)."""
-    from dataclasses import replace
-    return VARIANTS + tuple(replace(v, fidelity="extended") for v in VARIANTS)
+    """The catalog's variants of each model: mlsysim's, then the extended one (``fidelity="extended"``)."""
+    return tuple(v.of(ModelChoice(f)) for f in FIDELITIES for v in VARIANTS)
 
 
 def _rules_source(v: Variant, key: str) -> Tuple[List[str], dict]:
     """The checks of one variant: the first-broken function and, per rule, its message and fields."""
-    out_args = compile_quantities(v, tuple(OUTPUTS.values()), "math").args
+    out_args = compile_quantities(v, solve_quantities(v), "math").args
     r = compiled_rules(v, "solve", out_args)
     raw_args = tuple(r.args)
     code = [js_function(f"rules_{key}", raw_args, r.first_program())]
@@ -231,11 +233,6 @@ def _data() -> dict:
     return {"workloads": wl, "fleets": fl, "constants": constants}
 
 
-#: The terms of the step the page breaks it into (model quantities; ``T_sync`` is their sum).
-STEP_TERMS = ("T_node", "T_dp_exposed", "T_tp", "T_ep", "T_bubble", "T_sync")
-#: The extended model's: TP after overlap, the CP exchange, the pipeline sends and the optimizer update too.
-EXTENDED_STEP_TERMS = ("T_node", "T_dp_exposed", "T_tp_exposed", "T_ep", "T_cp", "T_p2p", "T_bubble", "T_opt",
-                       "T_sync")
 #: The equations the page shows, each quantity's definition in the book's notation.
 EQUATIONS = ("T_sync", "T_step", "T_node", "T_compute", "T_memory", "T_dp_exposed", "T_dp", "T_tp", "T_ep",
              "T_bubble", "M_acc", "mfu")
@@ -268,15 +265,17 @@ def _elasticities(v: Variant, key: str, args) -> Tuple[str, List[str]]:
 
 
 def render_module() -> str:
-    from mlsysim_sym.solver import EXTENDED_OUTPUTS
     code: List[str] = []
     meta = {}
+    words = {}
     for v in _all_variants():
         key = _variant_key(v)
-        c = compile_quantities(v, tuple(OUTPUTS.values()), "math")
+        c = compile_quantities(v, solve_quantities(v), "math")
         model = build_model(v)
-        terms = [n for n in (EXTENDED_STEP_TERMS if v.fidelity == "extended" else STEP_TERMS) if n in model]
+        # the step's terms as the model adds them up, and their sum; the extended model's own outputs
+        terms = [*model.step_terms, "T_sync"]
         extra = {k: n for k, n in EXTENDED_OUTPUTS.items() if v.fidelity == "extended" and n in model}
+        words.update({n: output_words(n) for n in terms})
         exprs = [numeric_form(model.closed_form(n)) for n in (*OUTPUTS.values(), *terms, *extra.values())]
         code.append(js_function(f"outputs_{key}", c.args, exprs))
         rules_code, rules_meta = _rules_source(v, key)
@@ -288,9 +287,8 @@ def render_module() -> str:
         rules_meta["equations"] = _equations(v)
         meta[key] = rules_meta
     data = _data()
-    keywords = {k: {"default": SOLVE_DEFAULTS[k], "kind": PARAMS_BY_ARGUMENT[k].kind.value} for k in KEYWORDS}
-    extended = {k: {"default": p.default, "kind": p.kind.value, "label": p.label}
-                for k, p in extended_keywords().items()}
+    table = {k: {"default": p.default, "kind": p.kind.value, "fidelity": p.fidelity, "label": p.label}
+             for k, p in keywords().items()}
     template = (Path(__file__).resolve().parent / "web_runtime.mjs").read_text()
     fns = "\n".join(f"  {_variant_key(v)}: {{outputs: outputs_{_variant_key(v)}, rules: rules_{_variant_key(v)}, "
                     f"elasticities: elasticities_{_variant_key(v)}}},"
@@ -303,12 +301,11 @@ def render_module() -> str:
     return (header + "\n".join(code) + "\n\n"
             + f"const DATA = {json.dumps(data, sort_keys=True)};\n"
             + f"const META = {json.dumps(meta, sort_keys=True)};\n"
-            + f"const KEYWORDS = {json.dumps(keywords)};\n"
-            + f"const EXTENDED_KEYWORDS = {json.dumps(extended)};\n"
+            + f"const KEYWORDS = {json.dumps(table)};\n"
             + f"const FLAG_KEYWORDS = {json.dumps(list(FLAG_KEYWORDS))};\n"
             + f"const PRECISION_BYTES = {json.dumps(PRECISION_BYTES)};\n"
             + f"const OUTPUT_NAMES = {json.dumps(list(OUTPUTS))};\n"
-            + f"const STEP_TERMS = {json.dumps(list(STEP_TERMS))};\n"
+            + f"const TERM_WORDS = {json.dumps(words, sort_keys=True)};\n"
             + f"const LABELS = {json.dumps(labels, sort_keys=True)};\n"
             + f"const FACT_NAMES = {json.dumps(list(FACT_NAMES))};\n"
             + f"const VARIANT_FUNCTIONS = {{\n{fns}\n}};\n"

@@ -19,7 +19,8 @@ export const catalog = {
   fleets: Object.fromEntries(Object.entries(DATA.fleets).map(([k, f]) => [k, f.name])),
 };
 
-/** solve()'s keyword arguments and their defaults (mlsysim 0.3.0's), precision included. */
+/** solve()'s keyword arguments and their defaults (mlsysim 0.3.0's; the extended model's neutral), precision
+ * included: the parameter table's keywords, in solve()'s order. */
 export const defaults = Object.fromEntries([["precision", "fp16"],
   ...Object.entries(KEYWORDS).map(([k, p]) => [k, p.default])]);
 
@@ -104,8 +105,15 @@ function prepare(model, fleet, kwargs, checked = true) {
     throw new SolveError("ValueError", `fidelity must be one of 'mlsysim', 'extended', got ${pyRepr(fidelity)}`);
   }
   const extended = fidelity === "extended";
-  for (const [k, p] of Object.entries(EXTENDED_KEYWORDS)) {
-    if (!own(kwargs, k) || extended) continue;
+  for (const k of Object.keys(kwargs)) {
+    if (!own(defaults, k) && k !== "topology_override") {
+      throw new SolveError("TypeError", `solve() got an unexpected keyword argument '${k}'; allowed: ` +
+        [...Object.keys(KEYWORDS).slice(0, 1), "precision", ...Object.keys(KEYWORDS).slice(1)].join(", "));
+    }
+  }
+  // mlsysim's model takes the extended model's keywords at their neutral values only
+  for (const [k, p] of Object.entries(KEYWORDS)) {
+    if (p.fidelity !== "extended" || !own(kwargs, k) || extended) continue;
     const v = kwargs[k];
     const neutral = typeof p.default === "boolean" ? truthy(v) === p.default
       : (typeof v === "number" && v === p.default);
@@ -113,16 +121,8 @@ function prepare(model, fleet, kwargs, checked = true) {
       throw new SolveError("ValueError", `${k}=${pyRepr(v, p.kind === "count")} is an argument of the extended ` +
         `model (mlsysim 0.3.0 has no ${p.label}); pass fidelity='extended'`);
     }
-    delete kwargs[k];
   }
-  for (const k of Object.keys(kwargs)) {
-    if (!own(defaults, k) && !(extended && own(EXTENDED_KEYWORDS, k)) && k !== "topology_override") {
-      throw new SolveError("TypeError", `solve() got an unexpected keyword argument '${k}'; allowed: ` +
-        [...Object.keys(KEYWORDS).slice(0, 1), "precision", ...Object.keys(KEYWORDS).slice(1)].join(", "));
-    }
-  }
-  const extendedDefaults = extended ? Object.fromEntries(Object.entries(EXTENDED_KEYWORDS).map(([k, p]) => [k, p.default])) : {};
-  const args = { ...defaults, ...extendedDefaults, ...kwargs };
+  const args = { ...defaults, ...kwargs };
   for (const [k, v] of Object.entries(args)) {
     if (k === "precision" || k === "topology_override") continue;
     if (typeof v !== "number" && typeof v !== "boolean") {
@@ -132,7 +132,6 @@ function prepare(model, fleet, kwargs, checked = true) {
   // mlsysim's reading of the keywords: flags as 0/1, seq_len unread off transformers without TP or EP
   const lowered = { ...args };
   for (const k of FLAG_KEYWORDS) lowered[k] = truthy(lowered[k]) ? 1 : 0;
-  for (const [k, p] of Object.entries(EXTENDED_KEYWORDS)) if (extended && p.kind === "flag") lowered[k] = truthy(lowered[k]) ? 1 : 0;
   for (const [k, v] of Object.entries(lowered)) if (typeof v === "boolean") lowered[k] = v ? 1 : 0;
   if (!w.transformer && lowered.tp_size === 1 && lowered.ep_size === 1) lowered.seq_len = 0;
   // the precision's facts
@@ -166,8 +165,7 @@ function prepare(model, fleet, kwargs, checked = true) {
   for (const i of said) {
     const r = meta.rules[i];
     const values = { ...messageValues };
-    const ints = new Set(Object.entries({ ...KEYWORDS, ...EXTENDED_KEYWORDS })
-      .filter(([, p]) => COUNT_KINDS.has(p.kind)).map(([k]) => k));
+    const ints = new Set(Object.entries(KEYWORDS).filter(([, p]) => COUNT_KINDS.has(p.kind)).map(([k]) => k));
     if (r.fn) {
       const got = FIELD_FUNCTIONS[r.fn](...r.field_args.map((a) => (a in named ? named[a] : NaN)));
       r.fields.forEach((label, j) => { values[label] = got[j]; if (r.ints[j]) ints.add(label); });

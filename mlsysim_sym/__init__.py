@@ -12,7 +12,9 @@ imported on first use.
 """
 from importlib import import_module
 
-from .inputs import parameters_of
+from . import printing as _printing  # noqa: F401  (registers the notebook display of the model's objects)
+from .arguments import Arguments, parameters_of
+from .mechanisms import ModelChoice
 from .model import StepTimeModel, Variant, build_model, closed_form
 from .solver import DistributedModel, DistributedResult, NodeProfile
 from .symbols import PARAMS, sym
@@ -25,12 +27,13 @@ _LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optim
          "uncertainty": "sensitivity", "required": "requirements"}
 
 #: Submodules reachable as attributes (imported on first use).
-_SUBMODULES = ("bounds", "branches", "catalog", "cli", "compile", "decisions", "display", "inputs", "model",
-               "notation", "optimize", "printing", "requirements", "sensitivity", "simplify", "solver", "sweeps",
-               "symbols", "terms", "types", "units")
+_SUBMODULES = ("arguments", "bounds", "branches", "catalog", "checks", "cli", "compile", "decisions", "display",
+               "inputs", "masks", "mechanisms", "model", "notation", "operating_point", "optimize", "outputs", "plot",
+               "printing", "requirements", "sensitivity", "simplify", "solver", "sweeps", "symbols", "terms", "types",
+               "units")
 
 __all__ = [
-    "Accelerator", "DistributedModel", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
+    "Accelerator", "Arguments", "DistributedModel", "ModelChoice", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
     "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "closed_form", "latex",
     "operating_point", "operating_point_of", "parameters_of", "required", "resolve", "search", "sensitivities",
     "sensitivity_sweep", "simplify_model", "sweep", "sym", "uncertainty",

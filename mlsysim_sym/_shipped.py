@@ -26,7 +26,8 @@ from typing import Callable, Optional, Tuple
 import sympy as sp
 
 #: Package sources whose content decides the generated code.
-FINGERPRINT_SOURCES = ("notation.py", "symbols.py", "model.py", "compile.py", "inputs.py", "terms/__init__.py",
+FINGERPRINT_SOURCES = ("notation.py", "symbols.py", "model.py", "compile.py", "inputs.py", "checks.py", "outputs.py",
+                       "terms/__init__.py",
                        "terms/base.py", "terms/collectives.py", "terms/communication.py", "terms/roofline.py",
                        "terms/memory.py", "terms/pipeline.py", "terms/extended.py", "mechanisms.py")
 

@@ -25,7 +25,7 @@ from typing import Dict, Mapping, Optional
 import sympy as sp
 from sympy.core.relational import Relational
 
-from .inputs import Fractional, NonFinite
+from .compile import Fractional, NonFinite
 from .terms.base import CeilDiv, FloorDiv, Iverson
 
 _INF = math.inf

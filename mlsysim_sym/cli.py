@@ -26,14 +26,13 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__, catalog
-from .inputs import EXTENDED_DEFAULTS, SOLVE_DEFAULTS
-from .mechanisms import MECHANISMS
-from .model import FIDELITIES
-from .solver import SHORT_NAMES
-from .symbols import extended_keywords, keywords
+from .arguments import MODEL_ARGUMENTS, settable
+from .inputs import SOLVE_DEFAULTS
+from .mechanisms import FIDELITIES, MECHANISMS, ModelChoice
+from .symbols import Kind, Param, keywords
 
 #: The bundled example: what ``mlsysim-sym`` with no option prices.
 EXAMPLE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
@@ -43,42 +42,35 @@ BASE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256)
 
 @dataclass(frozen=True)
 class Option:
-    """One command-line option and the ``solve()`` keyword it sets."""
+    """One command-line option and the argument it sets: a ``solve()`` keyword, the precision, or a record
+    field (``field``); read off the parameter table (:attr:`mlsysim_sym.symbols.Param.option`)."""
 
     flag: str
     keyword: str
     kind: str                 # "int", "float", "bool", "precision"
-    unit: str = ""            # shown in the help
+    param: Optional[Param] = None
+    field: bool = False
 
 
-OPTIONS = (
-    Option("--batch-size", "batch_size", "int", "samples"),
-    Option("--tp", "tp_size", "int"),
-    Option("--pp", "pp_size", "int"),
-    Option("--ep", "ep_size", "int"),
-    Option("--microbatches", "microbatch_count", "int"),
-    Option("--v-stages", "v_stages", "int"),
-    Option("--zero-stage", "zero_stage", "int", "0-3"),
-    Option("--precision", "precision", "precision"),
-    Option("--efficiency", "efficiency", "float", "fraction of peak"),
-    Option("--seq-len", "seq_len", "int", "tokens"),
-    Option("--recompute", "activation_recomputation", "bool"),
-    Option("--overlap", "overlap_comm", "bool"),
-    Option("--overlap-efficiency", "overlap_efficiency", "float", "fraction"),
-    Option("--congestion", "congestion_factor", "float", "multiplier"),
-    Option("--straggler", "straggler_factor", "float", "multiplier"),
-    Option("--moe-imbalance", "moe_routing_imbalance_factor", "float", "multiplier"),
-    Option("--gradient-accumulation", "gradient_accumulation_steps", "int", "steps"),
-    Option("--lora", "is_lora", "bool"),
-    # the extended model's keywords (with --fidelity extended; docs/extended.md)
-    Option("--cp", "cp_size", "int"),
-    Option("--sequence-parallel", "sequence_parallel", "bool"),
-    Option("--tp-overlap", "tp_comm_overlap", "bool"),
-    Option("--kv-fraction", "kv_fraction", "float", "fraction of d"),
-)
+def _option(p: Param, field: bool = False) -> Option:
+    kind = {Kind.COUNT: "int", Kind.FLAG: "bool", Kind.REAL: "float"}[p.kind]
+    if p.argument == "zero_stage":
+        kind = "int"
+    return Option(p.option, p.argument, kind, p, field)
+
+
+def _options() -> Tuple[Option, ...]:
+    out = []
+    for p in keywords().values():
+        out.append(_option(p))
+        if p.argument == "batch_size":
+            out.append(Option("--precision", "precision", "precision"))
+    return tuple(out) + tuple(_option(p, True) for p in settable().values())
+
+
+#: Every option, in ``solve()``'s order (the precision after the batch), then the record fields.
+OPTIONS = _options()
 _BY_KEYWORD = {o.keyword: o for o in OPTIONS}
-#: The options of the extended model's keywords.
-_EXTENDED_OPTIONS = ("cp_size", "sequence_parallel", "tp_comm_overlap", "kv_fraction")
 
 
 class UsageError(Exception):
@@ -153,19 +145,23 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _help(o: Option, many: bool) -> str:
-    p = keywords().get(o.keyword) or extended_keywords().get(o.keyword)
-    default = SOLVE_DEFAULTS.get(o.keyword, EXTENDED_DEFAULTS.get(o.keyword))
-    meaning = p.meaning if p is not None else "training precision: fp32, fp16, bf16, fp8, int8, ..."
+    p = o.param
+    if p is None:
+        return f"training precision: fp32, fp16, bf16, fp8, int8, ...; default {SOLVE_DEFAULTS['precision']}"
     if o.kind == "bool":
-        default = "no"
         value = "yes|no" + ("|both" if many else "")
+        default = "no"
     else:
         value = "list (1,2,4) or range (start:stop:step)" if many else ""
-    unit = f" [{o.unit}]" if o.unit else ""
-    base = BASE.get(o.keyword)
-    shown = base if base is not None else default
-    only = "; extended model only" if o.keyword in _EXTENDED_OPTIONS else ""
-    return f"{meaning}{unit}; default {shown}" + (f"; {value}" if value else "") + only
+        default = BASE.get(o.keyword, p.default)
+    unit = f" [{p.unit}]" if p.unit not in ("1", "") else ""
+    allowed = f"; {p.range.text}" if p.range.checked and o.kind != "bool" else ""
+    if o.field:
+        shown = "the record's"
+    else:
+        shown = "no" if o.kind == "bool" else default
+    only = "; extended model only" if p.fidelity == "extended" else ""
+    return f"{p.meaning}{unit}{allowed}; default {shown}" + (f"; {value}" if value else "") + only
 
 
 def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> None:
@@ -176,13 +172,15 @@ def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> No
                    "the default) or extended (its mechanisms added: docs/extended.md)")
     g.add_argument("--without", metavar="NAME,...", help="extended model: mechanisms priced as mlsysim prices "
                    "them (" + ", ".join(MECHANISMS) + ")")
+    fields = p.add_argument_group("record fields and lowered inputs (not given: the workload's and fleet's)")
     for o in OPTIONS:
+        where = fields if o.field else g
         if o.kind == "bool":
-            g.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if many else ""),
-                           help=_help(o, many))
+            where.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if many else ""),
+                               help=_help(o, many))
         else:
-            g.add_argument(o.flag, metavar="LIST" if many and o.kind != "precision" else o.kind.upper()
-                           if o.kind != "precision" else "NAME", help=_help(o, many))
+            metavar = "LIST" if many and o.kind != "precision" else "NAME" if o.kind == "precision" else o.kind.upper()
+            where.add_argument(o.flag, metavar=metavar, help=_help(o, many))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -263,7 +261,7 @@ def parser() -> argparse.ArgumentParser:
 # From arguments to solve() keywords
 # ------------------------------------------------------------------------------------------------
 def _given(args) -> Dict[str, List]:
-    """Every configuration option the user gave, as lists of values, by ``solve()`` keyword."""
+    """Every configuration option the user gave, as lists of values, by argument name."""
     out = {}
     for o in OPTIONS:
         text = getattr(args, _attr(o), None)
@@ -278,27 +276,40 @@ def _attr(o: Option) -> str:
 
 def _single(given: Dict[str, List]) -> Dict[str, object]:
     for k, v in given.items():
-        if len(v) != 1:
+        if isinstance(v, list) and len(v) != 1:
             raise UsageError(f"{_BY_KEYWORD[k].flag}: takes one value here (lists and ranges are for sweep "
                              f"and search), got {len(v)}")
-    return {k: v[0] for k, v in given.items()}
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in given.items()}
 
 
-def _setup(args, example: bool = True):
-    """``(model, fleet, keyword lists, note)``: the bundled example when nothing is given."""
+@dataclass(frozen=True)
+class Setup:
+    """What a command prices: the model and fleet names, the arguments (a list per option, one value for a
+    single one), the model choice, and a note for the configuration line."""
+
+    model: str
+    fleet: str
+    kwargs: Dict[str, object]
+    choice: ModelChoice
+    note: str = ""
+
+    def line(self, configuration: str) -> str:
+        return "configuration: " + configuration + (f" ({self.note})" if self.note else "")
+
+
+def _setup(args, example: bool = True) -> Setup:
+    """The configuration the options describe; the bundled example when nothing is given."""
     given = _given(args)
-    model_args = {}     # which model: --fidelity and --without apply to the bundled example too
-    if getattr(args, "fidelity", None):
-        model_args["fidelity"] = [args.fidelity]
-    if getattr(args, "without", None):
-        model_args["without"] = [tuple(x.strip() for x in args.without.split(",") if x.strip())]
+    without = tuple(x.strip() for x in args.without.split(",") if x.strip()) if getattr(args, "without", None) \
+        else ()
+    choice = ModelChoice(getattr(args, "fidelity", None) or "mlsysim", without)
     if example and not given and args.model is None and args.fleet is None:
-        kw = {k: [v] for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
-        return EXAMPLE["model"], EXAMPLE["fleet"], {**kw, **model_args}, "the bundled example"
-    kw = {"batch_size": [BASE["batch_size"]], **given, **model_args}
+        kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
+        return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, choice, "the bundled example")
+    kw = {"batch_size": BASE["batch_size"], **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
     model, fleet = args.model or BASE["model"], args.fleet or BASE["fleet"]
     _check_names(model, fleet)
-    return model, fleet, kw, ""
+    return Setup(model, fleet, kw, choice)
 
 
 def _check_names(model: str, fleet: str) -> None:
@@ -308,72 +319,25 @@ def _check_names(model: str, fleet: str) -> None:
         raise UsageError(f"--fleet: unknown fleet {fleet!r}; see: mlsysim-sym list")
 
 
-#: Keyword -> its short name in a configuration line, in the order the line gives them (the names
-#: of :func:`mlsysim_sym.solver.describe`, and ``batch`` and the bare precision).
-_NAMES = {"batch_size": "batch", "precision": "", **SHORT_NAMES}
-_SHORT = {k: _NAMES[k] for k in (
-    "batch_size", "tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage", "precision",
-    "efficiency", "seq_len", "activation_recomputation", "overlap_comm", "overlap_efficiency", "congestion_factor",
-    "straggler_factor", "moe_routing_imbalance_factor", "gradient_accumulation_steps", "is_lora")}
-
-
-def configuration_text(model: str, fleet: str, kw: Dict[str, Sequence], note: str = "") -> str:
-    """Every ``solve()`` keyword of a configuration, in words (swept ones as their lists)."""
-    def show(k, v):
-        if len(v) > 1:
-            vals = ",".join(_fmt(x) for x in v) if len(v) <= 6 else f"{_fmt(v[0])}..{_fmt(v[-1])} ({len(v)} values)"
-            return f"{_NAMES[k] or k} {vals}".strip()
-        x = v[0]
-        if isinstance(x, bool):
-            return _NAMES[k] if x else f"no {_NAMES[k]}"
-        return f"{_NAMES[k]} {_fmt(x)}".strip()
-    full = {**{k: [SOLVE_DEFAULTS[k]] for k in _SHORT}, **kw}
-    searched = [_SHORT[k] for k in _SHORT if full[k] == [SEARCHED]]
-    parts = [show(k, full[k]) for k in _SHORT if full[k] != [SEARCHED]]
-    extended = ""
-    if full.get("fidelity") == ["extended"]:
-        own = [show(k, full[k]) for k in _EXTENDED_OPTIONS if k in full]
-        off = full.get("without", [()])[0]
-        extended = "; extended model" + (f": {', '.join(own)}" if own else "") + \
-            (f"; without {', '.join(off)}" if off else "")
-    return (f"{model} on {fleet}: " + ", ".join(parts) + extended
-            + (f"; searched: {', '.join(searched)}" if searched else "") + (f" ({note})" if note else ""))
-
-
-#: Marks a keyword whose values a search chooses (:func:`configuration_text`).
-SEARCHED = "searched"
-
-
-def _fmt(x) -> str:
-    return str(int(x)) if isinstance(x, float) and x.is_integer() and abs(x) < 1e15 else str(x)
-
-
-def _configuration_json(model, fleet, kw) -> Dict[str, object]:
-    full = {**{k: SOLVE_DEFAULTS[k] for k in _SHORT}, **{k: (v[0] if len(v) == 1 else v) for k, v in kw.items()}}
-    if "without" in full:
-        full["without"] = list(full["without"])
-    return {"model": model, "fleet": fleet, **full}
-
-
-# ------------------------------------------------------------------------------------------------
-# Commands
-# ------------------------------------------------------------------------------------------------
-def _print_configuration(model, fleet, kw, note) -> None:
-    from .display import wrap
-    print("\n".join(wrap("configuration: " + configuration_text(model, fleet, kw, note), "", 98)))
+def _model_kwargs(s: Setup) -> Dict[str, object]:
+    """``fidelity=`` and ``without=`` for the functions that take the model choice with the other arguments."""
+    return {"fidelity": s.choice.fidelity, "without": s.choice.off}
 
 
 def _json(obj) -> None:
     print(json.dumps(obj, indent=2, allow_nan=False))
 
 
-def _emit(args, model, fleet, kw, note, obj, text: Callable[[], str]) -> None:
-    """A command's result: JSON (the configuration and ``obj.to_dict()``), or the configuration and
+def _emit(args, s: Setup, obj, text: Callable[[], str]) -> None:
+    """A command's result: JSON (the configuration and ``obj.to_dict()``), or the configuration line and
     ``text()``, or nothing with ``--quiet``."""
+    from .arguments import arguments
+    from .display import wrap
     if args.json:
-        _json({"configuration": _configuration_json(model, fleet, kw), **obj.to_dict()})
+        config = arguments(s.model, s.fleet, s.kwargs, caller=args.command, choice=s.choice).to_dict()
+        _json({"configuration": config, **obj.to_dict()})
     elif not args.quiet:
-        _print_configuration(model, fleet, kw, note)
+        print("\n".join(wrap(s.line(obj.configuration), "", 98)))
         print(text())
 
 
@@ -383,51 +347,50 @@ def _plot(obj, path: Optional[str], **kw) -> None:
         print(f"picture: {path}", file=sys.stderr)
 
 
+# ------------------------------------------------------------------------------------------------
+# Commands
+# ------------------------------------------------------------------------------------------------
 def cmd_solve(args) -> int:
+    from .arguments import arguments
     from .display import text_table
-    from .solver import solver_of
-    model, fleet, kw, note = _setup(args)
-    dm, one = solver_of(_single(kw))
-    r = dm.solve(model, fleet, **one)
-    _emit(args, model, fleet, kw, note, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
+    from .solver import price
+    s = _setup(args)
+    r = price(arguments(s.model, s.fleet, _single(s.kwargs), caller="solve", choice=s.choice))
+    _emit(args, s, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
     _plot(r, args.plot)
     return 0
 
 
 def cmd_sweep(args) -> int:
     from .sweeps import sweep
-    model, fleet, kw, _ = _setup(args, example=False)
-    arrays = {k: (v[0] if len(v) == 1 else v) for k, v in kw.items()}
-    r = sweep(model, fleet, **arrays)
+    s = _setup(args, example=False)
+    r = sweep(s.model, s.fleet, **s.kwargs, **_model_kwargs(s))
     if args.output not in r.values:
         raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
-    _emit(args, model, fleet, kw, "", r, lambda: r.table(args.output))
+    _emit(args, s, r, lambda: r.table(args.output))
     _plot(r, args.plot, output=args.output)
     return 0
 
 
 def cmd_search(args) -> int:
-    from .optimize import CONFIG_KEYS, search
-    model, fleet, kw, _ = _setup(args, example=False)
-    choices = {k: v for k, v in kw.items() if k in CONFIG_KEYS}
-    fixed = _single({k: v for k, v in kw.items() if k not in CONFIG_KEYS})
+    from .optimize import search
+    s = _setup(args, example=False)
     if args.top < 1:
         raise UsageError(f"--top: must be >= 1, got {args.top}")
-    r = search(model, fleet, objective=args.objective, top_k=args.top, runnable=not args.all_schedules,
-               **choices, **fixed)
-    if args.json:
-        _json({"configuration": _configuration_json(model, fleet, kw), **r.to_dict()})
-    else:           # the configuration line names the keywords the search chose
-        chosen = {k: [SEARCHED] for k in CONFIG_KEYS if k not in kw}
-        _emit(args, model, fleet, {**kw, **chosen}, "", r, lambda: str(r))
+    kw = dict(s.kwargs)
+    batch = _single({"batch_size": kw.pop("batch_size")})["batch_size"]
+    r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top, runnable=not args.all_schedules,
+               **kw, **_model_kwargs(s))
+    _emit(args, s, r, lambda: str(r))
     return 0
 
 
 def cmd_sensitivity(args) -> int:
     from .sensitivity import sensitivities
-    model, fleet, kw, note = _setup(args)
-    t = sensitivities(model, fleet, args.output, include_constants=args.constants, **_single(kw))
-    _emit(args, model, fleet, kw, note, t, lambda: str(t))
+    s = _setup(args)
+    t = sensitivities(s.model, s.fleet, args.output, include_constants=args.constants, **_single(s.kwargs),
+                      **_model_kwargs(s))
+    _emit(args, s, t, lambda: str(t))
     _plot(t, args.plot)
     return 0
 
@@ -451,19 +414,20 @@ def _sigma(text: str) -> Dict[str, float]:
 
 def cmd_uncertainty(args) -> int:
     from .sensitivity import uncertainty
-    model, fleet, kw, note = _setup(args)
+    s = _setup(args)
     sigma = _sigma(args.sigma)
-    u = uncertainty(model, fleet, sigma, args.output, samples=args.samples, seed=args.seed, **_single(kw))
-    _emit(args, model, fleet, kw, note, u, lambda: str(u))
+    u = uncertainty(s.model, s.fleet, sigma, args.output, samples=args.samples, seed=args.seed, **_single(s.kwargs),
+                    **_model_kwargs(s))
+    _emit(args, s, u, lambda: str(u))
     return 0
 
 
 def cmd_required(args) -> int:
     from .requirements import required
-    model, fleet, kw, note = _setup(args)
-    r = required(args.output, args.target, args.solve_for.replace("-", "_"), model, fleet, side=args.side,
-                 **_single(kw))
-    _emit(args, model, fleet, kw, note, r,
+    s = _setup(args)
+    r = required(args.output, args.target, args.solve_for.replace("-", "_"), s.model, s.fleet, side=args.side,
+                 **_single(s.kwargs), **_model_kwargs(s))
+    _emit(args, s, r,
           lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
     return 0
 
@@ -472,7 +436,7 @@ def cmd_equations(args) -> int:
     from . import notation
     from .model import Variant, build_model
     from .printing import TERM_CLASSES, equation, equation_label, quantity_latex, term_call, term_latex
-    from .solver import OUTPUTS
+    from .outputs import OUTPUTS
     m = build_model(Variant(family=args.family, fidelity=args.fidelity))
     if args.name is None:
         rows = [(n, notation.entry(n).meaning) for n in m] + [(t.name, t.meaning) for t in notation.TERMS]
@@ -558,11 +522,11 @@ _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--t
 
 
 def _option_of(message: str) -> str:
-    """The option a ``solve()`` message is about (it starts with the keyword), for the one-line error."""
+    """The option a message is about (it starts with the keyword), for the one-line error."""
     if message.startswith("without: "):
         return "--"      # "--without: ..." (the message names the argument itself)
     for o in OPTIONS:
-        if message.startswith(o.keyword + " "):
+        if message.startswith(o.keyword + " ") or message.startswith(o.keyword + "="):
             return o.flag + ": "
     return next((flag + ": " for start, flag in _ABOUT.items() if message.startswith(start)), "")
 

@@ -24,7 +24,8 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from . import _shipped
-from .model import StepTimeModel, Variant, build_model, cached_per_arguments
+from ._cache import cached_per_arguments
+from .model import StepTimeModel, Variant, build_model
 from .symbols import FLAGS, PARAMS
 from .terms.base import Iverson
 
@@ -32,6 +33,9 @@ from .terms.base import Iverson
 BACKENDS = ("math", "numpy")
 
 
+# --------------------------------------------------------------------------------------------
+# Functions of compiled code only (never in the model's expressions): a select, and the checks' predicates
+# --------------------------------------------------------------------------------------------
 class Where(sp.Function):
     """``a if c else b``, for compiled code only (never in the model's expressions).
 
@@ -65,6 +69,42 @@ class Where(sp.Function):
     def _pythoncode(self, printer):
         c, a, b = (printer._print(x) for x in self.args)
         return f"(({a}) if ({c}) else ({b}))"
+
+    _lambdacode = _pythoncode
+
+
+class NonFinite(sp.logic.boolalg.BooleanFunction):
+    """True where a number is NaN or infinite (``not math.isfinite(x)``)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.true if x in (sp.nan, sp.oo, -sp.oo, sp.zoo) else sp.false
+        return None
+
+    def _numpycode(self, printer):
+        return f"numpy.logical_not({printer._module_format('numpy.isfinite')}({printer._print(self.args[0])}))"
+
+    def _pythoncode(self, printer):
+        return f"(not {printer._module_format('math.isfinite')}({printer._print(self.args[0])}))"
+
+    _lambdacode = _pythoncode
+
+
+class Fractional(sp.logic.boolalg.BooleanFunction):
+    """True where a number is not a whole number."""
+
+    nargs = 1
+
+    def _numpycode(self, printer):
+        x = printer._print(self.args[0])
+        return f"({printer._module_format('numpy.floor')}({x}) != ({x}))"
+
+    def _pythoncode(self, printer):
+        x = printer._print(self.args[0])
+        return f"({x} != int({x}))"
 
     _lambdacode = _pythoncode
 

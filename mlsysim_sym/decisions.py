@@ -27,10 +27,10 @@ import numpy as np
 import sympy as sp
 
 from .compile import lambdify_numeric, numeric_form
-from .model import StepTimeModel, Variant, build_model, cached_per_arguments, closed_form
+from ._cache import cached_per_arguments
+from .model import StepTimeModel, Variant, build_model, closed_form
 from .branches import COMPARE, DECISIONS, KINK_RTOL, ORDERED, Tie, atoms_of, extreme, first_true, near, truth
-from .symbols import sym
-from .terms.base import Iverson
+from .terms.base import Iverson, labels_of
 
 
 # --------------------------------------------------------------------------------------
@@ -197,58 +197,38 @@ def model_decisions(variant: Variant = Variant()) -> ModelDecisions:
 
 
 # --------------------------------------------------------------------------------------
-# Labels
+# Labels: the words attached to each decision where it was built (mlsysim_sym.terms.base.labelled)
 # --------------------------------------------------------------------------------------
 
-def _dp_label(k, v):
-    if v.get("dp") == 1:
-        return "no DP (dp = 1)"
-    return ("DP ring on NVLink (one node)", "DP ring on the fabric", "DP hierarchical (NVLink + fabric)")[k]
+@lru_cache(maxsize=None)
+def _idle(md: ModelDecisions):
+    """``(decision indices, compiled conditions)``: the condition under which each labelled decision does not act
+    (``N_TP = 1``: no TP), in parameters."""
+    closed = md.model.closed_expansion
+    which, exprs = [], []
+    for i, d in enumerate(md.decisions):
+        words = labels_of(d.node)
+        if words is not None and words.idle is not None:
+            which.append(i)
+            exprs.append(numeric_form(closed_form(sp.sympify(words.idle[0], strict=True).xreplace(closed))))
+    args = tuple(p for p in md.model.parameters if any(p in e.free_symbols for e in exprs))
+    return tuple(which), args, (lambdify_numeric(args, exprs, "math", cse=False) if exprs else None)
 
 
-#: The memory tier a bandwidth symbol stands for.
-_TIERS = {sym.BW_sram: "SRAM tier", sym.BW_flash: "flash tier", sym.BW_hbm: "fits in HBM"}
-
-
-def _bw_label(k, d):
-    if k == 0:
-        return "spills to host memory (offload)"
-    return _TIERS.get(d.node.args[k].expr, f"memory tier {k}")
-
-
-def _is(d, k, name: str) -> bool:
-    """Whether the active argument ``k`` of a ``Max``/``Min`` is the quantity or parameter ``name``
-    (sympy orders their arguments, so the side is found by symbol, not by position)."""
-    return d.node.args[k].is_Symbol and d.node.args[k].name == name
-
-
-#: quantity -> label of the active side of its decisions (in definition order), from
-#: (choice, decision, facts). ``None``: not worth naming.
-_LABELS: Dict[str, Tuple[Callable, ...]] = {
-    "T_node": (lambda k, d, v: "compute-bound" if _is(d, k, "T_compute") else "memory-bound",),
-    "BW_eff": (lambda k, d, v: _bw_label(k, d),
-               lambda k, d, v: None if v.get("feasible", True)
-               else "offload at PCIe bandwidth" if _is(d, k, "BW_pcie") else "offload at HBM bandwidth"),
-    "T_dp_allreduce": (lambda k, d, v: _dp_label(k, v),),
-    "T_tp_allreduce": (lambda k, d, v: "no TP (tp = 1)" if v.get("tp") == 1
-                       else ("TP on NVLink", "TP on the fabric")[k],),
-    "T_dp_exposed": (lambda k, d, v: None if v.get("dp") == 1
-                     else ("DP overlapped with backward", "DP not overlapped")[k],),
-    "T_step": (lambda k, d, v: ("straggler (x f_s)", "no straggler (f_s <= 1)")[k],),
-    "lb": (lambda k, d, v: "batch < dp: one sample per replica" if v.get("B_lt_dp") else None,),
-    "f_train": (lambda k, d, v: None if not v.get("lora")
-                else "LoRA fraction capped at 1" if d.node.args[k] == 1 else "LoRA trainable fraction",),
-}
-
-
-def label(md: ModelDecisions, index: int, choice: int, facts: Mapping[str, object]) -> Optional[str]:
-    """A readable name for the active side of decision ``index`` (None for unnamed ones).
-
-    ``facts`` are a few values the labels read: ``dp``, ``tp``, ``feasible``, ``lora``, ``B_lt_dp``.
-    """
-    d = md.decisions[index]
-    fns = _LABELS.get(d.quantity)
-    pos = md.of_quantity[d.quantity].index(index)
-    if fns is None or pos >= len(fns):
-        return None
-    return fns[pos](int(choice), d, facts)
+def labels(md: ModelDecisions, choices: Mapping[int, object], values: Mapping[sp.Symbol, object]) -> Dict[int, str]:
+    """A readable name for the active side of each decision of ``choices`` (``index -> side``) at the point
+    ``values``: the words attached where the decision was built, or, where it does not act at the point, what
+    its builder said then (``"no TP (tp = 1)"``); decisions without words get ``None``."""
+    which, args, fn = _idle(md)
+    idle = dict(zip(which, fn(*(values[a] for a in args)))) if fn is not None else {}
+    out: Dict[int, Optional[str]] = {}
+    for i, choice in choices.items():
+        d = md.decisions[i]
+        words = labels_of(d.node)
+        if words is None:
+            out[i] = None
+        elif idle.get(i):
+            out[i] = words.idle[1]
+        else:
+            out[i] = words.side(d.node, int(choice))
+    return out

@@ -31,6 +31,7 @@ class Mechanism:
     switch: Optional[str]
     source: str
     mlsysim: str
+    quantities: Tuple[str, ...] = ()     # the model quantities it adds (none: it changes existing ones)
 
 
 _M = Mechanism
@@ -43,36 +44,36 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "AllReduce and ZeRO sharding span N_DP N_CP ranks",
        "cp_size", "Liu et al. (2023), Ring Attention, sec. 3; Dubey et al. (2024), The Llama 3 Herd of Models, "
        "sec. 3.3.2 (all-gather based context parallelism)",
-       "no context parallelism: cp_size folded into data parallelism"),
+       "no context parallelism: cp_size folded into data parallelism", ('G_mp', 'M_kv', 'beta_cp', 'alpha_cp', 'T_cp_layer', 'T_cp_exchange', 'T_cp')),
     _M("sequence_parallel", "sequence parallelism",
        "tp_size > 1: with the switch on, each TP AllReduce is a ReduceScatter and an AllGather (the same time) "
        "and every activation is split by N_TP; with it off, the LayerNorm, dropout and residual activations "
        "(10 s b d of the selective 34, all of the full-recompute 2) are held whole on every TP rank",
        "sequence_parallel", "Korthikanti et al. (2022), Reducing Activation Recomputation in Large Transformer "
        "Models, sec. 4.2.2 and Table 2",
-       "activation memory always split by N_TP (the sequence-parallel formula)"),
+       "activation memory always split by N_TP (the sequence-parallel formula)", ('r_sp', 'K_act', 'beta_tp', 'alpha_tp', 'T_sp_pair', 'T_tp_layer')),
     _M("tp_overlap", "TP communication overlap",
        "tp_comm_overlap: the share eta_ov (overlap_efficiency) of the TP communication hidden behind the GEMMs",
        "tp_comm_overlap", "Wang et al. (2023), Overlap Communication with Dependent Computation via Decomposition "
        "(ASPLOS); NVIDIA Transformer Engine userbuffers (tp_comm_overlap in Megatron-Core)",
-       "TP communication never overlapped"),
+       "TP communication never overlapped", ('T_tp_exposed',)),
     _M("gemm_shape", "GEMM-shape efficiency",
        "transformers, always: the achieved FLOP/s are R_peak eta f_GEMM with f_GEMM = d / (d + x_1/2), one fitted "
        "constant",
        None, "Narayanan et al. (2021), Table 1 (throughput per GPU rising with the hidden size); Korthikanti et al. "
        "(2022), sec. 4.1 (the elementwise work per layer, O(s b d) against the GEMMs' O(s b d^2))",
-       "one efficiency for every GEMM shape"),
+       "one efficiency for every GEMM shape", ('f_gemm',)),
     _M("pipeline_p2p", "pipeline stage-to-stage sends",
        "transformers with pp_size > 1: two point-to-point sends (activation forward, gradient backward) of "
        "b s d s_elem / (N_CP N_TP) bytes per microbatch per virtual stage and per fill step, 2 (V m + N_PP - 1) on "
        "the critical path, on NVLink only when the whole job is in one node (beyond, some stage boundary crosses "
        "a node and gates the pipeline)",
        None, "Narayanan et al. (2021), sec. 3.2 and 4.1 (b s h per microbatch between stages; the scatter/gather "
-       "optimization divides it by t)", "no stage-to-stage sends"),
+       "optimization divides it by t)", "no stage-to-stage sends", ('beta_pp', 'alpha_pp', 'n_p2p', 'T_p2p')),
     _M("optimizer_step", "optimizer update",
        "transformers: the memory-bound Adam update of the parameters this accelerator updates (sharded over "
        "N_DP N_CP from ZeRO-1), b_update = 30 bytes per parameter",
-       None, "Rajbhandari et al. (2020), ZeRO, sec. 3 (mixed-precision Adam states)", "no optimizer step"),
+       None, "Rajbhandari et al. (2020), ZeRO, sec. 3 (mixed-precision Adam states)", "no optimizer step", ('P_update', 'T_opt')),
     _M("ga_once", "one gradient AllReduce per optimizer step",
        "gradient_accumulation_steps > 1: the step already prices the whole batch, so its one AllReduce is paid "
        "once, not divided by the accumulation steps",
@@ -84,7 +85,7 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "3/2 of the AllReduce without LoRA or accumulation, and the weights' full size under LoRA",
        None, "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2 (1.5x the data-parallel volume); Zhao et al. (2023), "
        "PyTorch FSDP (parameters gathered again in every micro-step)", "ZeRO-3 communicates as plain data "
-       "parallelism"),
+       "parallelism", ('T_dp_gather',)),
     _M("moe_per_layer", "MoE all-to-all per layer",
        "ep_size > 1: n_A2A = 4 AllToAlls (dispatch and combine, forward and backward) per MoE layer of the stage, "
        "each of the rank's own tokens (1 / N_EP of the replica's)",
@@ -99,6 +100,55 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
 del _M
 
 
+#: The models: mlsysim 0.3.0's, exactly, and the extended one (``docs/extended.md``).
+FIDELITIES = ("mlsysim", "extended")
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which model prices a step: ``fidelity`` (``"mlsysim"``, mlsysim 0.3.0's, or ``"extended"``) and, in the
+    extended model, the mechanisms priced as mlsysim prices them (``off``, from ``without=``).
+
+    Built and checked once per call, where the choice is made (``DistributedModel(fidelity=..., without=...)``,
+    or the ``fidelity=``/``without=`` of a sweep, a search, ...); everything below reads it.
+
+    >>> ModelChoice("extended", ("pipeline_p2p",)).on("pipeline_p2p"), ModelChoice("extended").on("gemm_shape")
+    (False, True)
+    >>> ModelChoice("extended").on("gemm_shap")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives
+    """
+
+    fidelity: str = "mlsysim"
+    off: Tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not isinstance(self.fidelity, str) or self.fidelity not in FIDELITIES:
+            raise ValueError(f"fidelity must be one of {', '.join(map(repr, FIDELITIES))}, got {self.fidelity!r}")
+        object.__setattr__(self, "off", normalize(self.off))
+        if self.off and self.fidelity != "extended":
+            raise ValueError("without: mechanisms can be switched off only in the extended model; pass "
+                             "fidelity='extended'")
+
+    @property
+    def extended(self) -> bool:
+        return self.fidelity == "extended"
+
+    def on(self, mechanism: str) -> bool:
+        """Whether the model prices ``mechanism`` (:data:`MECHANISMS`; an unknown name is an error)."""
+        if mechanism not in MECHANISMS:
+            raise ValueError(f"unknown mechanism {mechanism!r}; the extended model's mechanisms are: "
+                             f"{', '.join(MECHANISMS)}")
+        return self.fidelity == "extended" and mechanism not in self.off
+
+    def __str__(self) -> str:
+        """``"extended model, without pipeline_p2p"``, ``"mlsysim's model"``."""
+        if not self.extended:
+            return "mlsysim's model"
+        return "extended model" + (f", without {', '.join(self.off)}" if self.off else "")
+
+
 def always_on() -> Tuple[str, ...]:
     """The mechanisms without a switch, in order."""
     return tuple(n for n, m in MECHANISMS.items() if m.switch is None)
@@ -110,9 +160,14 @@ def normalize(names: Iterable[str], argument: str = "without") -> Tuple[str, ...
         return ()
     if isinstance(names, str):
         names = (names,)
+    try:
+        names = list(names)
+    except TypeError:
+        raise TypeError(f"{argument} must be mechanism names (a string or a sequence of them), "
+                        f"got {type(names).__name__}") from None
     out = []
     for n in names:
-        if n not in MECHANISMS:
+        if not isinstance(n, str) or n not in MECHANISMS:
             raise ValueError(f"{argument}: unknown mechanism {n!r}; the extended model's mechanisms are: "
                              f"{', '.join(MECHANISMS)}")
         out.append(n)

@@ -25,25 +25,24 @@ FloorDiv(N, G)
 """
 from __future__ import annotations
 
-import inspect
-from dataclasses import dataclass
-from functools import cached_property, lru_cache, update_wrapper
-from typing import Callable, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
+from typing import Collection, Dict, Iterable, Iterator, List, Mapping, Tuple
 
 import sympy as sp
 
 from . import notation
-from .mechanisms import normalize
+from ._cache import cached_per_arguments
+from .mechanisms import FIDELITIES, MECHANISMS, ModelChoice
 from .symbols import PARAMS, sym
 from .terms import communication as comm
 from .terms import memory, roofline
 from .terms import extended as ext_terms
-from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
+from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm, labelled
 from .terms.pipeline import BubbleFraction, BubbleTime, in_flight_divisor
 
-#: The models: mlsysim 0.3.0's, exactly, and the extended one (``docs/extended.md``).
-FIDELITIES = ("mlsysim", "extended")
-
+__all__ = ["FIDELITIES", "MECHANISMS", "ModelChoice", "Quantity", "StepTimeModel", "Variant", "build_model",
+           "cached_per_arguments", "closed_form", "expand_in_order"]
 
 
 @dataclass(frozen=True)
@@ -68,15 +67,28 @@ class Variant:
     def __post_init__(self):
         if self.family not in ("transformer", "generic"):
             raise ValueError(f"family must be 'transformer' or 'generic', got {self.family!r}")
-        if self.fidelity not in FIDELITIES:
-            raise ValueError(f"fidelity must be one of {', '.join(map(repr, FIDELITIES))}, got {self.fidelity!r}")
-        object.__setattr__(self, "off", normalize(self.off))
-        if self.off and self.fidelity != "extended":
-            raise ValueError("mechanisms can be switched off only in the extended model (fidelity='extended')")
+        object.__setattr__(self, "off", ModelChoice(self.fidelity, self.off).off)
+
+    @property
+    def choice(self) -> ModelChoice:
+        """The model this variant belongs to (fidelity and mechanisms off)."""
+        return ModelChoice(self.fidelity, self.off)
 
     def on(self, mechanism: str) -> bool:
-        """Whether the extended model prices ``mechanism`` (:data:`~mlsysim_sym.mechanisms.MECHANISMS`)."""
-        return self.fidelity == "extended" and mechanism not in self.off
+        """Whether the extended model prices ``mechanism`` (:data:`~mlsysim_sym.mechanisms.MECHANISMS`; an
+        unknown name is an error)."""
+        return self.choice.on(mechanism)
+
+    def of(self, choice: ModelChoice) -> "Variant":
+        """This variant's structure in the model ``choice`` (cached: one object per pair)."""
+        return _with_choice(self, choice)
+
+
+@lru_cache(maxsize=None)
+def _with_choice(variant: Variant, choice: ModelChoice) -> Variant:
+    if (variant.fidelity, variant.off) == (choice.fidelity, choice.off):
+        return variant
+    return replace(variant, fidelity=choice.fidelity, off=choice.off)
 
 
 @dataclass(frozen=True)
@@ -101,10 +113,8 @@ class Quantity:
         return notation.entry(self.name).latex
 
     def _repr_latex_(self) -> str:
-        # a notebook display hook: the one import here that points up the package's layers
-        from .printing import quantity_repr_latex
-
-        return quantity_repr_latex(self)
+        # a notebook display hook: the printer registers itself (mlsysim_sym.printing, which the package imports)
+        return notation.DISPLAY["quantity"](self)
 
 
 class StepTimeModel(Mapping):
@@ -114,8 +124,14 @@ class StepTimeModel(Mapping):
     ``RingAllReduce`` stay as functions; :meth:`closed_form` expands them too).
     """
 
-    def __init__(self, variant: Variant, quantities: List[Quantity]):
+    def __init__(self, variant: Variant, quantities: List[Quantity], step_terms: Tuple[str, ...] = (),
+                 sections: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()):
         self.variant = variant
+        #: ``(title, quantity names)`` of the sections that built the model, in order (:data:`SECTIONS`).
+        self.sections = sections
+        #: The addends of ``T_sync``, the step before the straggler, in reading order (replica, DP, TP, EP,
+        #: then what the variant's mechanisms add, the bubble, the optimizer update).
+        self.step_terms = tuple(step_terms)
         self._q: Dict[str, Quantity] = {q.name: q for q in quantities}
         self._expanded: Dict[str, sp.Basic] = {}
         subs: Dict[sp.Symbol, sp.Basic] = {}
@@ -171,10 +187,8 @@ class StepTimeModel(Mapping):
         return f"StepTimeModel({self.variant}, {len(self)} quantities)"
 
     def _repr_latex_(self) -> str:
-        # a notebook display hook (a lazy import that points up the package's layers)
-        from .printing import model_repr_latex
-
-        return model_repr_latex(self)
+        # a notebook display hook: the printer registers itself (mlsysim_sym.printing, which the package imports)
+        return notation.DISPLAY["model"](self)
 
 
 def closed_form(expr: sp.Basic) -> sp.Basic:
@@ -196,43 +210,20 @@ def expand_in_order(pairs: Iterable[Tuple[sp.Symbol, sp.Basic]],
     return out
 
 
-def cached_per_arguments(normalize: Optional[Callable[..., tuple]] = None):
-    """Cache a function once per set of arguments, however they are passed (``lru_cache`` alone keys on
-    the call: ``f(v)``, ``f(variant=v)`` and ``f()`` would be three entries).
-
-    The arguments are bound with their defaults applied, then ``normalize(*arguments)`` (if given)
-    returns the tuple of arguments to key on and call with. A positional call skips the binding.
-    """
-    def decorate(fn):
-        sig = inspect.signature(fn)
-        if any(p.kind is not p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values()):
-            raise TypeError(f"{fn.__name__}: only plain parameters (no *args, **kwargs or keyword-only)")
-        defaults = tuple(p.default for p in sig.parameters.values())
-        required = sum(p.default is p.empty for p in sig.parameters.values())
-        cached = lru_cache(maxsize=None)(fn)
-
-        def wrapper(*args, **kwargs):
-            if kwargs or not required <= len(args) <= len(defaults):
-                try:
-                    bound = sig.bind(*args, **kwargs)
-                except TypeError:
-                    return fn(*args, **kwargs)      # raises Python's own error for the call
-                bound.apply_defaults()
-                args = bound.args
-            elif len(args) < len(defaults):
-                args += defaults[len(args):]
-            return cached(*normalize(*args)) if normalize else cached(*args)
-
-        return update_wrapper(wrapper, fn)
-
-    return decorate
-
-
 class _Builder:
-    """Collects quantities in order; each ``q(...)`` returns the quantity's symbol."""
+    """Collects quantities in order; ``q(...)`` returns the quantity's symbol, ``b[name]`` looks it up.
 
-    def __init__(self):
+    The sections of :func:`build_model` share it: besides the quantities it holds the few expressions of
+    the variant that are not quantities (the context-parallel degree, the tokens a rank holds, ...).
+    """
+
+    def __init__(self, variant: Variant):
         self.items: List[Quantity] = []
+        self.symbols: Dict[str, sp.Symbol] = {}
+        self.variant = variant
+        self.on = variant.on
+        self.transformer = variant.family == "transformer"
+        self.step: Tuple[str, ...] = ()
 
     def q(self, name, definition, **assumptions):
         if name in PARAMS:
@@ -240,169 +231,246 @@ class _Builder:
         notation.entry(name)    # every quantity has its unit, meaning and LaTeX in the table
         s = notation.symbol(name, **(assumptions or {"real": True}))
         self.items.append(Quantity(name, s, sp.sympify(definition, strict=True)))
+        self.symbols[name] = s
         return s
 
+    def __getitem__(self, name: str) -> sp.Symbol:
+        return self.symbols[name]
 
-@cached_per_arguments()
-def build_model(variant: Variant = Variant()) -> StepTimeModel:
-    """Build (once per variant) the ordered model of one distributed training step."""
-    S = sym
-    b = _Builder()
-    q = b.q
-    pos = {"positive": True}
-    nonneg = {"nonnegative": True}
-    transformer = variant.family == "transformer"
-    on = variant.on
+    def __contains__(self, name: str) -> bool:
+        return name in self.symbols
+
+
+#: The reading order of the step's terms and their communication parts: the replica, DP, TP, EP, the
+#: extended model's CP exchange and pipeline sends, the bubble, the optimizer update. Each variant's ``T_sync``
+#: adds the terms it has in this order (:attr:`StepTimeModel.step_terms`), and sums of them print so.
+STEP_ORDER = ("T_node", "T_dp_exposed", "T_dp", "T_tp_exposed", "T_tp", "T_ep", "T_cp", "T_p2p", "T_bubble", "T_opt")
+notation.read_in_order(STEP_ORDER)
+
+def _section(title: str):
+    """Mark a section of :func:`build_model` with its title (the documents read the model's sections)."""
+    def mark(fn):
+        fn.title = title
+        return fn
+    return mark
+
+
+_POS = {"positive": True}
+_NONNEG = {"nonnegative": True}
+_COUNT = {"integer": True, "positive": True}
+
+
+@_section('Decomposition of the fleet')
+def _decomposition(b: _Builder) -> None:
+    """How the fleet splits (docs/contract.md §2.1): replicas, their batch, and the lowered weights (§2.2)."""
+    S, q = sym, b.q
     # the extended model's context-parallel degree (1 where context parallelism is folded into DP, as mlsysim)
-    cp = S.cp if on("context_parallel") and transformer else 1
-
-    # -- decomposition (docs/contract.md §2.1) ------------------------------------------------
-    N = q("N", S.n_nodes * S.apn, integer=True, positive=True)
+    b.cp = cp = S.cp if b.on("context_parallel") and b.transformer else 1
+    N = q("N", S.n_nodes * S.apn, **_COUNT)
     if cp == 1:
-        G = G_mp = q("G", S.tp * S.pp * S.ep, integer=True, positive=True)
+        G = b.G_mp = q("G", S.tp * S.pp * S.ep, **_COUNT)
     else:
-        G_mp = q("G_mp", S.tp * S.pp * S.ep, integer=True, positive=True)
-        G = q("G", G_mp * cp, integer=True, positive=True)
-    dp = q("dp", FloorDiv(N, G), integer=True, positive=True)
-    lb = q("lb", sp.Max(1, FloorDiv(S.B, dp)), integer=True, positive=True)
-    s_loc = S.s / cp                # tokens of each sequence one rank holds
+        b.G_mp = q("G_mp", S.tp * S.pp * S.ep, **_COUNT)
+        G = q("G", b.G_mp * cp, **_COUNT)
+    dp = q("dp", FloorDiv(N, G), **_COUNT)
+    q("lb", labelled(sp.Max(1, FloorDiv(S.B, dp)), {1: "batch < dp: one sample per replica"},
+                     idle=(S.B >= dp, None)), **_COUNT)
+    b.s_loc = S.s / cp              # tokens of each sequence one rank holds
     # ranks that reduce one gradient (and shard ZeRO state): N_DP N_CP, which is N // G_shard once the split
     # divides the fleet (checked); one integer division, as N_DP is
-    dp_grad = dp if cp == 1 else FloorDiv(N, G_mp)
-
-    # -- lowering (docs/contract.md §2.2) -------------------------------------------------------
-    if variant.explicit_weights:
-        W_def, Wg_def = S.W_lw, S.W_g
+    b.dp_grad = dp if cp == 1 else FloorDiv(N, b.G_mp)
+    if b.variant.explicit_weights:
+        W_def, b.Wg_def = S.W_lw, S.W_g
     else:
-        W_def = Wg_def = S.P * S.bpp
-    W = q("W", W_def, **pos)
-    tokens = S.s if transformer else 1
+        W_def = b.Wg_def = S.P * S.bpp
+    q("W", W_def, **_POS)
 
-    # -- compute (docs/contract.md §2.3a) -------------------------------------------------------
-    O_model = q("O_model", 3 * S.F * tokens * lb, **nonneg)
-    O_hw = q("O_hw", roofline.training_flop_multiplier(S.rc) * S.F * tokens * lb, **nonneg)
-    if on("gemm_shape") and transformer:
-        f_gemm = q("f_gemm", ext_terms.GemmShapeEfficiency(S.H, S.d_half), **pos)
-        R_eff = q("R_eff", S.R_peak * S.eta * f_gemm, **pos)
-    else:
-        R_eff = q("R_eff", S.R_peak * S.eta, **pos)
-    t_comp = q("T_compute", roofline.compute_time(O_hw, R_eff, G), **nonneg)
 
-    # -- memory per accelerator (docs/contract.md §2.4) -------------------------------------------
-    if transformer:
-        tf = q("f_train", memory.lora_trainable_fraction(S.H, S.L, S.P, S.lora), **pos)
-        ifd = q("ifd", in_flight_divisor(S.m, S.pp), integer=True, positive=True)
-        mb = q("mb", memory.microbatch(lb, S.GA, ifd), integer=True, positive=True)
-        Ls = q("L_stage", memory.layers_per_stage(S.L, S.pp), integer=True, positive=True)
-        P_sh = q("P_shard", S.P / G_mp, **pos)
-        M_w = q("M_weights", memory.weight_bytes(P_sh, S.bpp, dp_grad, S.z), **pos)
-        M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, S.bpp, dp_grad, S.z), **pos)
-        M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, dp_grad, S.z), **pos)
-        if on("sequence_parallel"):
-            whole = q("r_sp", ext_terms.unsplit_share(S.tp, S.sp), **pos)
-            K_act = q("K_act", ext_terms.activation_values(S.tp, S.rc, whole), **pos)
-            act = Ls * K_act * s_loc * mb * S.H * (S.bpp / 2)
-        else:
-            act = memory.activation_bytes(Ls, s_loc, mb, S.H, S.bpp, S.tp, S.rc)
-        M_a = q("M_activations", act, **nonneg)
-        M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, s_loc, S.H, S.bpp, S.pp), **nonneg)
-        M_def = M_w + M_g + M_o + M_a + M_b
+@_section('Compute of one replica')
+def _compute(b: _Builder) -> None:
+    """The replica's FLOPs and the rate it runs them at (docs/contract.md §2.3a)."""
+    S, q = sym, b.q
+    tokens = S.s if b.transformer else 1
+    q("O_model", 3 * S.F * tokens * b["lb"], **_NONNEG)
+    O_hw = q("O_hw", roofline.training_flop_multiplier(S.rc) * S.F * tokens * b["lb"], **_NONNEG)
+    if b.on("gemm_shape") and b.transformer:
+        f_gemm = q("f_gemm", ext_terms.GemmShapeEfficiency(S.H, S.d_half), **_POS)
+        R_eff = q("R_eff", S.R_peak * S.eta * f_gemm, **_POS)
     else:
-        M_def = memory.generic_replica_bytes(W, S.bpp, G, S.lora)
-    M = q("M_acc", M_def, **pos)
+        R_eff = q("R_eff", S.R_peak * S.eta, **_POS)
+    q("T_compute", roofline.compute_time(O_hw, R_eff, b["G"]), **_NONNEG)
+
+
+@_section('Memory per accelerator')
+def _memory(b: _Builder) -> None:
+    """Memory per accelerator (docs/contract.md §2.4): the transformer's five parts, or the generic state."""
+    S, q = sym, b.q
+    if not b.transformer:
+        q("M_acc", memory.generic_replica_bytes(b["W"], S.bpp, b["G"], S.lora), **_POS)
+        return
+    tf = q("f_train", memory.lora_trainable_fraction(S.H, S.L, S.P, S.lora), **_POS)
+    ifd = q("ifd", in_flight_divisor(S.m, S.pp), **_COUNT)
+    mb = q("mb", memory.microbatch(b["lb"], S.GA, ifd), **_COUNT)
+    Ls = q("L_stage", memory.layers_per_stage(S.L, S.pp), **_COUNT)
+    P_sh = q("P_shard", S.P / b.G_mp, **_POS)
+    M_w = q("M_weights", memory.weight_bytes(P_sh, S.bpp, b.dp_grad, S.z), **_POS)
+    M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, S.bpp, b.dp_grad, S.z), **_POS)
+    M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, b.dp_grad, S.z), **_POS)
+    if b.on("sequence_parallel"):
+        whole = q("r_sp", ext_terms.unsplit_share(S.tp, S.sp), **_POS)
+        K_act = q("K_act", ext_terms.activation_values(S.tp, S.rc, whole), **_POS)
+        act = Ls * K_act * b.s_loc * mb * S.H * (S.bpp / 2)
+    else:
+        act = memory.activation_bytes(Ls, b.s_loc, mb, S.H, S.bpp, S.tp, S.rc)
+    M_a = q("M_activations", act, **_NONNEG)
+    M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, b.s_loc, S.H, S.bpp, S.pp), **_NONNEG)
+    q("M_acc", M_w + M_g + M_o + M_a + M_b, **_POS)
+
+
+@_section('Roofline of one replica')
+def _roofline(b: _Builder) -> None:
+    """The replica's roofline step: memory tier, traffic, compute against memory, overhead, utilization
+    (docs/contract.md §2.3-§2.5)."""
+    S, q = sym, b.q
+    M, G, W, lb = b["M_acc"], b["G"], b["W"], b["lb"]
     q("feasible", M <= S.CAP)
     # the quantity symbol cannot stand in a condition, so conditions use the relation itself
     fits = M <= S.CAP
     tiers = []
-    if variant.sram:
+    if b.variant.sram:
         tiers.append((S.BW_sram, sp.And(sp.Eq(G, 1), W <= S.CAP_sram)))
-    if variant.flash:
+    if b.variant.flash:
         tiers.append((S.BW_flash, sp.Eq(G, 1)))
-    BW = q("BW_eff", roofline.effective_bandwidth(fits, tiers), **pos)
-    traffic = q("traffic", roofline.memory_traffic(W, G_mp, lb / cp), **pos)
-    t_mem = q("T_memory", traffic / BW, **pos)
-    t_over = q("T_overhead", roofline.overhead(sp.Max(1, S.L)), **pos)
-    T_node = q("T_node", roofline.node_latency(t_comp, t_mem, t_over), **pos)
-    mfu = q("mfu_node", roofline.utilization(O_model, T_node, S.R_peak, G), **nonneg)
-    hfu = q("hfu_node", roofline.utilization(O_hw, T_node, S.R_peak, G), **nonneg)
-    q("energy", roofline.energy(hfu, G, T_node), **nonneg)
-    q("throughput_node", lb / T_node, **pos)
-    q("intensity", (O_hw / G) / traffic, **nonneg)
+    BW = q("BW_eff", roofline.effective_bandwidth(fits, tiers), **_POS)
+    traffic = q("traffic", roofline.memory_traffic(W, b.G_mp, lb / b.cp), **_POS)
+    t_comp, t_mem = b["T_compute"], q("T_memory", traffic / BW, **_POS)
+    t_over = q("T_overhead", roofline.overhead(sp.Max(1, S.L)), **_POS)
+    T_node = q("T_node", roofline.node_latency(t_comp, t_mem, t_over), **_POS)
+    q("mfu_node", roofline.utilization(b["O_model"], T_node, S.R_peak, G), **_NONNEG)
+    hfu = q("hfu_node", roofline.utilization(b["O_hw"], T_node, S.R_peak, G), **_NONNEG)
+    q("energy", roofline.energy(hfu, G, T_node), **_NONNEG)
+    q("throughput_node", lb / T_node, **_POS)
+    q("intensity", (b["O_hw"] / G) / traffic, **_NONNEG)
     q("memory_bound", roofline.memory_bound(t_comp, t_mem), integer=True, nonnegative=True)
     q("overhead_dominated", Iverson(t_over > sp.Max(t_comp, t_mem)), integer=True, nonnegative=True)
     q("offload_spill", M - S.CAP)
 
-    # -- communication (docs/contract.md §2.6) ----------------------------------------------------
-    grad = q("M_grad_msg", Wg_def / (S.tp * S.pp) * S.f_lora ** S.lora, **pos)
-    BW_inter = q("BW_inter", S.BW_fab / S.osr, **pos)
-    rpn = q("rpn", comm.dp_ranks_per_node(S.apn, G_mp), integer=True, positive=True)
-    nodes = q("nodes_dp", comm.dp_nodes_spanned(dp_grad, rpn), integer=True, positive=True)
-    t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, dp_grad, rpn, nodes, BW_inter), **nonneg)
-    if on("zero3_gather") and transformer:
+
+@_section('Data-parallel communication')
+def _data_parallel(b: _Builder) -> None:
+    """The gradient all-reduce of one DP group by placement (docs/contract.md §2.6), and ZeRO-3's gathers."""
+    S, q = sym, b.q
+    grad = q("M_grad_msg", b.Wg_def / (S.tp * S.pp) * S.f_lora ** S.lora, **_POS)
+    BW_inter = q("BW_inter", S.BW_fab / S.osr, **_POS)
+    rpn = q("rpn", comm.dp_ranks_per_node(S.apn, b.G_mp), **_COUNT)
+    nodes = q("nodes_dp", comm.dp_nodes_spanned(b.dp_grad, rpn), **_COUNT)
+    t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, b.dp_grad, rpn, nodes, BW_inter), **_NONNEG)
+    if b.on("zero3_gather") and b.transformer:
         # ZeRO-3 / FSDP: the gradients' ReduceScatter (half the all-reduce) once, and the weights' two
         # AllGathers (forward, backward: one all-reduce's time of the whole weights) in every micro-step
-        t_gather = q("T_dp_gather", comm.dp_allreduce(W / (S.tp * S.pp), dp_grad, rpn, nodes, BW_inter),
-                     **nonneg)
-        dp_def = ext_terms.zero3_sync(t_dp0, t_gather, S.z, S.GA)
+        t_gather = q("T_dp_gather", comm.dp_allreduce(b["W"] / (S.tp * S.pp), b.dp_grad, rpn, nodes, BW_inter),
+                     **_NONNEG)
+        b.dp_sync = ext_terms.zero3_sync(t_dp0, t_gather, S.z, S.GA)
     else:
-        dp_def = t_dp0
-    msg = q("M_act_msg", lb * s_loc * S.H * S.bpp, **nonneg)
-    nl = q("L_tp", CeilDiv(sp.Max(1, S.L), S.pp), integer=True, positive=True)
-    again = ext_terms.recomputed(S.rc) if on("recompute_collectives") else 1
-    if on("sequence_parallel"):
-        beta_tp = q("beta_tp", ext_terms.group_link(S.tp, S.apn, S.BW_intra, BW_inter), **pos)
-        alpha_tp = q("alpha_tp", ext_terms.group_link(S.tp, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
-        pair = q("T_sp_pair", ext_terms.sp_pair(msg, S.tp, beta_tp, alpha_tp), **nonneg)
-        t_tp1 = q("T_tp_layer", ext_terms.tp_collective(msg, S.tp, beta_tp, alpha_tp, S.sp, pair), **nonneg)
+        b.dp_sync = t_dp0
+
+
+@_section('Tensor-, expert- and context-parallel communication')
+def _model_parallel(b: _Builder) -> None:
+    """TP collectives and EP all-to-alls of one step (docs/contract.md §2.6), and the extended model's
+    context-parallel exchange; ``b.again`` counts a recomputed forward's collectives."""
+    S, q = sym, b.q
+    msg = q("M_act_msg", b["lb"] * b.s_loc * S.H * S.bpp, **_NONNEG)
+    nl = q("L_tp", CeilDiv(sp.Max(1, S.L), S.pp), **_COUNT)
+    b.again = again = ext_terms.recomputed(S.rc) if b.on("recompute_collectives") else 1
+    if b.on("sequence_parallel"):
+        alone = sp.Eq(S.tp, 1)
+        beta_tp = q("beta_tp", ext_terms.group_link(S.tp, S.apn, S.BW_intra, b["BW_inter"], "TP", alone), **_POS)
+        alpha_tp = q("alpha_tp", ext_terms.group_link(S.tp, S.apn, S.alpha_nv, S.alpha_fab, "TP", alone),
+                     **_NONNEG)
+        pair = q("T_sp_pair", ext_terms.sp_pair(msg, S.tp, beta_tp, alpha_tp), **_NONNEG)
+        t_tp1 = q("T_tp_layer", ext_terms.tp_collective(msg, S.tp, beta_tp, alpha_tp, S.sp, pair), **_NONNEG)
         t_tp_def = again * S.n_ar * nl * t_tp1
     else:
-        t_tp_def = again * comm.tp_allreduces(msg, S.tp, nl, S.apn, BW_inter)
-    t_tp0 = q("T_tp_allreduce", t_tp_def, **nonneg)
-    if on("moe_per_layer"):
+        t_tp_def = again * comm.tp_allreduces(msg, S.tp, nl, S.apn, b["BW_inter"])
+    q("T_tp_allreduce", t_tp_def, **_NONNEG)
+    if b.on("moe_per_layer"):
         # each EP rank exchanges its own tokens: 1 / N_EP of the replica's
-        t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(msg * S.k_e * S.iota / S.ep, S.ep, BW_inter)
+        t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(msg * S.k_e * S.iota / S.ep, S.ep, b["BW_inter"])
     else:
-        t_ep_def = comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, BW_inter)
-    t_ep0 = q("T_ep_alltoall", t_ep_def, **nonneg)
-    extra = []          # the extended model's communication terms, in step order
-    if cp != 1:
-        M_kv = q("M_kv", ext_terms.kv_bytes(msg, S.kvf, S.tp, cp), **nonneg)
-        beta_cp = q("beta_cp", ext_terms.group_link(S.tp * cp, S.apn, S.BW_intra, BW_inter), **pos)
-        alpha_cp = q("alpha_cp", ext_terms.group_link(S.tp * cp, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
-        t_cp1 = q("T_cp_layer", ext_terms.cp_layer_exchange(M_kv, cp, beta_cp, alpha_cp, S.rc,
-                                                            on("recompute_collectives")),
-                  **nonneg)
-        t_cp0 = q("T_cp_exchange", nl * t_cp1, **nonneg)
-        extra.append(q("T_cp", S.c * t_cp0, **nonneg))
-    if on("pipeline_p2p") and transformer:
-        beta_pp = q("beta_pp", ext_terms.stage_link(N, S.apn, S.BW_intra, BW_inter), **pos)
-        alpha_pp = q("alpha_pp", ext_terms.stage_link(N, S.apn, S.alpha_nv, S.alpha_fab), **nonneg)
+        t_ep_def = comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, b["BW_inter"])
+    q("T_ep_alltoall", t_ep_def, **_NONNEG)
+    b.extra = []          # the extended model's communication terms, in step order
+    if b.cp != 1:
+        _context_parallel(b, msg, nl)
+
+
+def _context_parallel(b: _Builder, msg, nl) -> None:
+    """The extended model's key/value exchange of context parallelism, per layer and per step."""
+    S, q, cp = sym, b.q, b.cp
+    alone = sp.Eq(cp, 1)
+    M_kv = q("M_kv", ext_terms.kv_bytes(msg, S.kvf, S.tp, cp), **_NONNEG)
+    beta_cp = q("beta_cp", ext_terms.group_link(S.tp * cp, S.apn, S.BW_intra, b["BW_inter"], "CP", alone), **_POS)
+    alpha_cp = q("alpha_cp", ext_terms.group_link(S.tp * cp, S.apn, S.alpha_nv, S.alpha_fab, "CP", alone),
+                 **_NONNEG)
+    t_cp1 = q("T_cp_layer", ext_terms.cp_layer_exchange(M_kv, cp, beta_cp, alpha_cp, S.rc,
+                                                        b.on("recompute_collectives")), **_NONNEG)
+    t_cp0 = q("T_cp_exchange", nl * t_cp1, **_NONNEG)
+    b.extra.append(q("T_cp", S.c * t_cp0, **_NONNEG))
+
+
+@_section('Pipeline')
+def _pipeline(b: _Builder) -> None:
+    """The extended model's stage-to-stage sends, then the bubble (docs/contract.md §2.7)."""
+    S, q = sym, b.q
+    if b.on("pipeline_p2p") and b.transformer:
+        N = b["N"]
+        beta_pp = q("beta_pp", ext_terms.stage_link(N, S.apn, S.BW_intra, b["BW_inter"], S.pp), **_POS)
+        alpha_pp = q("alpha_pp", ext_terms.stage_link(N, S.apn, S.alpha_nv, S.alpha_fab, S.pp), **_NONNEG)
         n_p2p = q("n_p2p", ext_terms.critical_sends(S.pp, S.v, S.m), integer=True, nonnegative=True)
-        extra.append(q("T_p2p", S.c * n_p2p * ext_terms.pipeline_send(lb, s_loc, S.H, S.bpp, S.tp, S.m, beta_pp,
-                                                                      alpha_pp), **nonneg))
+        b.extra.append(q("T_p2p", S.c * n_p2p * ext_terms.pipeline_send(b["lb"], b.s_loc, S.H, S.bpp, S.tp, S.m,
+                                                                        beta_pp, alpha_pp), **_NONNEG))
+    q("bubble_fraction", BubbleFraction(S.pp, S.v, S.m), **_NONNEG)
+    q("T_bubble", BubbleTime(b["T_node"], S.pp, S.v, S.m), **_NONNEG)
+    b.optimizer = []
+    if b.on("optimizer_step") and b.transformer:
+        P_upd = q("P_update", memory.zero_sharded(b["P_shard"] * b["f_train"], b.dp_grad, S.z, 1), **_POS)
+        b.optimizer.append(q("T_opt", ext_terms.OptimizerUpdateTime(P_upd, S.b_upd, S.BW_hbm), **_POS))
 
-    # -- pipeline (docs/contract.md §2.7) -------------------------------------------------------
-    q("bubble_fraction", BubbleFraction(S.pp, S.v, S.m), **nonneg)
-    t_bub = q("T_bubble", BubbleTime(T_node, S.pp, S.v, S.m), **nonneg)
 
-    # -- optimizer (extended model) ---------------------------------------------------------------
-    if on("optimizer_step") and transformer:
-        P_upd = q("P_update", memory.zero_sharded(P_sh * tf, dp_grad, S.z, 1), **pos)
-        t_opt = [q("T_opt", ext_terms.OptimizerUpdateTime(P_upd, S.b_upd, S.BW_hbm), **pos)]
-    else:
-        t_opt = []
-
-    # -- step assembly (docs/contract.md §2.8) --------------------------------------------------
-    t_dp = q("T_dp", S.c * dp_def if on("ga_once") else S.c * dp_def / S.GA)
-    t_tp = q("T_tp", S.c * t_tp0)
-    t_ep = q("T_ep", S.c * t_ep0)
-    q("T_comm", t_dp + t_tp + t_ep + sum(extra))
-    t_dpx = q("T_dp_exposed", comm.exposed_dp(t_dp, S.ov))
-    if on("tp_overlap"):
+@_section('Step assembly')
+def _step(b: _Builder) -> None:
+    """The step: communication with congestion, overlap, the sum of its terms, the straggler, and the
+    fleet's figures (docs/contract.md §2.8)."""
+    S, q = sym, b.q
+    t_dp = q("T_dp", S.c * b.dp_sync if b.on("ga_once") else S.c * b.dp_sync / S.GA)
+    t_tp = q("T_tp", S.c * b["T_tp_allreduce"])
+    t_ep = q("T_ep", S.c * b["T_ep_alltoall"])
+    q("T_comm", t_dp + t_tp + t_ep + sum(b.extra))
+    t_dpx = q("T_dp_exposed", comm.exposed_dp(t_dp, S.ov, b["dp"]))
+    if b.on("tp_overlap"):
         t_tp = q("T_tp_exposed", ext_terms.exposed_tp(t_tp, S.tov))
-    t_sync = q("T_sync", T_node + t_dpx + t_tp + t_ep + sum(extra) + t_bub + sum(t_opt))
-    step = q("T_step", comm.straggled(t_sync, S.f_s))
-    se = q("scaling_efficiency", T_node / step)
-    q("mfu", mfu * se)
-    q("effective_throughput", dp * (lb / T_node) * se)
-    return StepTimeModel(variant, b.items)
+    terms = (b["T_node"], t_dpx, t_tp, t_ep, *b.extra, b["T_bubble"], *b.optimizer)      # as STEP_ORDER reads
+    b.step = tuple(t.name for t in terms)
+    step = q("T_step", comm.straggled(q("T_sync", sp.Add(*terms)), S.f_s))
+    se = q("scaling_efficiency", b["T_node"] / step)
+    q("mfu", b["mfu_node"] * se)
+    q("effective_throughput", b["dp"] * (b["lb"] / b["T_node"]) * se)
+
+
+#: The sections of a step, in the order the model defines its quantities.
+SECTIONS = (_decomposition, _compute, _memory, _roofline, _data_parallel, _model_parallel, _pipeline, _step)
+
+
+@cached_per_arguments()
+def build_model(variant: Variant = Variant()) -> StepTimeModel:
+    """Build (once per variant) the ordered model of one distributed training step, section by section
+    (:data:`SECTIONS`: decomposition, compute, memory, roofline, data parallelism, model parallelism, pipeline,
+    step)."""
+    b = _Builder(variant)
+    sections = []
+    for section in SECTIONS:
+        before = len(b.items)
+        section(b)
+        sections.append((section.title, tuple(q.name for q in b.items[before:])))
+    return StepTimeModel(variant, b.items, b.step, tuple(sections))

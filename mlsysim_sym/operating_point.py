@@ -26,10 +26,9 @@ import sympy as sp
 from sympy.core.relational import Relational
 
 from .display import html_table, quantity, shorten, text_table, wrap
-from .inputs import configure, values_of
+from .arguments import checked, describe
 from .model import StepTimeModel, Variant, build_model, expand_in_order
 from .printing import latex
-from .solver import describe_arguments
 from .branches import Numbers, resolution
 from .simplify import DECOMPOSITION, shorten_deep
 from .symbols import FLAGS
@@ -191,10 +190,9 @@ def operating_point(values: Mapping[sp.Symbol, object], variant: Variant = Varia
 def operating_point_of(model, fleet, **kwargs) -> OperatingPoint:
     """:func:`operating_point` of one ``solve()`` configuration (:func:`mlsysim_sym.inputs.parameters_of`:
     the same checks, warnings and lowering as ``solve()``)."""
-    w, f, key, args = configure(model, fleet, kwargs, "operating_point_of")
-    variant, values = values_of(w, f, key, args)
-    point = operating_point(values, variant)
-    point.configuration = describe_arguments(w, f, args)
+    a = checked(model, fleet, kwargs, caller="operating_point_of")
+    point = operating_point(a.values, a.variant)
+    point.configuration = describe(a)
     return point
 
 

@@ -17,105 +17,52 @@ error when nothing fits.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+import sympy as sp
 
+from .arguments import Arguments, arguments, describe, refuse_extended, settable
 from .compile import lambdify_numeric
 from .display import html_table, number, quantity, si_prefix, text_table, wrap
-from .mechanisms import normalize
-from .inputs import EXTENDED_DEFAULTS, KEYWORDS, SOLVE_DEFAULTS, as_fleet, as_workload, size_in_bytes
-from .solver import SWEPT, DistributedModel, DistributedResult, describe, solver_of
-from .sweeps import resolve_name, sweep
-from .symbols import CONSTANT_VALUES, sym
+from .inputs import as_fleet, as_workload, size_in_bytes
+from .outputs import OBJECTIVES
+from .schedules import can_run
+from .solver import DistributedModel, DistributedResult, price
+from .sweeps import sweep_arguments
+from .symbols import CONSTANT_VALUES, Kind, by_argument, keywords, sym
 
-OBJECTIVES = {"mfu": ("mfu", True), "throughput": ("effective_throughput", True),
-              "step_time": ("step_latency_total", False)}
-#: The solve() keywords a search sets itself (one axis each).
+__all__ = ["CONFIG_KEYS", "Axis", "Candidate", "OBJECTIVES", "ParallelismOptimizer", "SearchResult", "can_run",
+           "divisors", "search"]
+
+#: The ``solve()`` keywords a search always sets itself (one axis each, the split's degrees on one axis).
 CONFIG_KEYS = ("tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage",
                "activation_recomputation", "overlap_comm")
+#: The degrees that split the fleet (the extended model's ``cp_size`` where it prices context parallelism).
+SPLIT = ("tp_size", "pp_size", "ep_size", "cp_size")
 #: Relative tolerance within which ZeRO stages of one schedule tie on the objective (one row).
 TIE_RTOL = 1e-12
 
 
 def divisors(n: int) -> List[int]:
-    """Every divisor of ``n``, ascending."""
-    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
-
-
-def can_run(pp, dp, m, v, batch_size: int, *, gradient_accumulation_steps: int = 1,
-            layers: Optional[int] = None):
-    """Whether a training framework can run the schedule: the rules :func:`search` applies by default.
-
-    mlsysim's formula prices any ``(pp, dp, m, v)``; a framework runs only some. Arrays broadcast
-    (one boolean per configuration); scalars give a ``bool``. With ``B = batch_size``,
-    ``GA = gradient_accumulation_steps`` and ``q = B / (dp * GA)`` the samples one replica takes
-    in one accumulation step (mlsysim gives each replica ``floor(B / dp)`` samples, spreads them
-    over the ``GA`` steps and, in 1F1B memory, over the ``m`` microbatches of a step;
-    docs/contract.md §2.1, §2.4):
-
-    1. **The batch splits evenly** over the replicas and the accumulation steps:
-       ``B % (dp * GA) == 0``. (mlsysim silently drops the remainder of ``B / dp``, so it would
-       price ``dp * floor(B / dp)`` samples, not the batch asked for.)
-    2. **Equal microbatches** (pipelined splits, ``pp > 1``): the ``q`` samples of a step are cut
-       into ``m`` equal microbatches of at least one sample: ``m <= q`` and ``q % m == 0``.
-    3. **A layer per stage** (``pp > 1``): ``layers >= pp``. Stages may hold unequal layer counts
-       (mlsysim charges ``ceil(layers / pp)``).
-    4. **Interleaved 1F1B** (``pp > 1`` and ``v > 1``): each of the ``pp * v`` model chunks holds
-       the same whole number of layers, ``layers % (pp * v) == 0``, and the microbatches come in
-       whole rounds of the pipeline, ``m % pp == 0`` ("this schedule requires the number of
-       microbatches in a batch to be an integer multiple of the degree of pipeline parallelism";
-       Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
-       Megatron-LM", SC'21, §2.2.2).
-
-    Without a pipeline (``pp == 1``) ``m`` and ``v`` change nothing in the model (no bubble, one
-    microbatch in flight) and rules 2 to 4 do not apply. ``layers=None`` (workloads without a
-    layer count: diffusion, plain ``Workload``, CNN or embodied records that leave it unset)
-    skips rule 3 and the layer half of rule 4; ``m % pp == 0`` still holds. The records carry no
-    attention-head or expert counts, so whether ``tp`` divides the heads or ``ep`` the experts is
-    not checked.
-
-    >>> can_run(pp=16, dp=8, m=128, v=4, batch_size=256, layers=80)   # 32 samples, 128 microbatches
-    False
-    >>> can_run(pp=16, dp=8, m=32, v=4, batch_size=256, layers=80)    # 80 layers over 64 chunks
-    False
-    >>> can_run(pp=16, dp=8, m=32, v=5, batch_size=256, layers=80)
-    True
-    >>> can_run(pp=[1, 4, 4], dp=8, m=[64, 16, 6], v=1, batch_size=256, layers=80).tolist()
-    [True, True, False]
-    >>> can_run(pp=8, dp=8, m=[8, 4], v=2, batch_size=64).tolist()   # no layer count: m % pp only
-    [True, False]
-    >>> can_run(pp=1, dp=48, m=1, v=1, batch_size=256)                 # 256 samples over 48 replicas
-    False
-    """
-    pp, dp, m, v = (np.asarray(x, dtype=np.int64) for x in (pp, dp, m, v))
-    B, ga = int(batch_size), max(1, int(gradient_accumulation_steps))
-    share = np.maximum(dp * ga, 1)
-    ok = (dp >= 1) & (B % share == 0)
-    q = B // share
-    piped = pp > 1
-    ok = ok & (~piped | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)))
-    interleaved = piped & (v > 1)
-    ok = ok & (~interleaved | (m % np.maximum(pp, 1) == 0))
-    if layers is not None:
-        ok = ok & (~piped | (int(layers) >= pp))
-        ok = ok & (~interleaved | (int(layers) % np.maximum(pp * v, 1) == 0))
-    return bool(ok) if ok.ndim == 0 else ok
+    """Every divisor of ``n``, ascending (:func:`sympy.divisors`)."""
+    return [int(d) for d in sp.divisors(int(n))]
 
 
 @dataclass(frozen=True)
 class Candidate:
     """One ranked row: its ``solve()`` keywords, dp, the objective value and the full result.
 
-    ``config["zero_stage"]`` is the smallest ZeRO stage that fits among those that tie on the
-    objective for this schedule; ``memory_by_zero`` maps each of those stages (ascending) to the
-    memory per accelerator, in B, that ``solve()`` gives at it (``result`` is the solve at the
-    kept stage).
+    ``config`` holds every argument the search chose (the split's degrees, the schedule, and each other argument
+    given as a list). ``config["zero_stage"]`` is the smallest ZeRO stage that fits among those that tie on the
+    objective for this schedule; ``memory_by_zero`` maps each of those stages (ascending) to the memory per
+    accelerator, in B, at it (``result`` is the solve at the kept stage).
     """
 
     config: Dict[str, Any]
@@ -132,14 +79,31 @@ class Candidate:
     def to_dict(self) -> Dict[str, Any]:
         """The row as plain JSON-ready values (see :meth:`SearchResult.to_dict`)."""
         r = self.result
-        row = {k: (bool(v) if k in ("activation_recomputation", "overlap_comm") else int(v))
-               for k, v in self.config.items()}
+        row = {k: _plain(k, v) for k, v in self.config.items()}
         row.update(dp=int(self.dp), mfu=float(r.mfu), step_latency_total=float(r.step_latency_total),
                    effective_throughput=float(r.effective_throughput),
                    memory_per_accelerator=float(r.node_profile.memory_footprint),
                    memory_per_accelerator_by_zero_stage={str(z): float(b) for z, b in
                                                          sorted(self.memory_by_zero.items())})
         return row
+
+
+def _short(name: str) -> str:
+    """An argument's short name in a table header (the parameter table's)."""
+    return "precision" if name == "precision" else by_argument()[name].short
+
+
+def _plain(name: str, v):
+    """A chosen value as JSON takes it: a switch as a bool, a count as an int, anything else as a float (the
+    precision as its name)."""
+    if name == "precision":
+        return str(v)
+    p = by_argument()[name]
+    if p.kind is Kind.FLAG and name != "zero_stage":
+        return bool(v)
+    if p.kind in (Kind.COUNT, Kind.FLAG):
+        return int(v)
+    return float(v)
 
 
 def _stages(stages: Sequence[int]) -> str:
@@ -163,7 +127,9 @@ class SearchResult:
     ``searched`` counts the configurations the model can tell apart; ``unrunnable`` how many of
     them were left out by the schedule rules of :func:`can_run` (0 with ``runnable=False``);
     ``feasible`` how many of the rest fit in memory and were ranked (each ZeRO stage counted; tying
-    stages then share one row in ``candidates``).
+    stages then share one row in ``candidates``). ``split`` names the degrees of the split column
+    (``tp x pp x ep x dp``, with ``cp`` where the model prices context parallelism) and ``extra`` the other
+    arguments given as lists (a column each).
     """
 
     objective: str
@@ -173,6 +139,8 @@ class SearchResult:
     configuration: str = ""
     unrunnable: int = 0
     runnable: bool = True
+    split: Tuple[str, ...] = ("tp_size", "pp_size", "ep_size")
+    extra: Tuple[str, ...] = ()
 
     @property
     def best(self) -> Candidate:
@@ -183,11 +151,12 @@ class SearchResult:
         the counts ``searched``, ``feasible``, ``unrunnable``, whether the schedule rules were on
         (``runnable``), and ``results``, one dict per row, best first.
 
-        Each row has its ``solve()`` keywords (``tp_size``, ``pp_size``, ``ep_size``,
-        ``microbatch_count``, ``v_stages``, ``zero_stage``, ``activation_recomputation``,
-        ``overlap_comm``), ``dp``, ``mfu``, ``step_latency_total`` (s), ``effective_throughput``
-        (samples/s), ``memory_per_accelerator`` (B per accelerator at ``zero_stage``) and
-        ``memory_per_accelerator_by_zero_stage`` (``{"0": B, ...}``: every stage that ties with it).
+        Each row has its ``solve()`` keywords (``tp_size``, ``pp_size``, ``ep_size``, ``cp_size`` where the model
+        prices context parallelism, ``microbatch_count``, ``v_stages``, ``zero_stage``,
+        ``activation_recomputation``, ``overlap_comm``, and each other argument the search varied), ``dp``,
+        ``mfu``, ``step_latency_total`` (s), ``effective_throughput`` (samples/s), ``memory_per_accelerator``
+        (B per accelerator at ``zero_stage``) and ``memory_per_accelerator_by_zero_stage`` (``{"0": B, ...}``:
+        every stage that ties with it).
         """
         return {"objective": self.objective, "configuration": self.configuration,
                 "searched": int(self.searched), "feasible": int(self.feasible),
@@ -200,17 +169,22 @@ class SearchResult:
             cfg, r = c.config, c.result
             piped = cfg["pp_size"] > 1
             mem = c.memory_by_zero or {cfg["zero_stage"]: r.node_profile.memory_footprint}
-            rows.append((str(i), f"{cfg['tp_size']} x {cfg['pp_size']} x {cfg['ep_size']} x {c.dp}",
-                         str(cfg["microbatch_count"]) if piped else "-", str(cfg["v_stages"]) if piped else "-",
-                         _stages(c.zero_stages), number(cfg["activation_recomputation"]),
-                         number(cfg["overlap_comm"]), f"{r.mfu:.4f}", quantity(r.step_latency_total, "s"),
-                         number(r.effective_throughput), _memories([mem[z] for z in sorted(mem)])))
+            split = " x ".join(str(cfg[k]) for k in self.split) + f" x {c.dp}"
+            extra = tuple(_cell(k, cfg[k]) for k in self.extra)
+            rows.append((str(i), split, str(cfg["microbatch_count"]) if piped else "-",
+                         str(cfg["v_stages"]) if piped else "-", _stages(c.zero_stages),
+                         number(cfg["activation_recomputation"]), number(cfg["overlap_comm"]), *extra,
+                         f"{r.mfu:.4f}", quantity(r.step_latency_total, "s"), number(r.effective_throughput),
+                         _memories([mem[z] for z in sorted(mem)])))
         return rows
 
-    _HEADER = ("#", "tp x pp x ep x dp", "m", "v", "ZeRO", "rec", "ovl", "MFU", "step", "samples/s",
-               "memory/acc")
-    _HTML_HEADER = ("#", "tp x pp x ep x dp", "microbatches", "virtual stages", "ZeRO stages",
-                    "recomputation", "overlap", "MFU", "step", "samples/s", "memory/accelerator by ZeRO stage")
+    def _header(self, html: bool = False):
+        split = " x ".join(_short(k) for k in self.split) + " x dp"
+        words = ("microbatches", "virtual stages", "ZeRO stages", "recomputation", "overlap") if html else \
+            ("m", "v", "ZeRO", "rec", "ovl")
+        extra = tuple(_short(k) for k in self.extra)
+        tail = ("MFU", "step", "samples/s", "memory/accelerator by ZeRO stage" if html else "memory/acc")
+        return ("#", split, *words, *extra, *tail)
 
     def _head(self) -> str:
         left = (f"{self.unrunnable:,} left out as not runnable" if self.runnable
@@ -224,16 +198,41 @@ class SearchResult:
                 f"{self.objective} (zero_stage is the first), memory/acc at each")
 
     def __str__(self) -> str:
-        rows = self._rows()
-        table = text_table(rows, self._HEADER, indent="  ")
+        rows, header = self._rows(), self._header()
+        table = text_table(rows, header, indent="  ")
         if max(map(len, table)) > 100:      # wide cells (a 3-digit rank, long times): no indent
-            table = text_table(rows, self._HEADER)
+            table = text_table(rows, header)
+        if max(map(len, table)) > 100:      # columns of other arguments: the throughput is batch / step time
+            at = header.index("samples/s")
+            table = text_table([r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:])
         return "\n".join(wrap(self._head(), "") + table + wrap(self._legend(), "  "))
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        return html_table(self._rows(), self._HTML_HEADER, caption=self._head())
+        return html_table(self._rows(), self._header(html=True), caption=self._head())
+
+
+def _cell(name: str, v) -> str:
+    """A value an extra axis chose, for the table (a switch as yes/no, a magnitude with its unit)."""
+    if name == "precision":
+        return str(v)
+    p = by_argument()[name]
+    if p.kind is Kind.FLAG and name != "zero_stage":
+        return number(bool(v))
+    return number(v) if p.unit == "1" else quantity(float(v), p.unit, 3)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of a search's grid: the argument it varies (``"split"`` for the degrees that split the fleet,
+    which vary together) and its choices."""
+
+    name: str
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.values)
 
 
 def _choices(value, default) -> List:
@@ -254,12 +253,15 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     The choices are named like ``solve()``'s keywords; each takes one value or a sequence.
     ``tp_size``/``pp_size``/``ep_size`` default to every divisor of the accelerator count
     (``ep_size``: only 1 for a dense model). ``fixed`` are other ``solve()`` keywords (precision,
-    efficiency, seq_len, gradient_accumulation_steps, ...) or record fields, one value each.
+    efficiency, seq_len, gradient_accumulation_steps, ...), record fields (``fabric_bandwidth``, ...),
+    ``fidelity`` and ``without``: one value each, or a list of choices, which the search varies too (an axis of
+    its own and a column of the table). In the extended model ``cp_size`` (default 1) joins the split.
 
     What is left out, as vectorized masks over the whole sweep:
 
     * configurations the model cannot tell apart but one (without a pipeline ``m`` and ``v``
-      change nothing, with one replica ZeRO and overlap change nothing): the first choice stays;
+      change nothing, with one replica ZeRO and overlap change nothing; choices of another argument that give
+      the same objective and memory as its first choice): the first choice stays;
     * splits with more data-parallel replicas than ``batch_size`` (they would train ``dp``
       samples, one per rank);
     * with ``runnable=True`` (the default), schedules a framework cannot run, by the rules of
@@ -275,7 +277,7 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
 
     ZeRO stages of one schedule (split, ``m``, ``v``, recomputation, overlap) whose objective
     values tie (within :data:`TIE_RTOL` relative; mlsysim's ZeRO changes memory only) make one row:
-    it keeps the smallest stage that fits (the model does not price ZeRO's extra communication,
+    it keeps the smallest stage that fits (mlsysim's model does not price ZeRO's extra communication,
     e.g. stage 3's parameter all-gathers, so a lower stage is the safer choice where memory
     allows) and lists the memory per accelerator of every tying stage in
     ``Candidate.memory_by_zero``. ``top_k`` counts rows. The counts ``searched``, ``unrunnable``
@@ -285,56 +287,91 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
-    for k in fixed:
-        if k not in ("precision", "fidelity", "without"):
-            resolve_name(k, "search")
-    if "without" in fixed:
-        fixed = {**fixed, "without": normalize(fixed["without"])}
-    swept = sorted(k for k, v in fixed.items() if k not in ("fidelity", "without") and np.ndim(v) > 0)
-    if swept:
-        raise TypeError(f"search() takes one value for {', '.join(swept)}; sweep over it with sweep()")
-    w, f = as_workload(model), as_fleet(fleet)
-    n = f.total_accelerators
+    scalars = {k: v for k, v in fixed.items() if k in ("fidelity", "without") or np.ndim(v) == 0}
+    base = arguments(model, fleet, dict(scalars, batch_size=batch_size), caller="search")
+    varied = [k for k in fixed if k not in scalars]
+    for k in varied:                                  # a list of an unknown name: the same error as a scalar's
+        if k not in base.kwargs and k not in settable():
+            arguments(base.workload, base.fleet, {k: None}, caller="search")
+    split_names = SPLIT if base.model.on("context_parallel") else SPLIT[:3]
+    given = dict(tp_size=tp_size, pp_size=pp_size, ep_size=ep_size, cp_size=fixed.get("cp_size"))
+    varied = [k for k in varied if k not in split_names]
+    split, axes = _axes(base, given, split_names, dict(microbatch_count=microbatch_count, v_stages=v_stages,
+                                                       zero_stage=zero_stage,
+                                                       activation_recomputation=activation_recomputation,
+                                                       overlap_comm=overlap_comm),
+                        {k: fixed[k] for k in varied})
+    return _rank(base, split, split_names, axes, objective, top_k, runnable)
+
+
+def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndarray, List[Axis]]:
+    """The splits (one row of degrees per split that divides the fleet) and the grid's axes: the split, the
+    schedule, then each other argument given as a list."""
+    n = base.accelerators
     divs = divisors(n)
-    tps = _choices(tp_size, divs)
-    pps = _choices(pp_size, divs)
-    eps = _choices(ep_size, divs if w.kind == "sparse_transformer" else [1])
-    splits = [(int(a), int(b), int(c)) for a, b, c in itertools.product(tps, pps, eps) if n % (a * b * c) == 0]
+    defaults = {"tp_size": divs, "pp_size": divs, "cp_size": [1],
+                "ep_size": divs if base.workload.kind == "sparse_transformer" else [1]}
+    choices = [_choices(given[k], defaults[k]) for k in split_names]
+    splits = [tuple(int(x) for x in s) for s in itertools.product(*choices) if n % math.prod(s) == 0]
     if not splits:
-        raise ValueError(f"no tp x pp x ep among the choices divides the fleet's {n} accelerators")
-    t_, p_, e_ = (np.array(x, dtype=float) for x in zip(*splits))
+        raise ValueError(f"no {' x '.join(k.split('_')[0] for k in split_names)} among the choices divides the "
+                         f"fleet's {n} accelerators")
+    axes = [Axis("split", np.arange(len(splits)))]
     # ZeRO stages ascending, so that the first of a tie is the smallest stage
-    zeros = sorted(set(_choices(zero_stage, ())))
-    axes = [np.asarray(_choices(v, ()), float)
-            for v in (microbatch_count, v_stages, zeros, activation_recomputation, overlap_comm)]
-    shape = (len(splits),) + tuple(len(a) for a in axes)
+    schedule = dict(schedule, zero_stage=sorted(set(_choices(schedule["zero_stage"], ()))))
+    axes += [Axis(k, np.asarray(_choices(v, ()), float)) for k, v in schedule.items()]
+    axes += [Axis(k, np.asarray(list(v), dtype=object if k == "precision" or by_argument()[k].kind is Kind.FLAG
+                                else float)) for k, v in extra.items()]
+    return np.array(splits, dtype=np.int64), axes
 
-    def on(axis, x):
-        return x.reshape([-1 if i == axis else 1 for i in range(len(shape))])
 
-    key, larger_is_better = OBJECTIVES[objective]
-    r = sweep(w, f, grid=False, outputs=(key, "dp", "node_profile.feasible"), batch_size=batch_size,
-              tp_size=on(0, t_), pp_size=on(0, p_), ep_size=on(0, e_),
-              microbatch_count=on(1, axes[0]), v_stages=on(2, axes[1]), zero_stage=on(3, axes[2]),
-              activation_recomputation=on(4, axes[3]), overlap_comm=on(5, axes[4]), **fixed)
+def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str, top_k: int,
+          runnable: bool) -> SearchResult:
+    """Sweep the grid of ``axes``, mask what cannot run or fit, keep what the model tells apart, rank."""
+    shape = tuple(len(ax) for ax in axes)
+    at = {ax.name: i for i, ax in enumerate(axes)}
+
+    def on(name, x):
+        return np.asarray(x).reshape([-1 if i == at[name] else 1 for i in range(len(shape))])
+
+    grid = {k: on("split", splits[:, j].astype(float)) for j, k in enumerate(split_names)}
+    grid.update({ax.name: on(ax.name, ax.values) for ax in axes[1:]})
+    o = OBJECTIVES[objective]
+    every = base.replace(**grid)
+    refuse_extended(every)                   # the mlsysim model takes no list of the extended model's keywords
+    r = sweep_arguments(every, grid=False,
+                        outputs=(o.field, "dp", "node_profile.feasible", "node_profile.memory_footprint"))
+    dp = np.nan_to_num(r["dp"], nan=0.0)
     # keep one of each set of configurations the model cannot tell apart
-    # (without a pipeline, m and v change nothing; with one replica, ZeRO and overlap change nothing)
-    first = [on(i + 1, a) == a[0] for i, a in enumerate(axes)]
-    pipelined = on(0, p_) > 1
-    replicated = np.nan_to_num(r["dp"], nan=0.0) > 1
-    distinct = np.broadcast_to((pipelined | (first[0] & first[1])) & (replicated | (first[2] & first[4])), shape)
+    first = {ax.name: on(ax.name, np.arange(len(ax))) == 0 for ax in axes[1:]}
+    pipelined = on("split", splits[:, 1] > 1)
+    cp = on("split", splits[:, 3]) if len(split_names) == 4 else 1
+    replicated = dp * cp > 1                 # ranks that share a gradient: ZeRO and the DP overlap act there
+    distinct = (pipelined | (first["microbatch_count"] & first["v_stages"])) & \
+        (replicated | (first["zero_stage"] & first["overlap_comm"]))
     # a split with more replicas than samples trains dp samples, not batch_size (mlsysim then warns and
     # gives every rank one sample): it is left out rather than ranked on a batch nobody asked for
-    enough = np.nan_to_num(r["dp"], nan=np.inf) <= batch_size
-    fits = distinct & r.valid & r["node_profile.feasible"] & enough
+    enough = np.where(np.isnan(r["dp"]), np.inf, r["dp"]) <= base["batch_size"]
+    fits = r.valid & r["node_profile.feasible"] & enough
+    score = np.where(fits, r[o.field] if o.better > 0 else -r[o.field], -np.inf)
+    memory = r["node_profile.memory_footprint"]
+    for ax in axes[1 + 5:]:                  # another argument's choices the model cannot tell apart
+        i = at[ax.name]
+        head = np.take(score, [0], axis=i), np.take(memory, [0], axis=i)
+        same = (score == head[0]) & ((memory == head[1]) | ~fits)
+        distinct = distinct & (first[ax.name] | ~same)
+    distinct = np.broadcast_to(distinct, shape)
     searched = int(np.count_nonzero(distinct))
+    fits = distinct & fits
     if runnable:
         # the schedule rules (can_run), on the split and schedule axes only, then broadcast
-        dp_split = np.array([n // (a * b * c) for a, b, c in splits], dtype=np.int64)
-        can = can_run(on(0, p_.astype(np.int64)), on(0, dp_split), on(1, axes[0]), on(2, axes[1]), batch_size,
-                      gradient_accumulation_steps=fixed.get("gradient_accumulation_steps", 1),
-                      layers=fixed.get("layers", w.layers))
-        can = np.broadcast_to(can, shape)
+        dp_split = base.accelerators // splits.prod(axis=1)
+        ga, layers = (on(k, axes[at[k]].values) if k in at else base.get(k, d) for k, d in
+                      (("gradient_accumulation_steps", 1), ("layers", base.workload.layers)))
+        can = can_run(on("split", splits[:, 1]), on("split", dp_split), on("microbatch_count",
+                      axes[at["microbatch_count"]].values), on("v_stages", axes[at["v_stages"]].values),
+                      base["batch_size"], gradient_accumulation_steps=ga, layers=layers or None
+                      if np.ndim(layers) == 0 else layers)
         unrunnable = int(np.count_nonzero(distinct & ~can))
         keep = fits & can
     else:
@@ -348,54 +385,65 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
                              "widen microbatch_count / v_stages, or pass runnable=False to rank them anyway")
         raise ValueError("no configuration fits in accelerator memory; widen the choices (recomputation, "
                          "ZeRO, more pipeline stages) or lower batch_size / seq_len")
-    score = np.where(keep, r[key] if larger_is_better else -r[key], -np.inf)
-
-    def ties(a, b):
-        return np.isclose(a, b, rtol=TIE_RTOL, atol=0.0)
-
-    # ZeRO stages that tie with a smaller kept stage of the same schedule are shown in its row
-    zscore, zkeep = np.moveaxis(score, 3, 0), np.moveaxis(keep, 3, 0)
-    tied_below = np.zeros_like(zkeep)
-    for i in range(1, len(zeros)):
-        for j in range(i):
-            tied_below[i] |= zkeep[j] & zkeep[i] & ties(zscore[j], zscore[i])
-    row = keep & ~np.moveaxis(tied_below, 0, 3)
-    flat = np.where(row, score, -np.inf).ravel()
-    k = min(top_k, int(np.count_nonzero(row)))
-    # every row scoring at least the k-th best, by score then by position: ties at the k-th
-    # place resolve the same way whatever k is
-    kth = np.partition(-flat, k - 1)[k - 1]
-    best = np.flatnonzero(-flat <= kth)
-    best = best[np.lexsort((best, -flat[best]))][:k]
-    dm, plain = solver_of(fixed)
-
-    def solve(config):
+    score = np.where(keep, score, -np.inf)
+    zeros = axes[at["zero_stage"]].values
+    candidates = []
+    for where in _best_rows(score, keep, at["zero_stage"], min(top_k, count)):
+        config = dict(zip(split_names, (int(x) for x in splits[where[0]])))
+        config.update({ax.name: _plain(ax.name, ax.values[where[i + 1]]) for i, ax in enumerate(axes[1:])})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return dm.solve(w, f, batch_size=batch_size, **config, **plain)
+            res = price(base.replace(**config))
+        memory_by_zero = {int(zeros[j]): float(memory[at_j]) for j, at_j in _tied_stages(score, keep, where,
+                                                                                          at["zero_stage"])}
+        candidates.append(Candidate(config, int(res.parallelism["dp"]), getattr(res, o.field), res, memory_by_zero))
+    # the configuration line: what the search chose among several choices, and what it was given one of
+    one, several = {}, []
+    choices = {k: sorted(set(splits[:, j].tolist())) for j, k in enumerate(split_names)}
+    choices.update({ax.name: [_plain(ax.name, x) for x in ax.values] for ax in axes[1:]})
+    for k, values in choices.items():
+        if len(values) == 1:
+            one[k] = values[0]
+        else:
+            several.append(k)
+    line = describe(dataclasses.replace(base.replace(**one), searched=tuple(several)))
+    return SearchResult(objective, tuple(candidates), searched, count, line, unrunnable, bool(runnable),
+                        split_names if len(split_names) == 4 else SPLIT[:3],
+                        tuple(ax.name for ax in axes[1 + 5:]))
 
-    candidates = []
+
+def _tied_stages(score, keep, where, axis: int):
+    """``(stage index, position)`` of every ZeRO stage of the schedule at ``where`` that fits and ties with it on
+    the objective (within :data:`TIE_RTOL`), itself included."""
+    out = []
+    here = list(where)
+    for j in range(score.shape[axis]):
+        here[axis] = j
+        at = tuple(here)
+        if j == where[axis] or (keep[at] and math.isclose(score[where], score[at], rel_tol=TIE_RTOL)):
+            out.append((j, at))
+    return out
+
+
+def _best_rows(score, keep, axis: int, k: int):
+    """The positions of the ``k`` best rows, best first: by score, then by position (ties at the k-th place
+    resolve the same way whatever k is). A ZeRO stage that ties with a smaller stage of its schedule that fits is
+    no row of its own (it is shown in that stage's row): since a row stands for at most one entry per stage, the
+    ``k`` rows lie among the best ``k`` times the stages, which are sorted; the others are never looked at."""
+    flat = score.ravel()
+    m = min(k * score.shape[axis], int(np.count_nonzero(np.isfinite(flat))))
+    kth = np.partition(-flat, m - 1)[m - 1]
+    best = np.flatnonzero(-flat <= kth)
+    best = best[np.lexsort((best, -flat[best]))]
+    rows = []
     for idx in best:
-        i, im, iv, iz, ir, io = np.unravel_index(idx, shape)
-        config = dict(tp_size=splits[i][0], pp_size=splits[i][1], ep_size=splits[i][2],
-                      microbatch_count=int(axes[0][im]), v_stages=int(axes[1][iv]), zero_stage=int(axes[2][iz]),
-                      activation_recomputation=bool(axes[3][ir]), overlap_comm=bool(axes[4][io]))
-        res = solve(config)
-        # this row's stages: the kept one and every stage that fits and ties with it
-        memory = {}
-        for j, z in enumerate(zeros):
-            at = (i, im, iv, j, ir, io)
-            if j == iz:
-                memory[int(z)] = res.node_profile.memory_footprint
-            elif keep[at] and ties(score.flat[idx], score[at]):
-                memory[int(z)] = solve(dict(config, zero_stage=int(z))).node_profile.memory_footprint
-        value = res.mfu if key == "mfu" else getattr(res, key)
-        candidates.append(Candidate(config, int(res.parallelism["dp"]), value, res, memory))
-    given = {**SOLVE_DEFAULTS, "batch_size": batch_size, **fixed}
-    return SearchResult(objective, tuple(candidates), searched, count,
-                        describe(w, f, given["precision"], [SWEPT if k in CONFIG_KEYS else given[k] for k in KEYWORDS],
-                                 {k: v for k, v in given.items() if k in EXTENDED_DEFAULTS}),
-                        unrunnable, bool(runnable))
+        where = np.unravel_index(idx, score.shape)
+        if any(j < where[axis] for j, _ in _tied_stages(score, keep, where, axis)):
+            continue                                  # a smaller stage of the same schedule stands for it
+        rows.append(where)
+        if len(rows) == k:
+            break
+    return rows
 
 
 # ------------------------------------------------------------------------------------------------

@@ -8,8 +8,9 @@ inside the functions, never when this module is imported. Each function draws on
 returns the Figure.
 
 * :func:`breakdown_chart`: ``DistributedResult`` -> one stacked bar of ``T_step`` split
-  into the terms of ``docs/contract.md`` §2.8 (``T_sync = T_node + T_DP,exposed + T_TP +
-  T_EP + T_bubble``, then the straggler).
+  into the step's terms as the model adds them up (``docs/contract.md`` §2.8: ``T_sync = T_node +
+  T_DP,exposed + T_TP + T_EP + T_bubble`` in mlsysim's model, with the extended model's CP exchange, pipeline
+  sends and optimizer update where it has them), then the straggler.
 * :func:`tornado`: ``Sensitivities`` -> horizontal bars of the elasticities, in the table's rank (the move that can improve the output most on top).
 * :func:`sweep_chart`: ``SweepResult`` of one swept axis -> a line; of two -> a heatmap.
 
@@ -30,7 +31,7 @@ import numpy as np
 
 from . import notation
 from .display import number, quantity, si_prefix, written
-from .solver import OUTPUTS, describe, output_unit
+from .outputs import OUTPUTS, unit_of, words
 from .symbols import BY_SYMBOL, by_argument
 
 PathLike = Union[str, Path]
@@ -95,40 +96,41 @@ def _scaled_unit(value: float, unit: str) -> Tuple[float, str]:
 # The step-time breakdown
 # ----------------------------------------------------------------------------------------------
 
+#: Colours of the step's terms, in reading order (the model says which terms a step has).
+_PALETTE = ("#3a6fb0", "#e08a3c", "#c0392b", "#8e6bb8", "#d4a017", "#2a9d8f", "#8c8c8c", "#6b4226", "#b5838d")
+
+
 def _segments(result) -> List[Tuple[str, float, str]]:
-    """``(label, seconds, colour)`` of each term of ``T_step`` (``docs/contract.md`` §2.8), the last one
-    whatever makes them sum to ``step_latency_total`` (the straggler's stretch, when not ~0)."""
+    """``(label, seconds, colour)`` of each term of ``T_step``: the step's terms as the model adds them up
+    (:attr:`~mlsysim_sym.solver.DistributedResult.terms`, the addends of ``T_sync`` in reading order), the
+    replica's roofline time split into its binding side and its overhead, then the straggler's stretch
+    ``T_step - T_sync`` where ``f_s > 1``."""
     n = result.node_profile
-    overlap, hidden, straggler = False, 0.0, None
-    if result.inputs:                       # (workload, fleet, precision, keywords in KEYWORDS order)
-        from .inputs import KEYWORDS
-        kw = dict(zip(KEYWORDS, result.inputs[3]))
-        overlap, hidden, straggler = bool(kw["overlap_comm"]), kw["overlap_efficiency"], kw["straggler_factor"]
-    dp = result.dp_communication_latency * (1 - hidden) if overlap else result.dp_communication_latency
-    active = max(n.latency_compute, n.latency_memory)
-    parts = [
-        ("replica compute (compute-bound)" if n.bottleneck == "Compute" else "replica memory traffic (memory-bound)",
-         active, "#3a6fb0"),
-        ("replica overhead (dispatch, framework)", n.latency_overhead, "#9db8dc"),
-        (f"DP communication, exposed ({hidden:.0%} hidden by overlap)" if overlap else "DP communication",
-         dp, "#e08a3c"),
-        ("TP communication", result.tp_communication_latency, "#c0392b"),
-        ("EP communication", result.ep_communication_latency, "#8e6bb8"),
-        ("pipeline bubble", result.pipeline_bubble_latency, "#8c8c8c"),
-    ]
-    rest = result.step_latency_total - sum(t for _, t, _ in parts)
-    if abs(rest) > 1e-12 * abs(result.step_latency_total):
-        name = f"straggler (x{straggler:g})" if straggler is not None and straggler > 1 else "straggler & other"
-        parts.append((name, rest, "#4c9a5b"))
+    parts = []
+    for i, (name, t) in enumerate(result.terms.items()):
+        label = words(name)
+        colour = _PALETTE[i % len(_PALETTE)]
+        if name == "T_node":
+            active = max(n.latency_compute, n.latency_memory)
+            side = "compute (compute-bound)" if n.bottleneck == "Compute" else "memory traffic (memory-bound)"
+            parts += [(f"replica {side}", active, colour),
+                      ("replica overhead (dispatch, framework)", n.latency_overhead, "#9db8dc")]
+        else:
+            parts.append((label, t, colour))
+    if result.straggler_latency:
+        factor = result.arguments["straggler_factor"] if result.arguments is not None else None
+        parts.append((f"straggler (x{factor:g})" if factor is not None else "straggler", result.straggler_latency,
+                      "#4c9a5b"))
     return parts
 
 
 def breakdown_chart(result, path: Optional[PathLike] = None, ax=None):
     """One horizontal bar of the step time ``T_step`` of a :class:`~mlsysim_sym.solver.DistributedResult`,
-    stacked from its terms (``docs/contract.md`` §2.8): the replica's roofline side (compute or memory,
-    whichever binds) and its overhead (together ``T_node``), the DP communication left exposed after
-    overlap, TP and EP communication, the pipeline bubble, and the straggler's stretch computed as
-    ``step_latency_total`` minus the others (shown only when it is not ~0). The widths sum to
+    stacked from the step's terms as the model adds them up (``result.terms``, ``docs/contract.md`` §2.8): the
+    replica's roofline side (compute or memory, whichever binds) and its overhead (together ``T_node``), the DP
+    communication left exposed after overlap, TP and EP communication, in the extended model the CP exchange,
+    the pipeline sends and the optimizer update, the pipeline bubble, and the straggler's stretch
+    ``T_step - T_sync`` (shown only when ``f_s > 1``). The widths sum to
     ``step_latency_total`` in the axis unit (s, ms, ...). Segments of at least 6 % carry their share;
     the legend gives every term's time and share; zero terms are named in a note.
     """
@@ -204,12 +206,7 @@ def _row_label(row) -> str:
 
 
 def _context_text(table) -> str:
-    if table.context is None:
-        return ""
-    from .inputs import KEYWORDS
-
-    w, f, kw = table.context
-    return describe(w, f, kw.get("precision", "fp16"), tuple(kw[k] for k in KEYWORDS))
+    return table.configuration
 
 
 def tornado(table, path: Optional[PathLike] = None, ax=None, top: int = 12):
@@ -321,7 +318,7 @@ def sweep_chart(sweep_result, output: str = "mfu", path: Optional[PathLike] = No
     valid = np.asarray(sweep_result.valid, dtype=bool)
     y = np.broadcast_to(np.asarray(sweep_result[output], dtype=float), valid.shape)
     y = np.where(valid, y, np.nan)
-    unit = output_unit(output) if output in OUTPUTS else "1"
+    unit = unit_of(output) if output in OUTPUTS else "1"
     finite = np.abs(y[np.isfinite(y)])
     scale, written = _scaled_unit(float(finite.max()) if finite.size else 0.0, unit)
     label = _output_label(output, written)

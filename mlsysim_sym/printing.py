@@ -36,6 +36,7 @@ from . import notation
 from .display import si_prefix
 from .simplify import shorten, termwise
 from .symbols import PARAMS
+from .terms.base import TERM_CLASSES as _REGISTERED
 from .terms.base import NamedTerm
 
 
@@ -174,20 +175,10 @@ def quantity_latex(model, name: str, form: str = "structured", book: bool = Fals
     return equation(q.symbol, rhs[form](name), book=book)
 
 
-def _subclasses(cls):
-    for c in cls.__subclasses__():
-        yield c
-        yield from _subclasses(c)
-
-
-# every NamedTerm subclass is defined by now: ``.simplify`` (imported above) imports the model, and
-# the terms the model does not use are imported here
-from .terms import moe as _moe  # noqa: E402,F401
-
-_NAMED_TERMS = {c.__name__: c for c in _subclasses(NamedTerm)}
-
-#: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`, in that order).
-TERM_CLASSES = {t.name: _NAMED_TERMS[t.name] for t in notation.TERMS}
+#: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`, in that order): the
+#: registry every :class:`~mlsysim_sym.terms.base.NamedTerm` joins when its family is imported (``terms``
+#: imports every family).
+TERM_CLASSES = {t.name: _REGISTERED[t.name] for t in notation.TERMS}
 
 
 def term_call(term: notation.Term) -> sp.Basic:
@@ -344,3 +335,7 @@ def md_math(tex: str) -> str:
             return _GITHUB_SAFE[cmd[1]] + (" " if follows.isalpha() else "")
         return cmd
     return re.sub(r"\\(?:[A-Za-z]+|.)", swap, tex)
+
+
+# the notebook display of the model's objects (their ``_repr_latex_`` hooks look it up)
+notation.DISPLAY.update(quantity=quantity_repr_latex, model=model_repr_latex)

@@ -13,7 +13,10 @@ sympy solves ``output(x) = target`` for ``x``.
 * When no value reaches the target (a scaling efficiency above what infinite bandwidth gives), the
   answer says so and gives the limit of the output, as a closed form, on the side the target lies.
 * For a whole-number input (microbatches, batch size, nodes), the answer also gives the valid integer
-  nearest the root on the side that meets the target, checked through ``solve()``'s own checks.
+  nearest the root on the side that meets the target, checked through ``solve()``'s own checks; valid also
+  means a schedule a training framework runs, as :func:`mlsysim_sym.search` keeps
+  (:func:`mlsysim_sym.schedules.can_run`: the batch splits evenly over the replicas and a replica's samples
+  over the microbatches). When none meets the target, the answer is the best valid value.
 
 The target is "met" on the far side of the root from the configuration: an output below the target
 must rise to at least the target, one above it must fall to at most the target.
@@ -22,9 +25,9 @@ Examples
 --------
 >>> from mlsysim_sym import required
 >>> r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256",
-...              batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
->>> r.integer, r.expression
-(57, -(pp*y - pp - y + 1)/(v*y))
+...              batch_size=512, tp_size=8, pp_size=4, microbatch_count=8)
+>>> r.value, r.integer, r.expression          # 57 by the formula; 64 split a replica's 64 samples evenly
+(57.0, 64, -(pp*y - pp - y + 1)/(v*y))
 >>> print(r.latex())
 m = - \frac{N_{\text{PP}} y - N_{\text{PP}} - y + 1}{V y}
 """
@@ -34,19 +37,21 @@ import math
 import numbers
 import warnings
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Dict, List, Optional, Tuple
 
 import sympy as sp
 
 from . import notation
 from .display import quantity as show_quantity, wrap
-from .inputs import configure, values_of
+from .arguments import checked, describe
+from .checks import check
 from .model import build_model
 from .operating_point import OperatingPoint, operating_point, tidy
 from .printing import latex
-from .sensitivity.point import _set, _solve_output, quantity_name
+from .schedules import largest_runnable
+from .sensitivity.point import _solve_output, quantity_name
 from .simplify import shorten_deep
-from .solver import describe_arguments
 from .symbols import Kind, Param, by_argument
 from .terms.base import CeilDiv, FloorDiv
 
@@ -55,20 +60,6 @@ MAX_REGIMES = 6
 
 #: How many whole numbers the integer answer may walk from the smooth root.
 MAX_WALK = 100_000
-
-#: Inputs whose range is narrower than their sign (``solve()`` rejects values outside).
-_RANGES = {"efficiency": (1e-9, 1.0), "overlap_efficiency": (0.0, 1.0), "moe_routing_imbalance_factor": (1.0, math.inf)}
-
-
-def _range(p: "Param") -> Tuple[float, float]:
-    """The values ``solve()`` accepts for an input: whole numbers from 1, positive magnitudes above 0."""
-    if p.argument in _RANGES:
-        return _RANGES[p.argument]
-    if p.kind is Kind.COUNT:
-        return (1.0, math.inf)
-    if p.symbol.is_positive:
-        return (0.0, math.inf)
-    return (0.0, math.inf) if p.symbol.is_nonnegative else (-math.inf, math.inf)
 
 #: The target, as a symbol in the closed form.
 TARGET = sp.Symbol("y", real=True)
@@ -127,7 +118,9 @@ class Requirement:
         if self.value is not None:
             return f"{x} = {latex(sp.Float(self.value, 6), book=book)}"
         out = latex(self.output_expr, book=book) if self.output_expr is not None else self.output
-        end = {"": r"\infty", "oo": r"\infty"}.get(self.toward, self.toward)
+        if not self.toward:     # the best value the valid inputs give (no limit): the least or the most
+            return rf"\{'max' if self.direction > 0 else 'min'}_{{{x}}} {out} = {latex(self.limit[0], book=book)}"
+        end = {"oo": r"\infty"}.get(self.toward, self.toward)
         return rf"\lim_{{{x} \to {end}}} {out} = {latex(self.limit[0], book=book)}"
 
     def to_dict(self) -> Dict[str, object]:
@@ -153,8 +146,11 @@ class Requirement:
                  f"{self.output} = {self.current_output:.6g}"]
         if not self.reachable:
             lim, val = self.limit
-            return "\n".join(head + wrap(f"no value reaches it: {self.reason}", "  ")
-                             + [f"  limit: {val:.6g} = {plain(lim)}"])
+            # a limit as the input goes to an end of its range, else the best value found (the reason says where)
+            limit = [f"  limit: {val:.6g}" + ("" if lim.is_Number else f" = {plain(lim)}")] \
+                if self.toward or not lim.is_Number else []
+            return "\n".join(head + wrap(f"no value reaches it: {self.reason}", "  ") + limit
+                             + [line for n in self.notes for line in wrap(f"note: {n}", "  ")])
         lines = head + [f"  answer: {self.solve_for} = {show_quantity(self.value, p.unit)}"
                         + (f"; whole number {self.integer}" if self.integer is not None else "")
                         + (f" gives {self.output} = {self.achieved:.6g}" if self.achieved is not None else ""),
@@ -164,7 +160,7 @@ class Requirement:
             lines.append(f"  (the root lies {self.regimes - 1} regime change(s) away from the configuration)")
         if self.conditions:
             lines += wrap("holds while " + ", ".join(plain(c) for c in self.conditions), "  ")
-        lines += [f"  note: {n}" for n in self.notes]
+        lines += [line for n in self.notes for line in wrap(f"note: {n}", "  ")]
         return "\n".join(lines)
 
 
@@ -209,9 +205,8 @@ class _Problem:
             raise ValueError(f"solve_for must be a solve() argument or record field with a value: one of "
                              f"{', '.join(allowed)}; got {solve_for!r}")
         self.p: Param = params[solve_for]
-        self.w, self.f, key, args = configure(model, fleet, kwargs, "required")
-        self.kw = dict(kwargs)
-        self.variant, self.values = values_of(self.w, self.f, key, args)
+        self.a = checked(model, fleet, kwargs, caller="required", stacklevel=5)
+        self.variant, self.values = self.a.variant, self.a.values
         quantities = {self.model_symbol(n): n for n in build_model(self.variant)}
         if isinstance(output, sp.Basic):
             unknown = output.free_symbols - set(quantities) - set(self.values)
@@ -232,13 +227,13 @@ class _Problem:
         if self.x not in self.values:
             raise ValueError(f"solve_for: {solve_for} does not enter the {self.variant.family} model")
         self.x0 = float(self.values[self.x])
-        self.configuration = describe_arguments(self.w, self.f, args)
+        self.configuration = describe(self.a)
         try:
             self._config_values(self.values[self.x])
         except TypeError as exc:
             raise ValueError(f"solve_for: {solve_for} cannot be set through solve()'s arguments or records "
                              f"({exc})") from None
-        self.lo, self.hi = _range(self.p)
+        self.lo, self.hi = self.p.range.bounds      # the values solve() accepts (the parameter table's)
         self.links = self._links()
 
     def inside(self, v: float) -> bool:
@@ -256,12 +251,27 @@ class _Problem:
         except (ZeroDivisionError, ValueError, TypeError):
             return None
 
+    def at(self, v):
+        """The configuration with the input at ``v`` (:meth:`~mlsysim_sym.arguments.Arguments.moved`)."""
+        return self.a.moved(self.solve_for, v)
+
+    @cached_property
+    def top(self) -> float:
+        """For a whole number, the largest value at which a schedule can still run (beyond, none does)."""
+        a = self.a
+        replica = 1
+        for k in ("tp_size", "pp_size", "ep_size") + (("cp_size",) if a.model.on("context_parallel") else ()):
+            replica *= int(a[k])
+        return largest_runnable(self.solve_for, int(a["batch_size"]), a.accelerators,
+                                int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node)), replica,
+                                int(a["gradient_accumulation_steps"]))
+
     def _config_values(self, v) -> Dict[sp.Symbol, object]:
-        w, f, kw = _set(self.w, self.f, self.kw, self.solve_for, v)
+        a = self.at(v)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            w, f, key, args = configure(w, f, kw, "required")
-        return values_of(w, f, key, args)[1]
+            check(a)
+        return a.values
 
     def _links(self) -> Dict[sp.Symbol, sp.Basic]:
         """Parameters that the lowering ties to ``x`` (``F = 2 P`` for the parameter count): each a
@@ -304,9 +314,13 @@ class _Problem:
         return operating_point(self.values_at(v), self.variant)
 
     def exact(self, v) -> float:
-        """The output at ``x = v`` through ``solve()``'s checks (raises when ``v`` is not valid)."""
+        """The output at ``x = v`` through ``solve()``'s checks (raises when ``v`` is not valid); a whole number
+        that gives a schedule no framework runs (:attr:`~mlsysim_sym.arguments.Arguments.runnable`: a batch that
+        does not split over the replicas, more microbatches than samples) is not valid either, as in a search."""
+        if self.p.kind is Kind.COUNT and not self.at(v).runnable:
+            raise ValueError(f"{self.solve_for} = {v}: a schedule no framework runs (see can_run())")
         if len(self.names) == 1 and self.out == self.model_symbol(self.names[0]):
-            return _solve_output(*_set(self.w, self.f, self.kw, self.solve_for, v), self.q)[0]
+            return _solve_output(self.at(v), self.q)[0]
         values = self._config_values(v)
         return self.value_of(operating_point(values, self.variant))
 
@@ -397,8 +411,12 @@ def _required(pr: "_Problem", output, solve_for: str, side: str) -> Requirement:
                 meet = 1 if (slope > 0) == (direction > 0) else -1
                 integer, achieved = _integer(pr, val, direction, meet, notes)
                 if integer is None:
+                    root = f"{solve_for} = {val:.6g}" + ("" if r is None else f", {plain(shorten_deep(r))}")
                     return _unreachable(pr, label, current, direction, len(seen),
-                                        f"no valid whole number of {solve_for} meets it")
+                                        f"no valid whole number of {solve_for} meets it",
+                                        (f"the root of this regime is {root}; no schedule a framework runs has a "
+                                         f"whole number there (see can_run(): the batch splits over the replicas, "
+                                         f"the microbatches over a replica's samples)",))
             else:
                 val, achieved = _inside_domain(pr, val, notes)
             closed = None if r is None else shorten_deep(r.xreplace({xs: x}))
@@ -465,7 +483,11 @@ def _next_regime(pr: "_Problem", v: float, seen, direction: int, here: float) ->
 
 def _search_integer(pr: _Problem, direction: int):
     """The whole-number boundary through ``solve()`` alone: double away from the configuration until the
-    target is met, then bisect (invalid values are stepped over). ``(value, output, meets_toward)``."""
+    target is met, then bisect (invalid values are stepped over); where the runnable values are few (they end at
+    :attr:`_Problem.top`), walk them in order from the configuration instead. ``(value, output, meets_toward)``."""
+    if pr.p.kind is Kind.COUNT and pr.top <= LISTED:
+        return _walk_runnable(pr, direction)
+
     def out(v):
         for d in range(64):
             for w in (v + d, v - d):
@@ -499,6 +521,26 @@ def _search_integer(pr: _Problem, direction: int):
                 got = out(v)
                 return got[0], got[1], meet
             lo = got[0]
+    return None
+
+
+#: Whole numbers whose runnable values end below this are listed and walked one by one.
+LISTED = 100_000
+
+
+def _walk_runnable(pr: _Problem, direction: int):
+    """The first runnable value, walking away from the configuration, that meets the target: the boundary on that
+    side (the value before it misses). ``(value, output, meets_toward)`` or None."""
+    base = int(pr.x0)
+    values = [v for v in range(max(1, int(pr.lo)), int(pr.top) + 1) if pr.at(v).runnable]
+    for meet in (1, -1):
+        for v in (w for w in (values if meet > 0 else reversed(values)) if (w - base) * meet > 0):
+            try:
+                o = pr.exact(v)
+            except (ValueError, TypeError, ZeroDivisionError):
+                continue
+            if _meets(o, pr.target, direction):
+                return v, o, meet
     return None
 
 
@@ -556,7 +598,7 @@ _LAYOUT = ("tp_size", "pp_size", "ep_size")
 def _layout_answer(pr: _Problem, label: str, current: float, direction: int, regimes: int) -> Requirement:
     """The valid parallel degree nearest the configuration's that meets the target, through ``solve()``;
     else the best the valid degrees reach."""
-    n = pr.f.total_accelerators
+    n = pr.a.accelerators
     tried = []
     for d in sorted((d for d in range(1, n + 1) if n % d == 0), key=lambda d: (abs(d - pr.x0), d)):
         try:
@@ -618,10 +660,23 @@ def _limit(pr: _Problem, smooth, xs, env, direction, y):
     return lim, lim_val, None, end
 
 
-def _unreachable(pr: _Problem, label: str, current: float, direction: int, regimes: int, why: str) -> Requirement:
+#: A whole number whose runnable values end below this is scanned whole for the best one.
+SCAN = 4096
+
+
+def _candidates(pr: _Problem):
+    """The values tried for the best one when nothing reaches the target: every whole number a schedule runs at
+    (up to :data:`SCAN`, when the input's runnable values end there), else a few around the configuration."""
+    if pr.p.kind is Kind.COUNT and pr.top <= SCAN:
+        return [v for v in range(max(1, int(pr.lo)), int(pr.top) + 1) if pr.at(v).runnable]
+    return (pr.x0, pr.lo, pr.hi, pr.lo + 1, 2 * pr.x0, pr.x0 / 2)
+
+
+def _unreachable(pr: _Problem, label: str, current: float, direction: int, regimes: int, why: str,
+                 notes: Tuple[str, ...] = ()) -> Requirement:
     """No value reaches the target: the best value the input's valid range gives (through ``solve()``)."""
     best = None
-    for v in (pr.x0, pr.lo, pr.hi, pr.lo + 1, 2 * pr.x0, pr.x0 / 2):
+    for v in _candidates(pr):
         if not (math.isfinite(v) and pr.inside(v)) or (pr.p.kind is Kind.COUNT and v != int(v)) or v <= 0:
             continue
         try:
@@ -633,7 +688,7 @@ def _unreachable(pr: _Problem, label: str, current: float, direction: int, regim
     lim = (sp.Float(best[1]), best[1]) if best else (sp.nan, float("nan"))
     reason = why + (f"; the best found is {best[1]:.6g}, at {pr.solve_for} = {best[0]:g}" if best else "")
     return Requirement(label, pr.q, pr.target, pr.solve_for, pr.x, pr.x0, current, None, None, None, None, (),
-                       regimes, lim, reason, pr.configuration, direction, pr.p.unit)
+                       regimes, lim, reason, pr.configuration, direction, pr.p.unit, notes)
 
 
 def _meets(value: float, target: float, direction: int) -> bool:
@@ -670,7 +725,7 @@ def _integer(pr: _Problem, root: float, direction: int, meet: int,
 
     def valid_from(v, step):
         for _ in range(MAX_WALK):
-            if v < 1:
+            if v < 1 or v > pr.top:              # beyond the top no schedule runs
                 return None, None
             o = out(v)
             if o is not None:

@@ -29,7 +29,8 @@ from typing import Dict, Iterable, Optional, Tuple
 import sympy as sp
 from sympy.core.relational import Relational
 
-from .model import StepTimeModel, Variant, build_model, cached_per_arguments, expand_in_order
+from ._cache import cached_per_arguments
+from .model import StepTimeModel, Variant, build_model, expand_in_order
 from .symbols import PARAMS
 from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
 

@@ -2,49 +2,53 @@
 
 Same keyword arguments, defaults, checks (order, exception types, messages) and
 warnings as ``mlsysim.solvers.DistributedModel.solve`` 0.3.0 (``docs/contract.md``
-§5); the checks are the rules of :mod:`mlsysim_sym.inputs` and the numbers come
+§5); the checks are the rules of :mod:`mlsysim_sym.checks` and the numbers come
 from evaluating the symbolic model (:mod:`mlsysim_sym.compile`). Results are plain
 floats in SI units: seconds, bytes, joules, flop/s, B/s, samples per second.
+
+``DistributedModel(fidelity="extended")`` prices the same call with the extended model's mechanisms
+(:mod:`mlsysim_sym.mechanisms`); the model choice is made once, in the constructor, and every call carries it in
+its :class:`~mlsysim_sym.arguments.Arguments` down to the compiled numbers (:func:`price`).
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 from . import notation
+from .arguments import Arguments, describe, refuse_extended
+from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (EXTENDED_DEFAULTS, FACT_NAMES, FACTS, FLAG_KEYWORDS, KEYWORDS, PLAIN_NUMBERS, PRECISION_BYTES,
-                     RAW, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload, check_fidelity,
-                     compiled_rules, configure, facts, seq_len_unread, static_values, values_of, verdict)
-from .mechanisms import normalize
-from .model import build_model
-from .symbols import extended_keywords, keywords
+from .inputs import FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet, as_workload, \
+    static_values
+from .mechanisms import ModelChoice
+from .model import Variant, build_model
+from .outputs import EXTENDED_OUTPUTS, OUTPUT_NAMES, OUTPUTS, unit_of, words
+from .symbols import keywords
 from .types import Fleet, Workload
 
-#: Result field -> model quantity. Node-profile fields are prefixed ``node_profile.``.
-OUTPUTS = {
-    "dp_communication_latency": "T_dp", "tp_communication_latency": "T_tp",
-    "ep_communication_latency": "T_ep", "communication_latency": "T_comm",
-    "pipeline_bubble_latency": "T_bubble", "bubble_fraction": "bubble_fraction",
-    "step_latency_total": "T_step", "scaling_efficiency": "scaling_efficiency",
-    "effective_throughput": "effective_throughput", "mfu": "mfu", "dp": "dp",
-    "node_profile.latency": "T_node", "node_profile.latency_compute": "T_compute",
-    "node_profile.latency_memory": "T_memory", "node_profile.latency_overhead": "T_overhead",
-    "node_profile.throughput": "throughput_node", "node_profile.arithmetic_intensity": "intensity",
-    "node_profile.energy": "energy", "node_profile.memory_footprint": "M_acc",
-    "node_profile.peak_flops_actual": "R_eff", "node_profile.peak_bw_actual": "BW_eff",
-    "node_profile.mfu": "mfu_node", "node_profile.hfu": "hfu_node", "node_profile.feasible": "feasible",
-    "node_profile.memory_bound": "memory_bound", "node_profile.overhead_dominated": "overhead_dominated",
-    "node_profile.offload_spill_bytes": "offload_spill",
-}
-OUTPUT_NAMES = tuple(OUTPUTS)
+__all__ = ["DistributedModel", "DistributedResult", "EXTENDED_OUTPUTS", "NodeProfile", "OUTPUTS", "OUTPUT_NAMES",
+           "output_unit", "price", "solve_quantities"]
 
 
 def output_unit(name: str) -> str:
     """The SI unit of a result field (``"s"``, ``"B"``, ``"1"``, ...)."""
-    return notation.entry(OUTPUTS[name]).unit
+    return unit_of(name)
+
+
+@lru_cache(maxsize=None)
+def solve_quantities(variant: Variant) -> Tuple[str, ...]:
+    """The quantities ``solve()`` computes for a variant: its result fields' (:data:`OUTPUTS`, in order), the
+    step's terms (:attr:`~mlsysim_sym.model.StepTimeModel.step_terms`) not among them, and the extended model's
+    own outputs that the variant has."""
+    m = build_model(variant)
+    names = list(OUTPUTS.values())
+    names += [n for n in m.step_terms if n not in names]
+    names += [n for n in EXTENDED_OUTPUTS.values() if n in m and n not in names]
+    return tuple(names)
 
 
 @dataclass(slots=True, repr=False)
@@ -98,6 +102,9 @@ class DistributedResult:
     Times in s, memory in B, energy in J, rates in flop/s and B/s, throughputs in
     samples/s; ``quantities`` maps every result name of :data:`OUTPUTS` (node fields
     as ``node_profile.*``) to its value, with ``None`` where the field is ``None``.
+    ``terms`` are the step's terms in reading order (the addends of ``T_sync``, the step before the straggler:
+    :attr:`~mlsysim_sym.model.StepTimeModel.step_terms`), in s; ``extended`` the extended model's own outputs;
+    ``arguments`` the configuration priced (:class:`~mlsysim_sym.arguments.Arguments`).
     """
 
     node_profile: NodeProfile
@@ -113,15 +120,14 @@ class DistributedResult:
     parallelism: Dict[str, int]
     mfu: float                          # fleet MFU = node MFU x scaling efficiency
     values: tuple = field(default=(), compare=False)
-    inputs: tuple = field(default=(), compare=False)    # (workload, fleet, precision, keywords in KEYWORDS[, extended])
-    extended: Optional[Dict[str, float]] = None         # the extended model's own terms (EXTENDED_OUTPUTS)
+    arguments: Optional[Arguments] = field(default=None, compare=False)
+    terms: Dict[str, float] = field(default_factory=dict, compare=False)    # s, the step's terms
+    extended: Optional[Dict[str, float]] = None         # the extended model's own outputs (EXTENDED_OUTPUTS)
 
     @property
     def configuration(self) -> str:
         """Which configuration this prices: model, fleet, and every keyword not at its default."""
-        if not self.inputs:
-            return ""
-        return describe(*self.inputs)
+        return describe(self.arguments) if self.arguments is not None else ""
 
     @property
     def quantities(self) -> Dict[str, object]:
@@ -130,51 +136,49 @@ class DistributedResult:
             out["node_profile.offload_spill_bytes"] = None
         return out
 
+    @property
+    def straggler_latency(self) -> float:
+        """The straggler's stretch of the step, ``T_step - T_sync`` (0 when ``f_s <= 1``), in s."""
+        rest = self.step_latency_total - sum(self.terms.values())
+        return rest if abs(rest) > 1e-12 * abs(self.step_latency_total) else 0.0
+
     def _rows(self):
         n, p = self.node_profile, self.parallelism
-        ms = lambda t: quantity(t, "s")  # noqa: E731
-        return [
-            ("step time T_step", ms(self.step_latency_total)),
-            ("  replica step T_node", f"{ms(n.latency)} ({n.bottleneck.lower()}-bound)"),
-            ("    compute / memory / overhead", f"{ms(n.latency_compute)} / {ms(n.latency_memory)} / "
-                                                 f"{ms(n.latency_overhead)}"),
-            ("  communication DP / TP / EP", f"{ms(self.dp_communication_latency)} / "
-                                             f"{ms(self.tp_communication_latency)} / "
-                                             f"{ms(self.ep_communication_latency)}"),
-            ("  pipeline bubble", f"{ms(self.pipeline_bubble_latency)} (fraction {self.bubble_fraction:.4f})"),
-            *self._extended_rows(),
+        s = lambda t: quantity(t, "s")  # noqa: E731
+        rows = [("step time T_step", s(self.step_latency_total))]
+        for name, t in self.terms.items():
+            e = notation.entry(name)
+            if name == "T_node":
+                rows.append((f"  {words(name)} {notation.plain(e.latex)}", f"{s(t)} ({n.bottleneck.lower()}-bound)"))
+                rows.append(("    compute / memory / overhead", f"{s(n.latency_compute)} / {s(n.latency_memory)} / "
+                                                               f"{s(n.latency_overhead)}"))
+            else:
+                rows.append((f"  {words(name)} {notation.plain(e.latex)}", s(t)))
+        if self.straggler_latency:
+            rows.append(("  straggler's stretch (f_s > 1)", s(self.straggler_latency)))
+        rows += [
+            ("communication before overlap DP / TP / EP", f"{s(self.dp_communication_latency)} / "
+                                                          f"{s(self.tp_communication_latency)} / "
+                                                          f"{s(self.ep_communication_latency)}"),
+            ("pipeline bubble fraction", f"{self.bubble_fraction:.4f}"),
+        ]
+        if self.extended and "gemm_shape_factor" in self.extended:
+            rows.append(("GEMM-shape factor f_GEMM", f"{self.extended['gemm_shape_factor']:.4f}"))
+        rows += [
             ("MFU fleet / node", f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
             ("throughput", quantity(self.effective_throughput, "1/s")),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')} "
                                        f"({'fits' if n.feasible else 'does not fit'})"),
             ("energy per replica step", quantity(n.energy, "J")),
-            ("parallelism", f"dp {p['dp']}, tp {p['tp']}, pp {p['pp']}, ep {p['ep']}"
-                            + (f", cp {p['cp']}" if "cp" in p else "")),
+            ("parallelism", ", ".join(f"{k} {v}" for k, v in p.items())),
         ]
-
-    def _extended_rows(self):
-        x = self.extended
-        if not x:
-            return []
-        ms = lambda t: quantity(t, "s")  # noqa: E731
-        rows = []
-        if "cp_communication_latency" in x:
-            rows.append(("  CP key/value exchange", ms(x["cp_communication_latency"])))
-        if "pipeline_p2p_latency" in x:
-            rows.append(("  pipeline sends", ms(x["pipeline_p2p_latency"])))
-        if "optimizer_step_latency" in x:
-            rows.append(("  optimizer update", ms(x["optimizer_step_latency"])))
-        if "tp_exposed_latency" in x:
-            rows.append(("  TP exposed after overlap", ms(x["tp_exposed_latency"])))
-        if "gemm_shape_factor" in x:
-            rows.append(("  GEMM-shape factor f_GEMM", f"{x['gemm_shape_factor']:.4f}"))
         return rows
 
     def to_dict(self) -> Dict[str, object]:
-        """The result under mlsysim's field names, ``node_profile`` nested, SI units, plus fleet ``mfu``
-        (plain Python numbers: ``json.dumps`` takes it)."""
-        skip = ("node_profile", "values", "inputs") + (() if self.extended else ("extended",))
+        """The result under mlsysim's field names, ``node_profile`` nested, SI units, plus fleet ``mfu`` and the
+        step's ``terms`` (plain Python numbers: ``json.dumps`` takes it)."""
+        skip = ("node_profile", "values", "arguments") + (() if self.extended else ("extended",))
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         n = self.node_profile
         out["node_profile"] = {f.name: getattr(n, f.name) for f in fields(n)}
@@ -197,11 +201,6 @@ class DistributedResult:
         return html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")
 
 
-#: ``cp_size``'s and ``kv_fraction``'s defaults: an identity test in ``solve()`` skips the extended model's
-#: checks when they are untouched (anything else, an array or True included, is checked).
-_NEUTRAL_CP, _NEUTRAL_KV = 1, 1.0
-
-
 class DistributedModel:
     """mlsysim's ``DistributedModel``, evaluated from the symbolic model.
 
@@ -210,15 +209,22 @@ class DistributedModel:
     (context and sequence parallelism, TP overlap, pipeline sends, ZeRO-3 gathers, the optimizer update, ...;
     ``docs/extended.md``), and ``solve()`` then takes ``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``
     and ``kv_fraction``; ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
+    The choice is checked once, here (:class:`~mlsysim_sym.mechanisms.ModelChoice`).
     """
 
     def __init__(self, fidelity: str = "mlsysim", without: Sequence[str] = ()):
-        check_fidelity({"fidelity": fidelity, "without": without})
-        self.fidelity = fidelity
-        self.without = normalize(without)
+        self.choice = ModelChoice(fidelity, without)
+
+    @property
+    def fidelity(self) -> str:
+        return self.choice.fidelity
+
+    @property
+    def without(self) -> Tuple[str, ...]:
+        return self.choice.off
 
     def __repr__(self) -> str:
-        if self.fidelity == "mlsysim":
+        if not self.choice.extended:
             return "DistributedModel()"
         off = f", without={self.without!r}" if self.without else ""
         return f"DistributedModel(fidelity={self.fidelity!r}{off})"
@@ -229,9 +235,9 @@ class DistributedModel:
               zero_stage: int = 0, is_lora: bool = False, activation_recomputation: bool = False,
               overlap_comm: bool = False, overlap_efficiency: float = 0.85, congestion_factor: float = 1.0,
               straggler_factor: float = 1.0, moe_routing_imbalance_factor: float = 1.0,
-              gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = _NEUTRAL_CP,
+              gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = 1,
               sequence_parallel: bool = False, tp_comm_overlap: bool = False,
-              kv_fraction: float = _NEUTRAL_KV) -> DistributedResult:
+              kv_fraction: float = 1.0) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -313,195 +319,136 @@ class DistributedModel:
             ``Infeasible 4D Parallelism: ...``, ``precision 'fp64' is not supported ...``); a message
             naming the argument for a NaN, an infinity, a non-number or a fractional split.
         """
-        w, f = as_workload(model), as_fleet(fleet)
-        if self.fidelity != "mlsysim":
-            return self._solve_extended({k: v for k, v in locals().items() if k in _KEYWORDS or k in _EXTENDED})
-        if not (cp_size is _NEUTRAL_CP and sequence_parallel is False and tp_comm_overlap is False
-                and kv_fraction is _NEUTRAL_KV):
-            check_fidelity({"cp_size": cp_size, "sequence_parallel": sequence_parallel,
-                            "tp_comm_overlap": tp_comm_overlap, "kv_fraction": kv_fraction})
-        # the fast path, for plain Python numbers: every rule in one compiled call (anything else, a bool, a
-        # numpy number or a list that Python would repeat rather than multiply, takes the careful path)
-        if type(precision) is str and PLAIN_NUMBERS.issuperset(map(type, (
-                batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
-                overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
-                gradient_accumulation_steps, seq_len))):
-            key = precision.lower()
+        # the signature is the keyword table's order (a test holds them equal)
+        a = Arguments(as_workload(model), as_fleet(fleet), self.choice, precision, (
+            batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage, is_lora,
+            activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor, straggler_factor,
+            moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
+            tp_comm_overlap, kv_fraction))
+        return price(a, stacklevel=4)
+
+
+def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
+    """One step of the configuration ``a`` (scalars): ``solve()``'s checks, in order, then the numbers.
+
+    The fast path, for plain Python numbers: every rule in one compiled call, then the compiled outputs, both
+    shipped pre-generated for the catalog's variants of both models. Anything else (a bool where a number
+    goes, a numpy number, a list, a record field set by the call) takes the careful path: every rule in order
+    (:func:`mlsysim_sym.checks.check`), then the numbers from :attr:`Arguments.values`. ``stacklevel``: where a
+    warning points (the caller of the function that called this).
+    """
+    refuse_extended(a)
+    if not a.fields and type(a.precision) is str and PLAIN_NUMBERS.issuperset(map(type, _numbers(a.keywords))):
+        key = a.precision.lower()
+        try:
+            bound = _bound(a.workload, a.fleet, key, a.model) if key in PRECISION_BYTES else None
+        except (ArithmeticError, NotImplementedError, TypeError, ValueError):
+            bound = None        # the workload cannot be lowered: the careful path says so in its place
+        if bound is not None:
+            template, positions, fn, first, rules, seq_unread, fallback, variant, n_out = bound
+            vector = template.copy()
+            for i, value, flag in zip(positions, a.keywords, _FLAGS):
+                if i is not None:
+                    vector[i] = (1 if value else 0) if flag else value
+            if seq_unread is not None and a.keywords[_TP] == 1 and a.keywords[_EP] == 1:
+                vector[seq_unread] = 0          # mlsysim never reads seq_len there
             try:
-                bound = _bound(w, f, key) if key in PRECISION_BYTES else None
-            except (ArithmeticError, NotImplementedError, TypeError, ValueError):
-                bound = None        # the workload cannot be lowered: the careful path says so in its place
-            if bound is not None:
-                template, positions, fn, first, rules, transformer, fallback = bound
-                seq = 0 if seq_len_unread(transformer, tp_size, ep_size) else seq_len
-                vector = template.copy()
-                for i, value in zip(positions, (
-                        batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
-                        1 if is_lora else 0, 1 if activation_recomputation else 0, 1 if overlap_comm else 0,
-                        overlap_efficiency, congestion_factor, straggler_factor, moe_routing_imbalance_factor,
-                        gradient_accumulation_steps, seq)):
-                    if i is not None:
-                        vector[i] = value
-                try:
-                    broken, *warned = first(*vector, False, False, fallback)
-                except (ArithmeticError, ValueError, TypeError):
-                    broken, warned = -2, ()
-                if broken != -2 and (broken != -1 or any(warned)):
-                    # a rule is broken (this raises) or warns: the checks say it, with its message, in order
-                    configure(w, f, {k: v for k, v in locals().items() if k in _KEYWORDS}, stacklevel=4,
-                              verdict=verdict(rules, broken, warned))
-                if broken == -1:
-                    return _result(fn(*vector), tp_size, pp_size, ep_size, (w, f, precision, (
-                        batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage,
-                        is_lora, activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor,
-                        straggler_factor, moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len)))
-        # the careful path: every rule in order (raises the first broken one), then the numbers
-        kw = {k: v for k, v in locals().items() if k in _KEYWORDS}
-        w, f, key, args = configure(w, f, kw, stacklevel=4)
-        variant, values = values_of(w, f, key, args)
-        c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
-        return _result(c.fn(*(values[a] for a in c.args)), args["tp_size"], args["pp_size"], args["ep_size"],
-                       (w, f, precision, tuple(kw[k] for k in KEYWORDS)))
+                broken, *warned = first(*vector, False, False, fallback)
+            except (ArithmeticError, ValueError, TypeError):
+                broken, warned = -2, ()
+            if broken != -2 and (broken != -1 or any(warned)):
+                # a rule is broken (this raises) or warns: the checks say it, with its message, in order
+                check(a, stacklevel=stacklevel, verdict=verdict(rules, broken, warned))
+            if broken == -1:
+                return _result(fn(*vector[:n_out]), a, variant, a.keywords)
+    check(a, stacklevel=stacklevel)
+    variant, values = a.variant, a.values
+    c = compile_quantities(variant, solve_quantities(variant), "math")
+    return _result(c.fn(*(values[x] for x in c.args)), a, variant, [a.lowered[k] for k in KEYWORDS])
 
 
-    def _solve_extended(self, kw: Dict[str, object]) -> DistributedResult:
-        """The extended model's step: the careful path (every rule in order), its own compiled outputs."""
-        w, f = kw.pop("w"), kw.pop("f")
-        kw.update(fidelity=self.fidelity, without=self.without)
-        w, f, key, args = configure(w, f, kw, stacklevel=5)
-        variant, values = values_of(w, f, key, args)
-        m = build_model(variant)
-        extra = tuple(n for n in EXTENDED_OUTPUTS.values() if n in m)
-        c = compile_quantities(variant, tuple(OUTPUTS.values()) + extra, "math")
-        out = c.fn(*(values[a] for a in c.args))
-        inputs = (w, f, kw["precision"], tuple(kw[k] for k in KEYWORDS),
-                  {k: kw[k] for k in (*EXTENDED_DEFAULTS,) if k in kw})
-        result = _result(out[:len(OUTPUTS)], args["tp_size"], args["pp_size"], args["ep_size"], inputs)
-        got = dict(zip(extra, out[len(OUTPUTS):]))
-        result.extended = {k: float(got[n]) for k, n in EXTENDED_OUTPUTS.items() if n in got}
-        # where context parallelism is priced as mlsysim prices it, it is folded into data parallelism
-        result.parallelism["cp"] = args["cp_size"] if variant.on("context_parallel") else 1
-        return result
-
-
-#: The extended model's own results (``DistributedResult.extended``; a name is absent where its mechanism
-#: is off or does not apply): SI units.
-EXTENDED_OUTPUTS = {
-    "cp_communication_latency": "T_cp",           # s, with congestion
-    "pipeline_p2p_latency": "T_p2p",              # s, with congestion
-    "optimizer_step_latency": "T_opt",            # s
-    "tp_exposed_latency": "T_tp_exposed",         # s, after TP overlap
-    "gemm_shape_factor": "f_gemm",                # 1
-}
-
-_KEYWORDS = frozenset(["precision", "topology_override", *keywords()])
-_EXTENDED = frozenset([*extended_keywords(), "w", "f"])
-
+#: Per keyword of :data:`KEYWORDS`: whether it is a switch (read for its truth), and the positions of the
+#: numbers among them, of the splits and of ``seq_len``.
+_FLAGS = tuple(k in FLAG_KEYWORDS for k in KEYWORDS)
+_numbers = operator.itemgetter(*(i for i, f in enumerate(_FLAGS) if not f))
+_INDEX = {k: i for i, k in enumerate(KEYWORDS)}
+_TP, _PP, _EP, _CP = (_INDEX[k] for k in ("tp_size", "pp_size", "ep_size", "cp_size"))
 
 _BOUND: Dict[tuple, tuple] = {}
 
 
-def _bound(w: Workload, f: Fleet, key: str):
+def _bound(w: Workload, f: Fleet, key: str, choice: ModelChoice):
     """:func:`_bind`, memoized on the identity of the records (hashing nested frozen records costs
     microseconds a call); the records are kept alive in the entry so that an id is never reused."""
-    entry = _BOUND.get((id(w), id(f), key))
+    entry = _BOUND.get((id(w), id(f), key, choice))
     if entry is None or entry[0] is not w or entry[1] is not f:
         if len(_BOUND) > 4096:
             _BOUND.clear()
-        entry = _BOUND[(id(w), id(f), key)] = (w, f, _bind(w, f, key))
+        entry = _BOUND[(id(w), id(f), key, choice)] = (w, f, _bind(w, f, key, choice))
     return entry[2]
 
 
 @lru_cache(maxsize=512)
-def _bind(w: Workload, f: Fleet, key: str):
-    """Compiled outputs and checks for (workload, fleet, precision), with the static part of the
-    argument vector filled: ``(template, positions, outputs, first, its rules, transformer, peak fallback)``."""
+def _bind(w: Workload, f: Fleet, key: str, choice: ModelChoice):
+    """Compiled outputs and checks for (workload, fleet, precision, model), with the static part of the argument
+    vector filled: ``(template, positions, outputs, first, its rules, seq_len's position where mlsysim may not
+    read it, peak fallback, variant, how many arguments the outputs take)``. The vector holds the outputs'
+    arguments, then those only the checks read (the extended model's keywords where it prices them as mlsysim
+    does); the facts of the precision follow it in the call of the checks."""
     variant, static = static_values(w, f, key)
-    c = compile_quantities(variant, tuple(OUTPUTS.values()), "math")
+    variant = variant.of(choice)
+    c = compile_quantities(variant, solve_quantities(variant), "math")
     rules = compiled_rules(variant, "solve", c.args)
     names, first = rules.first_named
-    if names != tuple(RAW[a].name for a in c.args) + FACT_NAMES:     # the outputs' arguments, then the facts
-        raise RuntimeError(f"the checks read parameters the outputs do not: {names[len(c.args):-len(FACTS)]}")
-    index = {a: i for i, a in enumerate(c.args)}
-    template = [static.get(a) for a in c.args]
+    raw = names[:-len(FACTS)]
+    if raw[:len(c.args)] != tuple(RAW[a].name for a in c.args) or names[-len(FACTS):] != FACT_NAMES:
+        raise RuntimeError(f"the checks take their arguments in another order: {names}")
+    index = {n: i for i, n in enumerate(raw)}
+    template = [static.get(_PARAM_OF[n]) for n in raw]
     kw = keywords()
-    positions = tuple(index.get(kw[k].symbol) for k in KEYWORDS)
+    positions = tuple(index.get(RAW[kw[k].symbol].name) for k in KEYWORDS)
+    seq = None if w.is_transformer else index.get(RAW[kw["seq_len"].symbol].name)
     fallback = facts(w, f, key)["flags"][2]
-    return template, positions, c.fn, first, rules, w.is_transformer, fallback
+    return template, positions, c.fn, first, rules, seq, fallback, variant, len(c.args)
 
 
-def describe(w: Workload, f: Fleet, precision, arguments=(), extended: Optional[Dict[str, object]] = None) -> str:
-    """``"Llama3_70B on Research_256: batch 256, tp 8, pp 4, 8 microbatches, fp16"``: the workload, the
-    fleet, and every ``solve()`` keyword not at its default (``arguments`` in :data:`KEYWORDS`); with the
-    extended model's arguments (``extended``: ``fidelity``, ``without``, ``cp_size``, ...), the model and
-    those not at their defaults."""
-    parts, swept = [], []
-    for k, v in zip(KEYWORDS, arguments):
-        if v is SWEPT:
-            swept.append("batch" if k == "batch_size" else SHORT_NAMES[k])
-        elif k == "batch_size":
-            parts.append(f"batch {v}")
-        elif k in FLAG_KEYWORDS:
-            parts += [SHORT_NAMES[k]] if v else []
-        elif v != SOLVE_DEFAULTS[k]:
-            parts.append(f"{SHORT_NAMES[k]} {v}")
-    if precision is SWEPT:
-        swept.append("precision")
-    else:
-        parts.append(str(precision))
-    model = ""
-    if extended and extended.get("fidelity", "mlsysim") != "mlsysim":
-        ext = []
-        for k, p in extended_keywords().items():
-            v = extended.get(k, p.default)
-            if v is SWEPT:
-                swept.append(SHORT_NAMES[k])
-            elif k in EXTENDED_FLAG_NAMES:
-                ext += [SHORT_NAMES[k]] if v else []
-            elif v != p.default:
-                ext.append(f"{SHORT_NAMES[k]} {v:g}" if isinstance(v, float) else f"{SHORT_NAMES[k]} {v}")
-        off = extended.get("without") or ()
-        model = "; extended model" + (f" ({', '.join(ext)})" if ext else "") + \
-            (f", without {', '.join(off)}" if off else "")
-    return f"{w.name} on {f.name}: " + ", ".join(parts) + model + (f"; varied: {', '.join(swept)}" if swept else "")
+#: Raw argument name -> the parameter symbol it sets.
+_PARAM_OF = {r.name: s for s, r in RAW.items()}
 
 
-def describe_arguments(w: Workload, f: Fleet, args: Dict[str, object]) -> str:
-    """:func:`describe` of completed ``solve()`` arguments (the extended model's included, when given)."""
-    return describe(w, f, args["precision"], [args[k] for k in KEYWORDS],
-                    {k: args[k] for k in EXTENDED_DEFAULTS if k in args})
+@lru_cache(maxsize=None)
+def _layout(variant: Variant):
+    """Where the result's parts sit among :func:`solve_quantities`: ``((step term, index), ...)``, the extended
+    model's own outputs ``((field, index), ...)`` (None in mlsysim's model), and whether its CP degree splits
+    the replicas."""
+    index = {n: i for i, n in enumerate(solve_quantities(variant))}
+    terms = tuple((n, index[n]) for n in build_model(variant).step_terms)
+    if not variant.choice.extended:
+        return terms, None, False
+    own = tuple((k, index[n]) for k, n in EXTENDED_OUTPUTS.items() if n in index)
+    return terms, own, variant.on("context_parallel")
 
 
-def solver_of(kwargs: Dict[str, object]):
-    """``(DistributedModel of kwargs' fidelity and without, the other kwargs)``."""
-    rest = dict(kwargs)
-    model = DistributedModel(rest.pop("fidelity", "mlsysim"), rest.pop("without", ()))
-    return model, rest
-
-
-#: Keyword -> its short name in a configuration line (:func:`describe`, the command line).
-SHORT_NAMES = {"efficiency": "efficiency", "tp_size": "tp", "pp_size": "pp", "ep_size": "ep", "v_stages": "v",
-          "microbatch_count": "m",
-          "zero_stage": "ZeRO", "is_lora": "LoRA", "activation_recomputation": "recompute",
-          "overlap_comm": "overlap", "overlap_efficiency": "overlap efficiency",
-          "congestion_factor": "congestion", "straggler_factor": "straggler",
-          "moe_routing_imbalance_factor": "MoE imbalance", "gradient_accumulation_steps": "GA", "seq_len": "seq",
-          "cp_size": "cp", "sequence_parallel": "SP", "tp_comm_overlap": "TP overlap", "kv_fraction": "KV fraction"}
-EXTENDED_FLAG_NAMES = ("sequence_parallel", "tp_comm_overlap")
-#: Marks a swept argument in :func:`describe`.
-SWEPT = type("Swept", (), {"__repr__": lambda self: "swept", "__str__": lambda self: "swept"})()
-
-
-def _result(values, tp, pp, ep, inputs=()) -> DistributedResult:
+def _result(values, a: Arguments, variant: Variant, given) -> DistributedResult:
+    """The result object of the compiled outputs ``values`` (:func:`solve_quantities` order); ``given``: the
+    keywords as numbers (for the parallel degrees)."""
     (t_dp, t_tp, t_ep, t_comm, t_bub, bf, step, se, thr, mfu, dp, lat, lat_c, lat_m, lat_o, node_thr,
-     intensity, energy, mem, peak_f, peak_bw, node_mfu, node_hfu, feasible, mem_bound, ovh_dom, spill) = values
+     intensity, energy, mem, peak_f, peak_bw, node_mfu, node_hfu, feasible, mem_bound, ovh_dom, spill) = \
+        values[:len(OUTPUTS)]
     feasible = bool(feasible)
     node = NodeProfile(
         float(lat), float(lat_c), float(lat_m), float(lat_o), float(node_thr),
         "Memory" if mem_bound else "Compute", float(intensity), float(energy), float(mem), float(peak_f),
         float(peak_bw), float(node_mfu), float(node_hfu), feasible,
         None if feasible else float(spill), None if feasible else float(peak_bw), bool(ovh_dom))
+    parallelism = {"dp": int(dp), "tp": given[_TP], "pp": given[_PP], "ep": given[_EP]}
+    terms, own, cp = _layout(variant)
+    extended = None
+    if own is not None:
+        # where context parallelism is priced as mlsysim prices it, it is folded into data parallelism
+        parallelism["cp"] = given[_CP] if cp else 1
+        extended = {k: float(values[i]) for k, i in own}
+    terms = {n: float(values[i]) for n, i in terms}
     return DistributedResult(
         node, float(t_dp), float(t_tp), float(t_ep), float(t_comm), float(t_bub), float(bf), float(step),
-        float(se), float(thr), {"dp": int(dp), "tp": tp, "pp": pp, "ep": ep}, float(mfu),
-        values, inputs)
+        float(se), float(thr), parallelism, float(mfu), tuple(values[:len(OUTPUTS)]), a, terms, extended)

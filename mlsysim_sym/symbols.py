@@ -27,6 +27,7 @@ Examples
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
@@ -47,6 +48,41 @@ class Kind(str, Enum):
     FLAG = "flag"
     REAL = "real"
     CONSTANT = "constant"
+
+
+@dataclass(frozen=True)
+class Range:
+    """The values an argument may take: from ``lo`` to ``hi``, each end open or closed.
+
+    ``checked``: ``solve()`` refuses a value outside (mlsysim's check, in its words, or ours); otherwise the
+    range only says which values mean something (a congestion factor below 0), for the inverse questions
+    (:func:`mlsysim_sym.required`) and the draws of :func:`mlsysim_sym.uncertainty`. The ends are the numbers
+    the messages print (``1e-09``, ``1.0``): mlsysim's own.
+    """
+
+    lo: Number = -math.inf
+    hi: Number = math.inf
+    lo_open: bool = False
+    hi_open: bool = False
+    checked: bool = True
+
+    def __contains__(self, x) -> bool:
+        above = x > self.lo if self.lo_open else x >= self.lo
+        below = x < self.hi if self.hi_open else x <= self.hi
+        return bool(above and below)
+
+    @property
+    def bounds(self) -> Tuple[float, float]:
+        return float(self.lo), float(self.hi)
+
+    @property
+    def text(self) -> str:
+        """``">= 1"``, ``"in [1e-09, 1.0]"``, ``"in (0, 1]"``, ``"> 0"``: as the messages say it."""
+        if self.hi == math.inf:
+            if self.lo == -math.inf:
+                return "any real number"
+            return f"{'>' if self.lo_open else '>='} {self.lo}"
+        return f"in {'(' if self.lo_open else '['}{self.lo}, {self.hi}{')' if self.hi_open else ']'}"
 
 
 class Origin(str, Enum):
@@ -79,6 +115,10 @@ class Param:
     * ``label``: a short name in words, for tables and the command line.
     * ``fidelity``: ``"mlsysim"`` for the parameters of mlsysim 0.3.0's model, ``"extended"`` for the
       keywords and constants only the extended model reads (``docs/extended.md``).
+    * ``range``: the values it may take (:class:`Range`; the checks, :func:`mlsysim_sym.required` and
+      :func:`mlsysim_sym.uncertainty` read it); by default from the kind and the sign of the symbol.
+    * ``short``: its name in a configuration line (``tp``, ``m``, ``ZeRO``); ``option``: its command-line
+      option (``--tp``).
     """
 
     name: str
@@ -98,6 +138,17 @@ class Param:
     rows: Tuple[str, ...] = ()
     label: Optional[str] = None
     fidelity: str = "mlsysim"
+    range: Optional[Range] = None
+    short: Optional[str] = None
+    option: Optional[str] = None
+
+    def __post_init__(self):
+        if self.range is None:
+            object.__setattr__(self, "range", _sign_range(self.symbol, self.kind))
+        if self.short is None:
+            object.__setattr__(self, "short", self.label or self.argument or self.name)
+        if self.option is None and self.argument is not None and self.kind is not Kind.CONSTANT:
+            object.__setattr__(self, "option", "--" + self.argument.replace("_", "-"))
 
     @property
     def words(self) -> str:
@@ -128,6 +179,19 @@ class Param:
         return f"{path}.{self.field}{fb}"
 
 
+def _sign_range(s: sp.Symbol, kind: Kind) -> Range:
+    """The range the symbol's assumptions give (whole numbers from 1 for a positive count)."""
+    if kind is Kind.CONSTANT:
+        return Range(checked=False)
+    if kind is Kind.FLAG:              # a switch: any value, read for its truth (0 or 1 in the model)
+        return Range(0, 1, checked=False)
+    if s.is_positive:
+        return Range(1, math.inf) if s.is_integer else Range(0, math.inf, lo_open=True)
+    if s.is_nonnegative:
+        return Range(0, math.inf)
+    return Range(checked=False)
+
+
 PARAMS: Dict[str, Param] = {}
 sym = SimpleNamespace()
 
@@ -152,15 +216,15 @@ def _declare(name, latex, unit, meaning, kind, origin, assume, book=None, **fiel
 
 
 def _keyword(name, argument, default, latex, unit, meaning, kind="real", assume="positive", book=None, rows=(),
-             label=None, fidelity="mlsysim"):
+             label=None, fidelity="mlsysim", **table):
     return _declare(name, latex, unit, meaning, kind, "solve", assume, book, argument=argument, default=default,
-                    rows=rows, label=label, fidelity=fidelity)
+                    rows=rows, label=label, fidelity=fidelity, **table)
 
 
 def _field(name, origin, field, latex, unit, meaning, kind="real", assume="positive", book=None, argument=None,
-           fallback=None, falsy=False, rows=(), label=None):
+           fallback=None, falsy=False, rows=(), label=None, **table):
     return _declare(name, latex, unit, meaning, kind, origin, assume, book, argument=argument or field, field=field,
-                    fallback=fallback, falsy=falsy, rows=rows, label=label)
+                    fallback=fallback, falsy=falsy, rows=rows, label=label, **table)
 
 
 def _const(name, latex, unit, meaning, value, book=None, fidelity="mlsysim"):
@@ -172,44 +236,53 @@ T = r"\text"
 C, K, CK = ("continuous",), ("knob",), ("continuous", "knob")
 
 # ----------------------------------------------------------------------------------
-# solve() keyword arguments (docs/contract.md §1.1)
+# solve() keyword arguments (docs/contract.md §1.1), in solve()'s order; ``range``: the values mlsysim's
+# checks accept (its messages print these ends); ``short``: the name in a configuration line
 # ----------------------------------------------------------------------------------
 _keyword("B", "batch_size", 1, rf"B_{{{T}{{global}}}}", "1", "global batch size, in samples (sequences)",
-         "count", "count", r"\GlobalBatchSize", K, label="global batch size")
+         "count", "count", r"\GlobalBatchSize", K, label="global batch size", short="batch", option="--batch-size")
 _keyword("eta", "efficiency", 0.5, rf"\eta_{{{T}{{hw}}}}", "1", "achieved fraction of peak FLOP/s",
-         book=r"\EfficiencyHw", rows=C, label="achieved efficiency")
+         book=r"\EfficiencyHw", rows=C, label="achieved efficiency", range=Range(1e-9, 1.0), short="efficiency")
 _keyword("tp", "tp_size", 1, rf"N_{{{T}{{TP}}}}", "1", "tensor-parallel degree", "count", "count",
-         r"\TensorParallelDegree", K, label="tensor-parallel degree")
+         r"\TensorParallelDegree", K, label="tensor-parallel degree", short="tp", option="--tp")
 _keyword("pp", "pp_size", 1, rf"N_{{{T}{{PP}}}}", "1", "pipeline-parallel degree", "count", "count",
-         r"\PipelineParallelDegree", K, label="pipeline-parallel degree")
-_keyword("ep", "ep_size", 1, rf"N_{{{T}{{EP}}}}", "1", "expert-parallel degree", "count", "count", rows=K, label="expert-parallel degree")
+         r"\PipelineParallelDegree", K, label="pipeline-parallel degree", short="pp", option="--pp")
+_keyword("ep", "ep_size", 1, rf"N_{{{T}{{EP}}}}", "1", "expert-parallel degree", "count", "count", rows=K,
+         label="expert-parallel degree", short="ep", option="--ep")
 _keyword("v", "v_stages", 1, "V", "1", "virtual pipeline stages per device (interleaving)", "count", "count",
-         r"\VirtualPipelineStagesPerDevice", K, label="virtual stages per device")
+         r"\VirtualPipelineStagesPerDevice", K, label="virtual stages per device", short="v")
 _keyword("m", "microbatch_count", 1, "m", "1", "microbatches per pipelined step", "count", "count",
-         r"\MicrobatchCount", K, label="microbatches")
-_keyword("z", "zero_stage", 0, rf"z_{{{T}{{ZeRO}}}}", "1", "ZeRO stage (0, 1, 2 or 3)", "flag", "flag", rows=K, label="ZeRO stage")
+         r"\MicrobatchCount", K, label="microbatches", short="m", option="--microbatches")
+_keyword("z", "zero_stage", 0, rf"z_{{{T}{{ZeRO}}}}", "1", "ZeRO stage (0, 1, 2 or 3)", "flag", "flag", rows=K,
+         label="ZeRO stage", range=Range(0, 3), short="ZeRO")
 _keyword("lora", "is_lora", False, rf"\chi_{{{T}{{LoRA}}}}", "1", "1 when fine-tuning with LoRA adapters, else 0",
-         "flag", "flag", label="LoRA")
+         "flag", "flag", label="LoRA", short="LoRA", option="--lora")
 _keyword("rc", "activation_recomputation", False, rf"\chi_{{{T}{{rc}}}}", "1",
-         "1 with full activation recomputation, else 0", "flag", "flag", label="recomputation")
+         "1 with full activation recomputation, else 0", "flag", "flag", label="recomputation", short="recompute",
+         option="--recompute")
 _keyword("ov", "overlap_comm", False, rf"\chi_{{{T}{{ov}}}}", "1",
-         "1 when DP communication overlaps the backward pass, else 0", "flag", "flag", label="DP overlap")
+         "1 when DP communication overlaps the backward pass, else 0", "flag", "flag", label="DP overlap",
+         short="overlap", option="--overlap")
 _keyword("eta_ov", "overlap_efficiency", 0.85, rf"\eta_{{{T}{{ov}}}}", "1",
-         "fraction of the DP communication hidden by overlap", assume="nonnegative", rows=C, label="overlap efficiency")
-# mlsysim does not validate these two: they may be any real number
+         "fraction of the DP communication hidden by overlap", assume="nonnegative", rows=C, label="overlap efficiency",
+         range=Range(0.0, 1.0), short="overlap efficiency")
+# mlsysim does not validate these two: any real number goes (the range says what means something)
 _keyword("c", "congestion_factor", 1.0, rf"c_{{{T}{{cong}}}}", "1",
-         "congestion multiplier on DP, TP and EP communication", assume="real", rows=C, label="congestion factor")
+         "congestion multiplier on DP, TP and EP communication", assume="real", rows=C, label="congestion factor",
+         range=Range(0, math.inf, checked=False), short="congestion", option="--congestion")
 _keyword("f_s", "straggler_factor", 1.0, rf"f_{{{T}{{strag}}}}", "1",
-         "straggler multiplier on the step (applies only above 1)", assume="real", rows=C, label="straggler factor")
+         "straggler multiplier on the step (applies only above 1)", assume="real", rows=C, label="straggler factor",
+         range=Range(0, math.inf, checked=False), short="straggler", option="--straggler")
 _keyword("iota", "moe_routing_imbalance_factor", 1.0, r"\iota", "1",
-         "MoE routing imbalance multiplier on the all-to-all volume", rows=C, label="MoE routing imbalance")
+         "MoE routing imbalance multiplier on the all-to-all volume", rows=C, label="MoE routing imbalance",
+         range=Range(1.0, math.inf), short="MoE imbalance", option="--moe-imbalance")
 _keyword("GA", "gradient_accumulation_steps", 1, "k", "1", "gradient-accumulation steps per optimizer update",
-         "count", "count", r"\AccumulationStepCount", K, label="gradient accumulation")
+         "count", "count", r"\AccumulationStepCount", K, label="gradient accumulation", short="GA",
+         option="--gradient-accumulation")
 # smooth in the model (no floor acts on it): a derivative and exact neighbours
 _keyword("s", "seq_len", 2048, "S", "1", "sequence length, tokens per sample", "count", "count0",
-         r"\SequenceLength", CK, label="sequence length")
+         r"\SequenceLength", CK, label="sequence length", range=Range(1, math.inf), short="seq")
 
-# ----------------------------------------------------------------------------------
 # Set by the precision, through mlsysim's lowering (docs/contract.md §1.5)
 # ----------------------------------------------------------------------------------
 _declare("bpp", rf"s_{{{T}{{elem}}}}", "B", "bytes per element of the training precision", "real", "precision",
@@ -304,15 +377,17 @@ _const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a
 # ----------------------------------------------------------------------------------
 _EXT = "extended"
 _keyword("cp", "cp_size", 1, "c", "1", "context-parallel degree (ranks that split each sequence)",
-         "count", "count", r"\ContextParallelDegree", K, label="context-parallel degree", fidelity=_EXT)
+         "count", "count", r"\ContextParallelDegree", K, label="context-parallel degree", fidelity=_EXT, short="cp",
+         option="--cp")
 _keyword("sp", "sequence_parallel", False, rf"\chi_{{{T}{{SP}}}}", "1",
          "1 with sequence parallelism (TP all-reduces as reduce-scatter + all-gather), else 0", "flag", "flag",
-         label="sequence parallelism", fidelity=_EXT)
+         label="sequence parallelism", fidelity=_EXT, short="SP")
 _keyword("tov", "tp_comm_overlap", False, rf"\chi_{{{T}{{TP-ov}}}}", "1",
-         "1 when TP communication overlaps the GEMMs, else 0", "flag", "flag", label="TP overlap", fidelity=_EXT)
+         "1 when TP communication overlaps the GEMMs, else 0", "flag", "flag", label="TP overlap", fidelity=_EXT,
+         short="TP overlap", option="--tp-overlap")
 _keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
          "width of the keys and values as a fraction of d (KV heads / heads: 1 for multi-head attention)",
-         rows=C, label="K/V width fraction", fidelity=_EXT)
+         rows=C, label="K/V width fraction", fidelity=_EXT, range=Range(0, 1, lo_open=True), short="KV fraction")
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
        992.0, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
@@ -357,19 +432,15 @@ def by_argument() -> Dict[str, Param]:
     return dict(_by_argument())
 
 
-@lru_cache(maxsize=None)
-def _keywords(fidelity: str = "mlsysim") -> Dict[str, Param]:
-    return {p.argument: p for p in of_origin(Origin.SOLVE) if p.fidelity == fidelity}
+@lru_cache(maxsize=1)
+def _keywords() -> Dict[str, Param]:
+    return {p.argument: p for p in of_origin(Origin.SOLVE)}
 
 
 def keywords() -> Dict[str, Param]:
-    """``solve()`` keyword -> the parameter it sets, in ``solve()``'s order (``precision`` aside): mlsysim's."""
+    """``solve()`` keyword -> the parameter it sets, in ``solve()``'s order (``precision`` aside): mlsysim's,
+    then the extended model's (``Param.fidelity``), which mlsysim's model takes at their neutral defaults only."""
     return dict(_keywords())
-
-
-def extended_keywords() -> Dict[str, Param]:
-    """The keywords only ``DistributedModel(fidelity="extended").solve()`` takes (``cp_size`` ...)."""
-    return dict(_keywords("extended"))
 
 
 def sensitivity_rows(role: str) -> Dict[str, sp.Symbol]:

@@ -8,6 +8,7 @@ import sympy as sp
 
 from derivations import book
 from mlsysim_sym import notation
+from derivations import registry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 mlsysim = pytest.importorskip("mlsysim")
@@ -76,9 +77,9 @@ def _latex_blocks():
 def test_every_equation_offered_with_the_books_macros_passes_the_registrys_rules():
     """Every ``latex`` block of the documents (the equations to paste into a chapter) uses only the
     registry's macros or the proposed extension's, and nothing the registry's strict check rejects."""
-    known = {s.macro for s in mlsysim.Symbols} | {e["macro"] for es in notation.registry_extension().values()
+    known = {s.macro for s in mlsysim.Symbols} | {e["macro"] for es in registry.registry_extension().values()
                                                  for e in es}
     blocks = list(_latex_blocks())
     assert len(blocks) >= 45 and {name for name, _ in blocks} >= {"book.md", "notation.md", "step_time.md"}
     for name, block in blocks:
-        assert notation.book_problems(block, known) == [], (name, block[:200])
+        assert registry.book_problems(block, known) == [], (name, block[:200])

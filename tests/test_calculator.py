@@ -15,7 +15,7 @@ import pytest
 from derivations import web
 from mlsysim_sym import DistributedModel, catalog
 from mlsysim_sym.inputs import PRECISION_BYTES, static_values
-from mlsysim_sym.solver import OUTPUTS
+from mlsysim_sym.outputs import OUTPUTS
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "docs" / "calculator" / "mlsysim_sym.mjs"

@@ -13,6 +13,7 @@ import pytest
 from mlsysim_sym import DistributedModel, search, sensitivities, sweep
 from mlsysim_sym.model import build_model
 from mlsysim_sym.printing import quantity_latex
+from derivations import registry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,8 +38,9 @@ def test_no_arguments_solves_the_bundled_example_through_the_console_script():
     assert p.returncode == 0 and p.stderr == ""
     out = p.stdout
     # docs/contract.md §8 row 1: Llama3_70B on Research_256, b256 tp8 pp4 m8: 3368.627 ms, DP 618.450 ms
-    assert out.startswith("configuration: Llama3_70B on Research_256: batch 256, tp 8, pp 4, ep 1, m 8, v 1,")
-    assert "(the bundled example)" in out
+    assert out.startswith("configuration: Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 8, pp 4, m 8, "
+                          "fp16")
+    assert "(the bundled example)" in " ".join(out.split())
     assert "step time T_step" in out and "3.369 s" in out and "618.5 ms / 334.6 ms / 0 s" in out
     assert max(map(len, out.splitlines())) <= 100
 
@@ -48,10 +50,13 @@ def test_version_and_help_name_units_and_defaults():
     assert out.strip() == "mlsysim-sym 0.1.0 (the model of mlsysim 0.3.0)"
     _, out, _ = run("solve", "--help")
     text = " ".join(out.split())
-    assert "--batch-size INT global batch size, in samples (sequences) [samples]; default 256" in text
-    assert "--tp INT tensor-parallel degree; default 1" in text
-    assert "--efficiency FLOAT achieved fraction of peak FLOP/s [fraction of peak]; default 0.5" in text
-    assert "--seq-len INT sequence length, tokens per sample [tokens]; default 2048" in text
+    # from the parameter table: meaning, unit, the range solve() accepts, the default
+    assert "--batch-size INT global batch size, in samples (sequences); >= 1; default 256" in text
+    assert "--tp INT tensor-parallel degree; >= 1; default 1" in text
+    assert "--efficiency FLOAT achieved fraction of peak FLOP/s; in [1e-09, 1.0]; default 0.5" in text
+    assert "--seq-len INT sequence length, tokens per sample; >= 1; default 2048" in text
+    assert "--kv-fraction FLOAT width of the keys and values as a fraction of d" in text and "extended model only" in text
+    assert "--fabric-bandwidth FLOAT fabric (NIC) bandwidth per accelerator [B/s]; > 0; default the record's" in text
     for flag in ("--model", "--fleet", "--pp", "--ep", "--microbatches", "--v-stages", "--zero-stage", "--precision",
                  "--recompute", "--overlap", "--overlap-efficiency", "--congestion", "--straggler",
                  "--moe-imbalance", "--gradient-accumulation", "--lora", "--json", "--plot"):
@@ -81,7 +86,7 @@ def test_solve_json_is_the_python_result_under_mlsysims_names():
 
 def test_another_model_does_not_keep_the_examples_pipeline():
     _, out, _ = run("solve", "--model", "Llama3_8B", "--fleet", "Lab_64_H100", "--batch-size", "64")
-    assert out.startswith("configuration: Llama3_8B on Lab_64_H100: batch 64, tp 1, pp 1, ep 1, m 1,")
+    assert out.startswith("configuration: Llama-3.1-8B on Lab Cluster (64 H100 GPUs): batch 64, fp16\n")
     r = DistributedModel().solve("Llama3_8B", "Lab_64_H100", batch_size=64)
     assert f"{r.mfu:.4f} / {r.node_profile.mfu:.4f}" in out
     assert "dp 64, tp 1, pp 1, ep 1" in out
@@ -192,7 +197,7 @@ def test_every_book_mode_equation_of_the_cli_passes_the_registrys_rules():
     names = json.loads(run("equations", "--json")[1])
     for name in names["quantities"][::4] + names["terms"]:
         _, out, _ = run("equations", name, "--book")
-        assert notation.book_problems("\n".join(out.splitlines()[1:]), known) == [], name
+        assert registry.book_problems("\n".join(out.splitlines()[1:]), known) == [], name
 
 
 def test_list_shows_the_catalog_with_key_figures():
@@ -236,7 +241,7 @@ def test_a_warning_is_one_line_on_stderr():
     _, out, err = run("solve", "--batch-size", "4")
     assert err == ("mlsysim-sym: warning: batch_size (4) < dp_size (256): some ranks will be idle. "
                    "Using local_batch=1.\n")
-    assert "configuration: Llama3_70B on Research_256: batch 4, tp 1," in out
+    assert "configuration: Llama-3.1-70B on Research Cluster (256 GPUs): batch 4, fp16\n" in out
 
 
 @pytest.mark.parametrize("args", [
@@ -265,7 +270,7 @@ def test_plot_without_matplotlib_says_what_to_install(tmp_path):
 def test_uncertainty_prints_the_spread_and_its_json_is_the_python_result():
     from mlsysim_sym import uncertainty
     _, out, _ = run("uncertainty", "--sigma", "efficiency=0.02,fabric_bandwidth=0.02", "--samples", "4000")
-    assert out.startswith("configuration: Llama3_70B on Research_256: batch 256, tp 8, pp 4,")
+    assert out.startswith("configuration: Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 8, pp 4,")
     assert "uncertainty of fleet MFU = 0.2604" in out and "first order holds" in " ".join(out.split())
     assert max(map(len, out.splitlines())) <= 100
     _, out, _ = run("uncertainty", "--model", "Llama3_8B", "--fleet", "Lab_64_H100", "--batch-size", "64",
@@ -287,9 +292,15 @@ def test_uncertainty_bad_sigma_is_one_line_naming_the_allowed_names():
 
 
 def test_required_answers_from_the_command_line():
-    # the bundled example: (p - 1) / (m + p - 1) <= 0.05 with p = 4 needs m = 57
+    # (p - 1) / (m + p - 1) <= 0.05 with p = 4 needs m = 57; the bundled example's 32 samples a replica step
+    # run at most 32 microbatches (3 / 35), a batch of 512 runs 64 (3 / 67)
     _, out, _ = run("required", "--output", "bubble_fraction", "--target", "0.05", "--solve-for", "microbatch_count")
-    assert "(the bundled example)" in out and "whole number 57 gives bubble_fraction = 0.05" in out
+    flat = " ".join(out.split())
+    assert "(the bundled example)" in flat and "the best found is 0.0857143, at microbatch_count = 32" in flat
+    assert "the root of this regime is microbatch_count = 57" in flat
+    _, out, _ = run("required", "--output", "bubble_fraction", "--target", "0.05", "--solve-for", "microbatch_count",
+                    "--batch-size", "512", "--tp", "8", "--pp", "4", "--microbatches", "8")
+    assert "answer: microbatch_count = 57; whole number 64 gives bubble_fraction = 0.0447761" in out
     assert r"LaTeX: m = - \frac{N_{\text{PP}} y - N_{\text{PP}} - y + 1}{V y}" in out
     got = json.loads(run("required", "--output", "scaling_efficiency", "--target", "0.8", "--solve-for",
                          "fabric-bandwidth", "--json")[1])

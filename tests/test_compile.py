@@ -9,9 +9,9 @@ import pytest
 from mlsysim_sym import catalog
 from mlsysim_sym import _shipped
 from mlsysim_sym.compile import _lambdify, compile_quantities
-from mlsysim_sym.inputs import parameters_of
+from mlsysim_sym.arguments import parameters_of
 from mlsysim_sym.model import Variant
-from mlsysim_sym.solver import OUTPUTS
+from mlsysim_sym.solver import OUTPUTS, solve_quantities
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def test_shipped_generated_code_equals_a_fresh_generation():
 
 
 def test_solve_uses_the_shipped_code_and_it_matches_lambdify():
-    names = tuple(OUTPUTS.values())
+    names = solve_quantities(Variant())
     shipped = compile_quantities(Variant(), names, "math")
     assert shipped.fn.__code__.co_filename.endswith("math_transformer.py")
     fresh = _lambdify(Variant(), names, "math")
@@ -91,7 +91,7 @@ def test_tampered_shipped_code_is_detected_and_rebuilt(tmp_path, monkeypatch, ca
     path = _shipped_copy(tmp_path, edit, mode)
     clean = _shipped_copy(tmp_path, name="clean.py")
     monkeypatch.setattr(_shipped, "path", lambda variant, backend, kind="outputs": path)
-    names = tuple(OUTPUTS.values())
+    names = solve_quantities(Variant())
     assert _shipped.load(Variant(), names, "math") is None     # never executed
     # an untouched copy with safe permissions is accepted
     monkeypatch.setattr(_shipped, "path", lambda variant, backend, kind="outputs": clean)

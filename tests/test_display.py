@@ -8,7 +8,7 @@ import pytest
 from mlsysim_sym import DistributedModel, operating_point_of, search, sweep
 from mlsysim_sym.display import quantity, text_table
 from mlsysim_sym.inputs import SOLVE_DEFAULTS
-from mlsysim_sym.symbols import extended_keywords
+from mlsysim_sym.symbols import keywords
 from mlsysim_sym.solver import OUTPUTS
 
 GOLDEN = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
@@ -56,7 +56,7 @@ def test_a_sweep_prints_a_summary_not_its_arrays():
     head = " ".join(line.strip() for line in text.splitlines()[:2])
     assert head.startswith("SweepResult: shape (2, 5, 3), 16 of 30 configurations valid; axes batch_size (2), "
                            "tp_size (5), pp_size (3)")
-    assert "Kempner AI Cluster" in text and "varied: batch, tp" in text
+    assert "Kempner AI Cluster" in text and "batch 128,384, tp 1,2,3,5,8, pp 1,4,7" in " ".join(text.split())
     assert "step_latency_total" in text and " s " in text and "2 of 16 true" in text
     # per rule: how many configurations it masks, and one of its messages
     assert "masked (rule: configurations, e.g.):" in text
@@ -90,11 +90,11 @@ def test_help_of_solve_documents_every_argument_and_the_units_of_the_results():
     for piece in ("in s", "in B per accelerator", "samples/s", "in J", "flop/s", "B/s"):
         assert piece in doc, piece
     sig = inspect.signature(DistributedModel.solve)
-    # mlsysim's arguments, positional as in mlsysim; then the extended model's, keyword-only (docs/extended.md)
-    plain = {k: p.default for k, p in sig.parameters.items()
-             if k not in ("self", "model", "fleet") and p.kind is not p.KEYWORD_ONLY}
-    assert plain == SOLVE_DEFAULTS
+    # mlsysim's arguments, positional as in mlsysim; then the extended model's, keyword-only (docs/extended.md):
+    # the signature is the keyword table, in its order, with its defaults (solve() passes them on by position)
+    params = [(k, p.default) for k, p in sig.parameters.items() if k not in ("self", "model", "fleet")]
+    assert params == list(SOLVE_DEFAULTS.items())
     only = {k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
-    assert only == {k: p.default for k, p in extended_keywords().items()}
+    assert only == {k: p.default for k, p in keywords().items() if p.fidelity == "extended"}
     for name in only:
         assert name in doc, name

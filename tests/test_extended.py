@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 
 from mlsysim_sym import DistributedModel, catalog, sweep
-from mlsysim_sym.inputs import parameters_of
+from mlsysim_sym.arguments import parameters_of
 from mlsysim_sym.mechanisms import MECHANISMS, always_on
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.symbols import PARAMS, sym
@@ -382,7 +382,7 @@ def test_sweep_of_the_extended_model_equals_solve_and_masks_bad_splits():
                               microbatch_count=8, cp_size=cp, sequence_parallel=True)
             assert r.step_latency_total[i, j] == pytest.approx(s.step_latency_total, rel=1e-12)
             assert r.mfu[i, j] == pytest.approx(s.mfu, rel=1e-12)
-    assert "extended model (SP)" in r.configuration
+    assert "tp 4,8" in r.configuration and "extended model (cp 1,2,3, SP)" in r.configuration
 
 
 def test_search_sensitivities_requirement_and_uncertainty_run_on_the_extended_model():
@@ -471,7 +471,7 @@ def test_cli_solves_the_extended_model_and_its_json_equals_python():
             "--microbatches", "8", "--fidelity", "extended", "--cp", "2", "--sequence-parallel")
     p = _cli("solve", *args)
     assert p.returncode == 0, p.stderr
-    assert "extended model: cp 2, SP" in p.stdout and "CP key/value exchange" in p.stdout
+    assert "extended model (cp 2, SP)" in p.stdout and "CP key/value exchange T_CP" in p.stdout
     j = json.loads(_cli("solve", *args, "--json").stdout)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

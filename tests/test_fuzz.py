@@ -98,12 +98,12 @@ def test_the_compiled_checks_agree_with_the_walk_of_the_table(monkeypatch):
     """parameters_of() and sensitivities() check a configuration by one compiled call when every
     argument is a plain number; the walk of the rules in order must say the same (errors, warnings,
     values) on the same random inputs."""
-    from mlsysim_sym import inputs, parameters_of
+    from mlsysim_sym import checks, parameters_of
 
     rng = random.Random(SEED + 2)
     draws = [draw(rng) for _ in range(1500)]
     fast = [_outcome(lambda: parameters_of(m, f, **kw)) for m, f, kw in draws]
-    monkeypatch.setattr(inputs, "_verdict", lambda compiled, values: None)
+    monkeypatch.setattr(checks, "_verdict", lambda compiled, values: None)
     walked = [_outcome(lambda: parameters_of(m, f, **kw)) for m, f, kw in draws]
     assert fast == walked
     returned = [o for o, _ in fast if not isinstance(o, str)]

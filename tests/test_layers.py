@@ -1,10 +1,11 @@
-"""The package's modules import in one direction: no cycle, apart from documented notebook display hooks.
+"""The package's modules import in one direction: no cycle, the display hooks included.
 
 Every ``import`` of a package module is read from the source (module level and inside
-functions alike). The only imports allowed to point back up the layers are the lazy ones
-inside ``_repr_latex_`` / ``_repr_html_`` methods and the ``plot`` methods of the result objects
-(pictures: :mod:`mlsysim_sym.plot` sits above the results it draws), which say so where they stand
-(and ``if TYPE_CHECKING:`` blocks, which never run).
+functions alike). The only imports that may point up the layers are the lazy ones inside the ``plot``
+methods of the result objects (pictures: :mod:`mlsysim_sym.plot` sits above the results it draws, and
+imports none of them), which say so where they stand; they are in the graph too, and make no cycle. The
+model's notebook display needs no such import: the printer registers it (``notation.DISPLAY``).
+``if TYPE_CHECKING:`` blocks never run and are left out.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def _known(name: str, modules: Set[str]) -> str:
     return name
 
 
-def import_graph() -> Dict[str, Set[str]]:
+def import_graph(hooks_included: bool = True) -> Dict[str, Set[str]]:
     files = {(_module_name(p)): p for p in PACKAGE.rglob("*.py") if "_generated" not in p.parts}
     modules = set(files)
     graph: Dict[str, Set[str]] = {m: set() for m in modules}
@@ -46,7 +47,7 @@ def import_graph() -> Dict[str, Set[str]]:
         is_package = path.name == "__init__.py"
         hooks = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef) and node.name in HOOKS:
+            if isinstance(node, ast.FunctionDef) and node.name in HOOKS and not hooks_included:
                 hooks |= {id(n) for n in ast.walk(node)}
             # ``if TYPE_CHECKING:`` imports never run: annotations only
             if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
@@ -94,10 +95,15 @@ def find_cycle(graph):
     return None
 
 
-def test_the_package_has_no_import_cycle():
+def test_the_package_has_no_import_cycle_hooks_included():
     graph = import_graph()
-    assert len(graph) > 30 and "mlsysim_sym.inputs" in graph["mlsysim_sym.solver"]
+    assert len(graph) > 30 and "mlsysim_sym.arguments" in graph["mlsysim_sym.solver"]
+    assert "mlsysim_sym.plot" in graph["mlsysim_sym.solver"]          # the picture hook is in the graph
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+    # the one lazy import that points up: the pictures of a result (plot imports no result module)
+    upward = {(m, n) for m, ns in graph.items() for n in ns} - \
+        {(m, n) for m, ns in import_graph(hooks_included=False).items() for n in ns}
+    assert {n for _, n in upward} == {"mlsysim_sym.plot"}, upward
 
 
 def test_the_cycle_finder_finds_a_cycle():
@@ -107,13 +113,18 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_lower_layers_import_nothing_above_them():
     graph = import_graph()
-    below = {"mlsysim_sym.notation": set(), "mlsysim_sym.symbols": {"mlsysim_sym.notation"}}
+    below = {"mlsysim_sym.proposals": set(), "mlsysim_sym.notation": {"mlsysim_sym.proposals"},
+             "mlsysim_sym.symbols": {"mlsysim_sym.notation"},
+             "mlsysim_sym.mechanisms": set(), "mlsysim_sym.outputs": {"mlsysim_sym.notation"}}
     for mod, allowed in below.items():
         assert graph[mod] <= allowed, (mod, graph[mod])
     # the model's algebra never reaches the numeric drivers
     for mod in ("mlsysim_sym.model", "mlsysim_sym.simplify", "mlsysim_sym.printing", "mlsysim_sym.units"):
         assert not graph[mod] & {"mlsysim_sym.solver", "mlsysim_sym.sweeps", "mlsysim_sym.inputs",
-                                 "mlsysim_sym.optimize", "mlsysim_sym.sensitivity"}, mod
+                                 "mlsysim_sym.arguments", "mlsysim_sym.checks", "mlsysim_sym.optimize",
+                                 "mlsysim_sym.sensitivity"}, mod
+    # the checks read an Arguments without importing it (annotations only): the arguments sit above them
+    assert "mlsysim_sym.arguments" not in graph["mlsysim_sym.checks"]
 
 
 def test_repr_hooks_that_import_lazily_say_so():
@@ -127,3 +138,16 @@ def test_repr_hooks_that_import_lazily_say_so():
                     before = lines[imp.lineno - 2]
                     assert "hook" in before and "lazy import" in before or "display hook" in before, \
                         f"{path.name}:{imp.lineno}: say why this import is lazy"
+
+
+def test_the_readme_module_table_names_every_module():
+    table = (PACKAGE.parent / "README.md").read_text().split("| path | what |", 1)[1].split("\n\n", 1)[0]
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE)
+        if "_generated" in rel.parts or rel.name == "__init__.py" and len(rel.parts) == 1:
+            continue
+        if len(rel.parts) > 1:          # a subpackage: its row names it and each of its modules
+            row = next((line for line in table.splitlines() if f"mlsysim_sym/{rel.parts[0]}/" in line), "")
+            assert rel.name == "__init__.py" or f"`{rel.stem}`" in row, rel
+        else:
+            assert f"{rel.name}`" in table, rel

@@ -30,6 +30,7 @@ import shutil  # noqa: E402
 from mlsysim_sym import notation  # noqa: E402
 from mlsysim_sym.model import Variant, build_model  # noqa: E402
 from mlsysim_sym.printing import quantity_latex, term_latex  # noqa: E402
+from derivations import registry  # noqa: E402
 
 VARIANTS = [Variant(f, e, s, fl) for f in ("transformer", "generic") for e in (False, True)
             for s, fl in ((False, False), (True, True)) if f == "generic" or not (s or fl)]
@@ -37,7 +38,7 @@ VARIANTS = [Variant(f, e, s, fl) for f in ("transformer", "generic") for e in (F
 
 def _defined():
     """Every macro the book would define after adopting the extension."""
-    return {s.macro for s in mlsysim.Symbols} | {e["macro"] for es in notation.registry_extension().values()
+    return {s.macro for s in mlsysim.Symbols} | {e["macro"] for es in registry.registry_extension().values()
                                                  for e in es}
 
 
@@ -49,10 +50,10 @@ def test_every_book_mode_equation_uses_only_registry_or_extension_macros():
         for name in m:
             for form in ("structured", "expanded"):
                 tex = quantity_latex(m, name, form, book=True)
-                assert notation.book_problems(tex, known) == [], (variant, name, form, tex)
+                assert registry.book_problems(tex, known) == [], (variant, name, form, tex)
                 checked += 1
     for t in notation.TERMS:
-        assert notation.book_problems(term_latex(t, book=True), known) == [], t.name
+        assert registry.book_problems(term_latex(t, book=True), known) == [], t.name
     assert checked > 400
 
 
@@ -60,10 +61,10 @@ def test_the_book_rules_catch_a_stray_letter_an_unknown_macro_and_a_label():
     known = _defined()
     # the plain LaTeX of the model is not book notation: N_{\text{DP}} has a bare letter N
     m = build_model()
-    assert "letter N outside \\text{}" in notation.book_problems(quantity_latex(m, "dp"), known)
-    assert notation.book_problems(r"\NoSuchMacro + 1", known) == [
+    assert "letter N outside \\text{}" in registry.book_problems(quantity_latex(m, "dp"), known)
+    assert registry.book_problems(r"\NoSuchMacro + 1", known) == [
         r"\NoSuchMacro is neither a registered macro nor a LaTeX operator"]
-    assert notation.book_problems(r"\Bandwidth_{\text{bisect}}", known) == [
+    assert registry.book_problems(r"\Bandwidth_{\text{bisect}}", known) == [
         r"\Bandwidth decorated with a text label"]
 
 
@@ -73,7 +74,7 @@ def test_the_extension_passes_the_registrys_own_schema_and_conventions(tmp_path)
     from mlsysim.notation.registry import DATA_DIR, NotationRegistry
     from mlsysim.notation.types import NotationSymbol, convention_problems
     yaml = pytest.importorskip("yaml")
-    ext = notation.registry_extension()
+    ext = registry.registry_extension()
     assert set(ext) <= {"distributed", "performance", "learning"}
     assert sum(len(v) for v in ext.values()) >= 60
     definitions = {str(s.definition) for s in mlsysim.Symbols}
@@ -86,14 +87,14 @@ def test_the_extension_passes_the_registrys_own_schema_and_conventions(tmp_path)
     data = tmp_path / "data"
     shutil.copytree(DATA_DIR, data)
     for domain in ext:
-        listed = yaml.safe_load(notation.registry_extension_yaml(domain))["symbols"]
+        listed = yaml.safe_load(registry.registry_extension_yaml(domain))["symbols"]
         assert listed == ext[domain]
         original = (data / f"{domain}.yaml").read_text()
         (data / f"{domain}.yaml").write_text(original + "".join(
-            line + "\n" for line in notation.registry_extension_yaml(domain).splitlines()[3:]))
+            line + "\n" for line in registry.registry_extension_yaml(domain).splitlines()[3:]))
     adopted = NotationRegistry(data)
     assert len(adopted) == len(mlsysim.Symbols) + sum(len(v) for v in ext.values())
-    for e in notation.lacking():
+    for e in registry.lacking():
         assert adopted[e.extension].latex == e.latex, e.name
 
 
@@ -108,14 +109,14 @@ def test_book_meanings_follow_the_books_notation():
 
 
 def test_no_two_quantities_share_a_glyph():
-    assert notation.glyph_clashes() == []
+    assert registry.glyph_clashes() == []
     # the clashes the book's registry has within itself are listed for the authors, each a registry macro
-    for macro in notation.REGISTRY_CLASHES:
+    for macro in registry.REGISTRY_CLASHES:
         assert mlsysim.Symbols.get_by_macro(macro) is not None
     # what the rules catch: n_DP beside N_DP, d beside d_flight
     dp = notation.entry("dp")
     fake = notation.Notation("x", r"n_{\text{DP}}", r"\DataParallelDegree", "", "1", "quantity")
-    assert "differ only by letter case" in notation.glyph_clashes([dp, fake])[0]
+    assert "differ only by letter case" in registry.glyph_clashes([dp, fake])[0]
     hidden = notation.entry("H")
     fake = notation.Notation("x", r"d_{\text{flight}}", r"\HiddenDimension", "", "1", "quantity")
-    assert "share the letter d" in notation.glyph_clashes([hidden, fake])[0]
+    assert "share the letter d" in registry.glyph_clashes([hidden, fake])[0]

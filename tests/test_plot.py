@@ -75,7 +75,7 @@ def test_breakdown_shows_overlap_and_straggler_and_picks_the_unit(tmp_path):
     r = DistributedModel().solve("Llama3_70B", "Research_256", **GOLDEN, overlap_comm=True, straggler_factor=1.2)
     fig = plot.breakdown_chart(r)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert any(t.startswith("DP communication, exposed (85% hidden by overlap)") for t in labels)
+    assert any(t.startswith("DP communication left after overlap: 92.77 ms") for t in labels)    # 15 % of 618.5
     assert any(t.startswith("straggler (x1.2)") for t in labels)
     assert math.isclose(sum(_widths(fig)), r.step_latency_total, rel_tol=1e-12)
     small = DistributedModel().solve("Llama3_8B", "Research_256", batch_size=512, tp_size=2)

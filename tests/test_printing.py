@@ -6,6 +6,7 @@ import pytest
 import sympy as sp
 
 from mlsysim_sym import notation
+from mlsysim_sym import proposals
 from mlsysim_sym.model import StepTimeModel, Variant, build_model
 from mlsysim_sym.printing import (LatexPrinter, environment, equation, expr_repr_latex, latex, md_text,
                                   model_latex, model_repr_latex, number, quantity_latex, quantity_repr_latex,
@@ -15,6 +16,7 @@ from mlsysim_sym.simplify import DECOMPOSITION
 from mlsysim_sym.symbols import PARAMS, sym
 from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson
 from mlsysim_sym.terms.memory import ShardDivisor
+from derivations import registry  # noqa: E402
 
 TERM = {t.name: t for t in notation.TERMS}
 VARIANTS = (Variant(), Variant("transformer", True), Variant("generic"), Variant("generic", True),
@@ -53,7 +55,7 @@ def test_golden_ring_allreduce():
 
 def test_golden_hierarchical_allreduce():
     # too wide for a 720 px column on one line: the call on a line of its own, the sums broken at terms;
-    # the formal arguments print as the parameters of the same meaning (notation.SAME_MEANING)
+    # the formal arguments print as the parameters of the same meaning (proposals.SAME_MEANING)
     assert term_latex(TERM["HierarchicalAllReduce"]) == (
         "\\begin{aligned}\n"
         r"&T_{\text{hier}}\left(M, N_{\text{nodes}}, G_{\text{node}}, \beta_{\text{intra}}, \alpha_{\text{intra}}, "
@@ -108,7 +110,7 @@ def test_golden_zero_shards(model):
     assert quantity_latex(model, "M_grads") == (
         r"M_{\text{gradients}} = \frac{P_{\text{shard}} s_{\text{elem}} f_{\text{train}}}"
         r"{N_{\text{DP}}^{\mathbf{1}\left\{z_{\text{ZeRO}} \geq 2\right\}}}")
-    # book mode: every symbol is a macro, the registry's or the one we propose (notation.EXTENSION)
+    # book mode: every symbol is a macro, the registry's or the one we propose (proposals.EXTENSION)
     assert quantity_latex(model, "M_optimizer", book=True) == (
         r"\OptimizerStateMemory = \frac{\OptimizerStateBytesPerParameter \ShardParameterCount "
         r"\TrainableParameterFraction}{\DataParallelDegree^{\EventIndicator\left\{\ZeroShardingStage \geq 1"
@@ -169,12 +171,12 @@ def test_notation_covers_every_symbol_once():
     assert used == {e.name for e in notation.entries("quantity")}
     assert all(table[p.name].kind == "parameter" and table[p.name].latex == p.latex for p in PARAMS.values())
     # one glyph, one meaning: entries share a glyph only when they share the macro (a cost term's formal
-    # argument of a parameter's meaning prints as the parameter: notation.SAME_MEANING)
+    # argument of a parameter's meaning prints as the parameter: proposals.SAME_MEANING)
     macro_of = {}
     for e in table.values():
         assert macro_of.setdefault(e.latex, e.macro) == e.macro, f"one glyph for two meanings: {e.latex}"
-    assert len(macro_of) == len(table) - len(notation.SAME_MEANING)
-    for formal, name in notation.SAME_MEANING.items():
+    assert len(macro_of) == len(table) - len(proposals.SAME_MEANING)
+    for formal, name in proposals.SAME_MEANING.items():
         assert (table[formal].latex, table[formal].macro) == (table[name].latex, table[name].macro)
     assert {e.macro for e in table.values()} >= set(notation.book_macros()) - {
         t.macro for t in notation.TERMS} - {notation.INDICATOR[0]}
@@ -198,7 +200,7 @@ def test_plain_sympy_latex_equals_the_package_printer_for_every_definition_and_e
 
 
 def test_symbols_the_book_lacks_are_listed_with_readable_notation():
-    lacking = {e.name: e for e in notation.lacking()}
+    lacking = {e.name: e for e in registry.lacking()}
     assert {"ep", "G", "T_dp_exposed", "T_sync", "R_eff"} <= set(lacking)
     assert all(e.latex and e.meaning for e in lacking.values())
     assert "dp" not in lacking and "T_step" not in lacking
@@ -208,7 +210,7 @@ def test_symbols_the_book_lacks_are_listed_with_readable_notation():
 def test_book_macros_match_the_notation_registry():
     mlsysim = pytest.importorskip("mlsysim")
     macros = notation.book_macros()
-    proposed = {e["macro"] for entries in notation.registry_extension().values() for e in entries}
+    proposed = {e["macro"] for entries in registry.registry_extension().values() for e in entries}
     assert len(macros) - len(proposed) >= 45
     for macro, tex in macros.items():
         if macro in proposed:       # ours: not in the registry yet (tests/test_notation.py checks the entries)
@@ -222,7 +224,7 @@ def test_book_macros_match_the_notation_registry():
 
 
 def test_newcommands_define_every_macro():
-    lines = notation.newcommands().splitlines()
+    lines = registry.newcommands().splitlines()
     assert len(lines) == len(notation.book_macros())
     assert r"\newcommand{\DataParallelDegree}{N_{\text{DP}}}" in lines
 

@@ -9,8 +9,8 @@ import sympy as sp
 
 from mlsysim_sym import DistributedModel, build_model
 from mlsysim_sym.branches import DECISIONS, Tie, resolution, resolve
-from mlsysim_sym.decisions import label, model_decisions
-from mlsysim_sym.inputs import parameters_of
+from mlsysim_sym.decisions import labels, model_decisions
+from mlsysim_sym.arguments import parameters_of
 from mlsysim_sym.model import Variant
 from mlsysim_sym.symbols import sym
 from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson
@@ -139,8 +139,7 @@ def test_labels_name_the_regime():
     variant, values = point(**GOLDEN)
     md = model_decisions(variant)
     data = md.data(values)
-    facts = {"dp": 8, "tp": 8, "feasible": True, "lora": 0, "B_lt_dp": False}
-    names = {label(md, i, c, facts) for i, c in md.choices(data).items()} - {None}
+    names = set(labels(md, md.choices(data), values).values()) - {None}
     assert names == {"fits in HBM", "compute-bound", "DP ring on the fabric", "TP on NVLink", "DP not overlapped",
                      "no straggler (f_s <= 1)"}
     assert md.closure("M_acc")[-1] == "M_acc" and "T_node" not in md.closure("M_acc")

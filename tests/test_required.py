@@ -3,34 +3,55 @@ a whole-number answer meets it and the next valid value toward the root misses),
 across regimes, plus the cases where no value reaches the target."""
 import math
 import random
+import re
 
 import pytest
 import sympy as sp
 
-from mlsysim_sym import DistributedModel, build_model, required, sym
+from mlsysim_sym import DistributedModel, build_model, required, sweep, sym
 from mlsysim_sym.requirements import TARGET
-from mlsysim_sym.sensitivity.point import _set, _solve_output, quantity_name
+from mlsysim_sym.arguments import arguments
+from mlsysim_sym.sensitivity.point import _solve_output, quantity_name
+from derivations import registry  # noqa: E402
 
 LLAMA = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
 
 
 def exact(model, fleet, kw, solve_for, value, output):
     """The output at solve_for = value, through solve() (the plug-back)."""
-    from mlsysim_sym.inputs import as_fleet, as_workload
-    w, f, kw2 = _set(as_workload(model), as_fleet(fleet), kw, solve_for, value)
-    return _solve_output(w, f, kw2, quantity_name(output))[0]
+    return _solve_output(arguments(model, fleet, kw).moved(solve_for, value), quantity_name(output))[0]
 
 
 def test_microbatches_for_a_bubble_under_five_percent():
-    # (p - 1) / (v m + p - 1) <= 0.05 with p = 4, v = 1: m >= 3 (1 - 0.05) / 0.05 = 57, exactly 0.05 there
-    r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA)
-    assert r.value == pytest.approx(57, rel=1e-12) and r.integer == 57 and r.achieved == pytest.approx(0.05)
+    # (p - 1) / (v m + p - 1) <= 0.05 with p = 4, v = 1: m >= 3 (1 - 0.05) / 0.05 = 57, exactly 0.05 there; a batch
+    # of 512 over 8 replicas gives each 64 samples a step, and the microbatches must split them (can_run): of
+    # 57..64 only 64 does, with a bubble of 3 / 67
+    kw = dict(LLAMA, batch_size=512)
+    r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **kw)
+    assert r.value == pytest.approx(57, rel=1e-12) and r.integer == 64 and r.achieved == pytest.approx(3 / 67)
     assert r.direction == -1 and r.regimes == 1
     m, p, v = sym.m, sym.pp, sym.v
     assert sp.simplify(r.expression - sp.solve(sp.Eq((p - 1) / (v * m + p - 1), TARGET), m)[0]) == 0
-    # 56 microbatches miss it: 3 / 59 > 0.05
-    assert exact("Llama3_70B", "Research_256", LLAMA, "microbatch_count", 56, "bubble_fraction") > 0.05
+    # the next runnable count below, 32, misses it: 3 / 35 > 0.05
+    assert exact("Llama3_70B", "Research_256", kw, "microbatch_count", 32, "bubble_fraction") > 0.05
     assert r.latex().startswith("m = ") and "\\MicrobatchCount" in r.latex(book=True)
+
+
+def test_a_whole_number_answer_is_a_schedule_a_framework_runs():
+    # batch 256 over 8 replicas: 32 samples a step, so at most 32 microbatches (3 / 35 = 8.6 %): the root 57
+    # needs more samples than a replica has, and the answer says so instead of pricing 57 microbatches
+    r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA)
+    assert not r.reachable and r.integer is None
+    assert r.limit[1] == pytest.approx(3 / 35) and "at microbatch_count = 32" in r.reason
+    assert "the root of this regime is microbatch_count = 57" in str(r)
+    # nodes for a 2048-sample batch (tp 8, pp 4: 32 accelerators a replica, 32 microbatches of a replica's
+    # samples): every answer splits the batch evenly over the replicas and the microbatches over their samples
+    kw = dict(LLAMA, batch_size=2048, microbatch_count=32)
+    for output, target in (("mfu", 0.3), ("scaling_efficiency", 0.5), ("step_latency_total", 3.0)):
+        r = required(output, target, "count", "Llama3_70B", "Research_256", **kw)
+        n = r.integer if r.reachable else int(re.search(r"at count = (\d+)", r.reason).group(1))
+        dp = n * 8 // 32
+        assert 2048 % dp == 0 and (2048 // dp) % 32 == 0, (output, str(r))
 
 
 CONTINUOUS = [
@@ -102,12 +123,15 @@ def test_whole_number_answers_meet_the_target_and_the_next_value_misses(case):
     got = exact(model, fleet, kw, solve_for, r.integer, output)
     meets = (got - target) * r.direction >= -1e-12 * abs(target)
     assert meets, str(r)
-    # the next valid value on the other side of the boundary misses
+    # the next valid value on the other side of the boundary misses (valid: solve() takes it and a framework runs
+    # the schedule, as required() answers only those)
     toward = -r.meets_toward
     assert toward in (1, -1)
     nxt = r.integer + toward
-    for _ in range(64):
+    for _ in range(4096):
         try:
+            if not arguments(model, fleet, kw).moved(solve_for, nxt).runnable:
+                raise ValueError("not runnable")
             other = exact(model, fleet, kw, solve_for, nxt, output)
             break
         except (ValueError, TypeError):
@@ -147,11 +171,12 @@ def test_a_parallel_degree_is_searched_among_the_valid_degrees():
 def test_a_root_in_the_next_regime_is_found_there():
     # with 2 microbatches on 4 stages the in-flight divisor max(1, m // p) is 1: memory does not depend on m
     # at all in this regime. From m = 4 on it does: ceil(32 / (m // 4)) samples per microbatch. 45 GB needs
-    # m // 4 = 6 (6 samples: 44.48 GB); m = 23 still has m // 4 = 5 (7 samples, over 45 GB).
+    # m // 4 = 6 (6 samples: 44.48 GB at m = 24), but the microbatches must split a replica's 32 samples
+    # (can_run): the runnable counts are 16 (8 samples, 47.47 GB) and 32 (4 samples, 41.49 GB)
     kw = dict(LLAMA, microbatch_count=2)
     r = required("memory", 45e9, "microbatch_count", "Llama3_70B", "Research_256", **kw)
-    assert r.regimes == 2 and r.integer == 24 and r.achieved == pytest.approx(44.4797e9, rel=1e-5)
-    assert exact("Llama3_70B", "Research_256", kw, "microbatch_count", 23, "memory") > 45e9
+    assert r.regimes == 2 and r.integer == 32 and r.achieved == pytest.approx(41.4933e9, rel=1e-5)
+    assert exact("Llama3_70B", "Research_256", kw, "microbatch_count", 16, "memory") > 45e9
     assert "1 regime change" in str(r) and "χ_LoRA" in str(r)
 
 
@@ -188,7 +213,9 @@ def test_an_expression_of_quantities_is_an_output():
     from mlsysim_sym.operating_point import operating_point_of
     p = operating_point_of("Llama3_70B", "Research_256", **dict(LLAMA, batch_size=r.integer))
     assert p.value("T_dp") / p.value("T_compute") <= 2 / 3
-    q = operating_point_of("Llama3_70B", "Research_256", **dict(LLAMA, batch_size=r.integer - 1))
+    # the runnable batch below (a multiple of 8 replicas x 8 microbatches) misses
+    assert r.integer % 64 == 0
+    q = operating_point_of("Llama3_70B", "Research_256", **dict(LLAMA, batch_size=r.integer - 64))
     assert q.value("T_dp") / q.value("T_compute") > 2 / 3
     assert math.isfinite(r.value) and r.expression is not None
 
@@ -199,7 +226,11 @@ def test_the_requirements_document_shows_what_required_computes():
     text = (Path(__file__).resolve().parents[1] / "docs" / "required.md").read_text()
     ctx = required_doc.context()
     by_key = {a["q"].key: a["r"] for a in ctx["answers"]}
-    assert by_key["microbatches"].integer == 57 and "| whole number, through solve() | 57 | 0.05 |" in text
+    # the bubble's root, 57 microbatches, is no runnable count at a batch of 256 (32 samples a replica step): the
+    # best is 32; at 512, 64 microbatches split the 64 samples (3 / 67)
+    assert by_key["microbatches"].integer is None and "at microbatch\\_count = 32: at least $0.0857$" in text
+    assert "The root of this regime is microbatch\\_count = 57" in text
+    assert by_key["microbatches-512"].integer == 64 and "| whole number, through solve() | 64 | 0.04478 |" in text
     assert "| root of the closed form | 43.61 GB/s | 0.6 |" in text
     assert not by_key["bandwidth-limit"].reachable and "at most $0.6386$" in text
     # the largest model per accelerator grows with the ZeRO stage: 111.5, 320.6, 477.2, 892.2 billion
@@ -222,9 +253,10 @@ def test_book_mode_prints_registry_macros_with_the_targets_value():
     for output, target, x in (("bubble_fraction", 0.05, "microbatch_count"),
                               ("scaling_efficiency", 0.6, "fabric_bandwidth"), ("mfu", 0.3, "efficiency")):
         tex = required(output, target, x, "Llama3_70B", "Research_256", **LLAMA).latex(book=True)
-        assert notation.book_problems(tex, known) == [], tex
-    # (p - 1) / (v m + p - 1) = 1/20 gives m = 19 (p - 1) / v
-    tex = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA).latex(book=True)
+        assert registry.book_problems(tex, known) == [], tex
+    # (p - 1) / (v m + p - 1) = 1/20 gives m = 19 (p - 1) / v (a batch of 512 runs a whole number there: 64)
+    tex = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256",
+                   **dict(LLAMA, batch_size=512)).latex(book=True)
     assert tex == (r"\MicrobatchCount = - \frac{19 \left(1 - \PipelineParallelDegree\right)}"
                    r"{\VirtualPipelineStagesPerDevice}")
 
@@ -254,9 +286,10 @@ def test_answers_stay_in_the_inputs_range(args, kw, best, words):
 
 
 def test_a_flat_regime_that_already_meets_the_target_answers_with_the_boundary():
-    # memory is 83.3 GB for m = 1 ... 7 (the in-flight divisor is 1 until m = 8 = 2 p), 59.4 GB at m = 8
+    # memory is 83.3 GB for m = 1 ... 7 (the in-flight divisor is 1 until m = 8 = 2 p), 59.4 GB at m = 8; of
+    # 1 ... 7, the counts that split a replica's 32 samples are 1, 2 and 4
     r = required("memory", 80e9, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA)
-    assert r.direction == 1 and r.integer == 7 and r.achieved == pytest.approx(83.302136168e9)
+    assert r.direction == 1 and r.integer == 4 and r.achieved == pytest.approx(83.302136168e9)
     assert exact("Llama3_70B", "Research_256", LLAMA, "microbatch_count", 8, "memory") < 80e9
 
 
@@ -266,16 +299,23 @@ def test_many_regime_changes_fall_back_to_a_search_through_solve():
     r = required("mfu", 0.25, "count", "Llama3_70B", "Mega_100K", **kw)
     assert r.integer is not None and r.achieved >= 0.25 and r.expression is None
     assert exact("Llama3_70B", "Mega_100K", kw, "count", r.integer, "mfu") == pytest.approx(r.achieved)
-    # the next valid node count on the other side misses
+    # the answer runs (4096 samples split over its replicas, each replica's over 8 microbatches), and the next
+    # valid node count on the other side misses
+    moved = arguments("Llama3_70B", "Mega_100K", kw).moved("count", r.integer)
+    assert moved.runnable
     v = r.integer - r.meets_toward
-    for _ in range(64):
-        try:
+    for _ in range(4096):
+        if arguments("Llama3_70B", "Mega_100K", kw).moved("count", v).runnable:
             assert exact("Llama3_70B", "Mega_100K", kw, "count", v, "mfu") < 0.25
             break
-        except ValueError:
-            v -= r.meets_toward
+        v -= r.meets_toward
 
 
-def test_an_input_solve_cannot_set_is_refused():
-    with pytest.raises(ValueError, match="inference_flops cannot be set"):
-        required("mfu", 0.3, "inference_flops", "Llama3_70B", "Research_256", **LLAMA)
+def test_a_lowered_input_is_set_as_the_sweeps_set_it_and_one_the_model_lacks_is_refused():
+    # the forward FLOPs per token have no record field: set as a lowered input (as sweep() sets it)
+    r = required("mfu", 0.3, "inference_flops", "Llama3_70B", "Research_256", **LLAMA)
+    assert r.reachable
+    got = sweep("Llama3_70B", "Research_256", outputs=("mfu",), inference_flops=[r.value], **LLAMA)["mfu"][0]
+    assert got == pytest.approx(0.3, rel=1e-9)
+    with pytest.raises(ValueError, match="weight_bytes does not enter the transformer model"):
+        required("mfu", 0.3, "weight_bytes", "Llama3_70B", "Research_256", **LLAMA)

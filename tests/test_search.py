@@ -122,10 +122,14 @@ def test_search_takes_solve_keywords_for_its_choices():
     # one value or a sequence, under solve()'s names; an unknown name is an error that lists the allowed ones
     r = search("Llama3_8B", "Lab_64_H100", 64, tp_size=8, pp_size=[1, 2], microbatch_count=4, top_k=3)
     assert {c.config["tp_size"] for c in r.candidates} == {8} and {c.config["microbatch_count"] for c in r.candidates} == {4}
-    with pytest.raises(TypeError, match="search\\(\\) got an unexpected argument 'tp'"):
+    with pytest.raises(TypeError, match="search\\(\\) got an unexpected keyword argument 'tp'"):
         search("Llama3_8B", "Lab_64_H100", 64, tp=8)
-    with pytest.raises(TypeError, match="one value for precision"):
-        search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"])
+    # a list of another argument is searched too: an axis of its own and a column of the table
+    r = search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"], tp_size=1, pp_size=1, top_k=2)
+    assert {c.config["precision"] for c in r.candidates} == {"fp16", "fp8"} and " precision " in str(r)
+    for c in r.candidates:
+        assert c.result.mfu == _solve("Llama3_8B", "Lab_64_H100", 64, **c.config).mfu
+    assert max(map(len, str(r).splitlines())) <= 100
 
 
 # ---- runnable schedules, ZeRO rows, to_dict -------------------------------------------------------

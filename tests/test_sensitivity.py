@@ -40,7 +40,7 @@ from mlsysim_sym.decisions import model_decisions  # noqa: E402
 from mlsysim_sym.sensitivity.gradients import shift_values  # noqa: E402
 from mlsysim_sym.sensitivity import (CONSTANT_ROWS, CONTINUOUS, HEADLINE, INTEGER_KNOBS, regime,  # noqa: E402
                                      regime_signature, sensitivities, sensitivities_at, sensitivity_sweep)
-from mlsysim_sym.sweeps import DEFAULTS  # noqa: E402
+from mlsysim_sym.inputs import SOLVE_DEFAULTS as DEFAULTS  # noqa: E402
 from mlsysim_sym.symbols import sym  # noqa: E402
 
 H = 1e-4                     # relative step of the finite differences
@@ -271,7 +271,7 @@ def test_points_cover_every_regime():
 def test_one_sided_derivatives_at_kinks_match_mlsysim():
     kw = dict(batch_size=64, seq_len=512, efficiency=0.6, straggler_factor=1.3, zero_stage=3)
     w, f = O.registry_workload("Llama3_8B"), O.registry_cluster("Lab_64_H100")
-    ours = sensitivities(w, f, **kw).context[1]
+    ours = sensitivities(w, f, **kw).context.fleet
     q = DistributedModel().solve(w, f, **kw).node_profile
     cases = {
         # compute time = memory time: a Max kink (no jump)

@@ -10,7 +10,7 @@ import sympy as sp
 from mlsysim_sym.compile import compile_quantities
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.branches import evaluate
-from mlsysim_sym.inputs import parameters_of
+from mlsysim_sym.arguments import parameters_of
 from mlsysim_sym.operating_point import FLAGS, operating_point, regime_forms, tidy
 from mlsysim_sym.simplify import (DECOMPOSITION, expand_keeping, floor_depth, shorten, shorten_deep, simplify_model,
                                   size, termwise)

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from mlsysim_sym import catalog, sweep
+from mlsysim_sym import _chunks, catalog, sweep
 from mlsysim_sym.solver import OUTPUTS
 
 pytest.importorskip("mlsysim")
@@ -133,10 +133,10 @@ def test_a_million_configurations_without_a_numpy_warning():
 
 
 def test_unknown_arguments_and_outputs_are_named():
-    with pytest.raises(TypeError, match="unexpected argument 'tensor_parallel'"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tensor_parallel'"):
         sweep("Llama3_8B", "Lab_64_H100", tensor_parallel=[1, 2])
     # one set of names: solve()'s keywords and the record fields (not the symbols' internal names)
-    with pytest.raises(TypeError, match="unexpected argument 'tp'; allowed: .*tp_size"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tp'; allowed: .*tp_size"):
         sweep("Llama3_8B", "Lab_64_H100", tp=[1, 2])
     assert sweep("Llama3_8B", "Lab_64_H100", tp_size=[1, 2], fabric_bandwidth=5e10).shape == (2,)
     with pytest.raises(KeyError, match="unknown outputs"):
@@ -183,9 +183,9 @@ def test_grids_evaluated_in_chunks_equal_one_pass(monkeypatch):
     assert whole.shape == (43, 5, 4, 3, 6) and 0 < whole.valid.sum() < whole.valid.size
     # a grid larger than the "whole" budget goes in chunks (here of about 500 configurations, so that
     # the chunks split inside the second axis)
-    monkeypatch.setattr(sweeps, "GRID_WHOLE_BYTES", 0)
-    monkeypatch.setattr(sweeps, "CHUNK", 100)
-    monkeypatch.setattr(sweeps, "GRID_CHUNK_BYTES", 8 * 500 * (27 + sweeps.TEMPORARIES))
+    monkeypatch.setattr(_chunks, "GRID_WHOLE_BYTES", 0)
+    monkeypatch.setattr(_chunks, "CHUNK", 100)
+    monkeypatch.setattr(_chunks, "GRID_CHUNK_BYTES", 8 * 500 * (27 + _chunks.TEMPORARIES))
     chunked = sweep("Llama3_70B", "Kempner_H100_384", **grid)
     assert (chunked.valid == whole.valid).all() and (chunked.reason == whole.reason).all()
     for name in whole.values:
@@ -204,7 +204,7 @@ def test_flattened_sweeps_in_chunks_equal_one_pass(monkeypatch):
     cols = dict(tp_size=rng.choice([1, 2, 3, 4, 8], n), batch_size=rng.integers(1, 2000, n),
                 efficiency=rng.uniform(0.1, 1.0, n), fabric_bandwidth=rng.choice([5e10, 1e-300, -1.0], n))
     whole = sweep("Llama3_8B", "Lab_64_H100", grid=False, **cols)
-    monkeypatch.setattr(sweeps, "CHUNK", 700)
+    monkeypatch.setattr(_chunks, "CHUNK", 700)
     chunked = sweep("Llama3_8B", "Lab_64_H100", grid=False, **cols)
     assert (chunked.valid == whole.valid).all() and (chunked.reason == whole.reason).all()
     assert set(whole.reasons) >= {"", sweeps.OVERFLOW}

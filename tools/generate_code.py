@@ -9,21 +9,25 @@ import sys
 from pathlib import Path
 
 from mlsysim_sym._shipped import module_name
+from mlsysim_sym.checks import generated_rules_source
 from mlsysim_sym.compile import compile_quantities, generated_source
-from mlsysim_sym.inputs import generated_rules_source
+from mlsysim_sym.mechanisms import FIDELITIES, ModelChoice
 from mlsysim_sym.model import Variant
-from mlsysim_sym.solver import OUTPUTS
+from mlsysim_sym.solver import solve_quantities
 
-#: The variants of the bundled catalog (transformers, other workloads, DLRM's explicit weights).
-VARIANTS = (Variant("transformer"), Variant("generic"), Variant("generic", explicit_weights=True))
+#: The structures of the bundled catalog (transformers, other workloads, DLRM's explicit weights), in each
+#: model (mlsysim's and the extended one, every mechanism on).
+STRUCTURES = (Variant("transformer"), Variant("generic"), Variant("generic", explicit_weights=True))
+VARIANTS = tuple(v.of(ModelChoice(f)) for f in FIDELITIES for v in STRUCTURES)
 OUT = Path(__file__).resolve().parents[1] / "mlsysim_sym" / "_generated"
 
 
 def expected() -> dict:
     files = {"__init__.py": '"""Pre-generated scalar code of solve(); see tools/generate_code.py."""\n'}
     for v in VARIANTS:
-        files[module_name(v) + ".py"] = generated_source(v, tuple(OUTPUTS.values()))
-        args = compile_quantities(v, tuple(OUTPUTS.values()), "math").args
+        names = solve_quantities(v)
+        files[module_name(v) + ".py"] = generated_source(v, names)
+        args = compile_quantities(v, names, "math").args
         files[module_name(v, kind="rules") + ".py"] = generated_rules_source(v, args)
     return files
 

@@ -12,16 +12,18 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 import sympy as sp
 
+from ..arguments import Arguments, checked, describe
+from ..checks import check
 from ..compile import compile_quantities
-from ..decisions import ModelDecisions, label, model_decisions
-from ..inputs import SOLVE_DEFAULTS, configure, record_of, values_of, with_field
-from ..model import Variant
+from ..decisions import ModelDecisions, model_decisions
+from ..decisions import labels as side_labels
+from ..model import Variant, build_model
 from ..operating_point import operating_point
-from ..optimize import divisors
+from ..outputs import ALIASES, OUTPUTS, better, output
 from ..printing import latex
 from ..simplify import shorten
 from ..branches import resolution
-from ..solver import OUTPUTS, describe_arguments, solver_of
+from ..solver import price
 from .. import notation
 from ..symbols import BY_SYMBOL, Kind, by_argument, of_kind, sensitivity_rows
 from .gradients import Gradient, at_point, gradient, smooth
@@ -38,23 +40,18 @@ INTEGER_KNOBS: Dict[str, Optional[sp.Symbol]] = {
     name: (None if by_argument()[name].kind is Kind.FLAG else s) for name, s in sensitivity_rows("knob").items()}
 _KNOB_SYMBOLS = tuple(s for s in INTEGER_KNOBS.values() if s is not None)
 
-#: Friendly output names -> model quantity (any quantity name or ``solve()`` result field works too).
-OUTPUT_ALIASES = {
-    "mfu": "mfu", "step_time": "T_step", "scaling_efficiency": "scaling_efficiency",
-    "effective_throughput": "effective_throughput", "memory": "M_acc", "node_mfu": "mfu_node",
-    "node_latency": "T_node", "energy": "energy", "communication": "T_comm", "bubble": "T_bubble",
-}
+#: Friendly output names -> model quantity (any quantity name or ``solve()`` result field works too): the
+#: aliases of :data:`mlsysim_sym.outputs.OUTPUT_TABLE`.
+OUTPUT_ALIASES = ALIASES
 _FIELD_OF = {q: f for f, q in OUTPUTS.items()}
-#: Whether more (+1) or less (-1) of an output is better: a kink row ranks by the move that improves it.
-BETTER = {"mfu": 1, "mfu_node": 1, "effective_throughput": 1, "scaling_efficiency": 1, "T_step": -1,
-          "T_node": -1, "M_acc": -1, "energy": -1, "T_comm": -1, "T_bubble": -1}
 
 
-def quantity_name(output: str, variant: Variant = Variant()) -> str:
+def quantity_name(name: str, variant: Variant = Variant()) -> str:
     """The model quantity of an output name (alias, quantity name or ``solve()`` result field)."""
-    q = OUTPUT_ALIASES.get(output, OUTPUTS.get(output, output))
+    o = output(name)
+    q = o.quantity if o is not None else name
     if q not in model_decisions(variant).symbol_of:
-        raise KeyError(f"unknown output {output!r}; use one of {', '.join(OUTPUT_ALIASES)}, "
+        raise KeyError(f"unknown output {name!r}; use one of {', '.join(OUTPUT_ALIASES)}, "
                        f"a model quantity name or a solve() result field")
     return q
 
@@ -194,16 +191,6 @@ def regime_signature(variant: Variant, values: Mapping[sp.Symbol, object], outpu
                  for i in _continuous_decisions(md, _group(quantity_name(output, variant))))
 
 
-def _facts(variant: Variant, values) -> Dict[str, object]:
-    """The few values the regime labels read, from the compiled model."""
-    q = compile_quantities(variant, ("dp", "feasible"), "math").evaluate(values)
-    return {"dp": q["dp"], "tp": values[_SYM["tp_size"]], "feasible": bool(q["feasible"]),
-            "lora": values[_SYM["is_lora"]], "B_lt_dp": values[_SYM["batch_size"]] < q["dp"]}
-
-
-_SYM = {k: p.symbol for k, p in by_argument().items()}
-
-
 def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], output: str = "mfu",
                      include_constants: bool = False) -> "Sensitivities":
     """The continuous sensitivities at a point given as ``Symbol -> value`` (no solver checks, no knobs)."""
@@ -213,8 +200,7 @@ def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], outpu
     continuous = _continuous_decisions(md, _group(q))
     f, grad, kinks, signature = at_point(md, _group(q), q, values, data, continuous, False, _WRT)
     choices = md.choices(data, md.decisions_of(q))
-    facts = _facts(variant, values)
-    labels = {i: label(md, i, choices[i], facts) for i in choices}
+    labels = side_labels(md, choices, values)
     names = dict(CONTINUOUS, **(CONSTANT_ROWS if include_constants else {}))
     params = md.parameters
     continuous = set(continuous)
@@ -227,7 +213,7 @@ def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], outpu
                                                               x in d[i].branch_params[int(choices[i])])]
         regime_text = ", ".join(dict.fromkeys(where))
         rows.append(_row(name, x, v, f, grad, kinks, regime_text))
-    rows.sort(key=lambda r: -r.score(BETTER.get(q, 0)))
+    rows.sort(key=lambda r: -r.score(better(q)))
     summary = [labels[i] for i in choices if labels[i]]
     return Sensitivities(output, q, f, tuple(dict.fromkeys(summary)), signature, tuple(rows), variant,
                          dict(values))
@@ -249,75 +235,66 @@ def sensitivities(model, fleet, output: str = "mfu", *, include_constants: bool 
     **solve_kwargs
         ``solve()``'s keyword arguments (validated, and warned about, exactly as ``solve()`` does).
     """
-    w, f, key, args = configure(model, fleet, solve_kwargs, "sensitivities")   # solve()'s checks and warnings
-    variant, values = values_of(w, f, key, args)
-    table = sensitivities_at(variant, values, output, include_constants)
-    kw = {k: v for k, v in {**SOLVE_DEFAULTS, **solve_kwargs}.items() if k != "topology_override"}
-    return replace(table, context=(w, f, kw),
-                   configuration=describe_arguments(w, f, args))
+    a = checked(model, fleet, solve_kwargs, caller="sensitivities")   # solve()'s checks and warnings
+    table = sensitivities_at(a.variant, a.values, output, include_constants)
+    return replace(table, context=a, configuration=describe(a))
 
 
 # --------------------------------------------------------------------------------------
 # Integer knobs
 # --------------------------------------------------------------------------------------
 
-def _solve_output(w, f, kw, quantity):
+def _solve_output(a: Arguments, quantity: str):
     """``(output, warnings)`` through the solver's checks, or raises the solver's error."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if quantity in _FIELD_OF:
-            dm, rest = solver_of(kw)
-            r = dm.solve(w, f, **rest)
-            out = float(r.quantities[_FIELD_OF[quantity]])
+            out = float(price(a).quantities[_FIELD_OF[quantity]])
         else:
-            variant, values = values_of(*configure(w, f, kw))
-            out = float(compile_quantities(variant, (quantity,), "math").evaluate(values)[quantity])
+            check(a)
+            out = float(compile_quantities(a.variant, (quantity,), "math").evaluate(a.values)[quantity])
     return out, tuple(str(c.message) for c in caught)
 
 
-def _set(w, f, kw, knob, value):
-    """The configuration with the knob at ``value`` (a record field for ``count`` and ``layers``)."""
-    p = by_argument()[knob]
-    if p.field is not None:
-        return (*with_field(w, f, p, value), kw)
-    return w, f, dict(kw, **{knob: value})
-
-
-def _current(w, f, kw, knob) -> int:
+def _current(a: Arguments, knob: str) -> int:
+    """The knob's value: as the call gives it, else the record's (a layer count of 0 or None reads as 1)."""
+    v = a.get(knob)
+    if v is not None:
+        return v
     p = by_argument()[knob]
     if knob == "layers":
-        return w.layers or 1
-    if p.field is not None:
-        return getattr(record_of(p, w, f), p.field)
-    return kw[knob]
+        return a.workload.layers or 1
+    return getattr(a.workload if p.origin.value == "workload" else a.fleet, p.field)
 
 
-def _candidates(w, f, kw, knob, k) -> Tuple[List[int], List[int]]:
+#: The degrees that split the replicas (with the extended model's CP degree where it prices it).
+_SPLITS = ("tp_size", "pp_size", "ep_size", "cp_size")
+
+
+def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
     """Values to try above and below ``k``, nearest first (the solver decides validity)."""
-    n = f.total_accelerators
-    sizes = {"tp_size": kw["tp_size"], "pp_size": kw["pp_size"], "ep_size": kw["ep_size"]}
-    if kw.get("fidelity") == "extended" and "context_parallel" not in (kw.get("without") or ()):
-        sizes["cp_size"] = kw.get("cp_size", 1)         # the extended model splits replicas over CP too
+    n = a.accelerators
+    sizes = {s: a[s] for s in _SPLITS if s != "cp_size" or a.model.on("context_parallel")}
     if knob in sizes:
         rest = math.prod(v for s, v in sizes.items() if s != knob)
-        divs = divisors(n // rest) if n % rest == 0 else []
+        divs = sp.divisors(n // rest) if n % rest == 0 else []
         up = sorted({k + 1} | {d for d in divs if d > k})[:2]
         down = sorted({k - 1} | {d for d in divs if d < k}, reverse=True)[:2]
         return up, down
     if knob == "count":
         g = math.prod(sizes.values())
-        step = g // math.gcd(g, f.node.accelerators_per_node)
+        step = g // math.gcd(g, a.fleet.node.accelerators_per_node)
         return sorted({k + 1, k + step}), sorted({k - 1, k - step}, reverse=True)
     return [k + 1], [k - 1]
 
 
-def _neighbour(w, f, kw, knob, candidates, base, quantity, skipped) -> Optional[Step]:
+def _neighbour(a: Arguments, knob, candidates, base, quantity, skipped) -> Optional[Step]:
     for v in candidates:
         if knob in ("layers", "count") and v < 1:
             skipped.append((v, f"{knob} must be >= 1"))
             continue
         try:
-            out, msgs = _solve_output(*_set(w, f, kw, knob, v), quantity)
+            out, msgs = _solve_output(a.replace(**{knob: v}), quantity)
         except (ValueError, TypeError) as exc:
             skipped.append((v, str(exc)))
             continue
@@ -329,15 +306,15 @@ def discrete_sensitivities(table: "Sensitivities") -> Tuple[DiscreteRow, ...]:
     """Exact changes of the output at the neighbouring values of the integer knobs (needs a ``solve()`` context)."""
     if table.context is None:
         raise ValueError("integer knobs need the solve() context: use sensitivities(model, fleet, ...)")
-    w, f, kw = table.context
-    base, _ = _solve_output(w, f, kw, table.quantity)
+    a = table.context
+    base, _ = _solve_output(a, table.quantity)
     rows = []
     for knob in knobs_of(table.variant):
-        k = _current(w, f, kw, knob)
-        up, down = _candidates(w, f, kw, knob, k)
+        k = _current(a, knob)
+        up, down = _candidates(a, knob, k)
         skipped: List[Tuple[int, str]] = []
-        hi = _neighbour(w, f, kw, knob, up, base, table.quantity, skipped)
-        lo = _neighbour(w, f, kw, knob, down, base, table.quantity, skipped)
+        hi = _neighbour(a, knob, up, base, table.quantity, skipped)
+        lo = _neighbour(a, knob, down, base, table.quantity, skipped)
         rows.append(DiscreteRow(knob, k, lo, hi, tuple(sorted(skipped))))
     return tuple(rows)
 
@@ -361,9 +338,11 @@ def relaxed_sensitivities(table: "Sensitivities") -> Tuple[Row, ...]:
 
 
 def knobs_of(variant: Variant) -> Dict[str, Optional[sp.Symbol]]:
-    """The integer knobs of a model: :data:`INTEGER_KNOBS`, the extended model's (``cp_size``) only in it."""
-    extended = variant.fidelity == "extended"
-    return {k: x for k, x in INTEGER_KNOBS.items() if extended or by_argument()[k].fidelity == "mlsysim"}
+    """The integer knobs of a model: :data:`INTEGER_KNOBS`; the extended model's (``cp_size``) where the model
+    reads it."""
+    params = set(build_model(variant).parameters)
+    table = by_argument()
+    return {k: x for k, x in INTEGER_KNOBS.items() if table[k].fidelity == "mlsysim" or table[k].symbol in params}
 
 
 # --------------------------------------------------------------------------------------
@@ -387,7 +366,7 @@ class Sensitivities:
     rows: Tuple[Row, ...]
     variant: Variant
     values: Dict[sp.Symbol, object] = field(repr=False)
-    context: Optional[tuple] = field(default=None, repr=False, compare=False)
+    context: Optional[Arguments] = field(default=None, repr=False, compare=False)
     configuration: str = field(default="", compare=False)
     _cache: Dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
@@ -471,7 +450,7 @@ class Sensitivities:
             p = BY_SYMBOL[r.symbol]
             row = {"parameter": r.parameter, "symbol": p.text, "words": p.words, "value": float(r.value),
                    "unit": p.unit, "derivative": r.derivative, "elasticity": r.elasticity, "regime": r.regime,
-                   "score": r.score(BETTER.get(self.quantity, 0))}
+                   "score": r.score(better(self.quantity))}
             if r.kink is not None:
                 row.update(kink=r.kink, jump=r.jump, below=side(r.left), above=side(r.right))
             rows.append(row)

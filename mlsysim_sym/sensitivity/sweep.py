@@ -9,8 +9,8 @@ import sympy as sp
 
 from ..branches import near
 from ..decisions import model_decisions
-from ..inputs import as_fleet, as_workload
-from ..sweeps import configurations, sweep
+from ..arguments import arguments
+from ..sweeps import configurations, sweep_arguments
 from .point import CONTINUOUS, _continuous_decisions, _group, quantity_name, regime
 
 
@@ -56,11 +56,11 @@ def sensitivity_sweep(model, fleet, output: str = "mfu", *, grid: bool = True, *
     ``precision`` must be a single string. Invalid configurations are masked with
     the reason the solver would give.
     """
-    w, f = as_workload(model), as_fleet(fleet)
     if not isinstance(kwargs.get("precision", "fp16"), str):
         raise TypeError("sensitivity_sweep() takes one precision (a string)")
-    c = configurations(w, f, grid, kwargs, "sensitivity_sweep")
-    checked = sweep(w, f, grid=grid, outputs=("mfu",), **kwargs)
+    a = arguments(model, fleet, kwargs, caller="sensitivity_sweep")
+    c = configurations(a, grid)
+    checked = sweep_arguments(a, grid=grid, outputs=("mfu",))
     variant, shape = c.variant, c.shape
     values = {s: (np.broadcast_to(np.asarray(v, dtype=float), shape) if np.ndim(v) else v)
               for s, v in c.values.items()}

@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
 from .. import notation
+from ..outputs import output
 from ..display import PREFIXED, html_table, number, quantity, si_prefix, text_table, wrap
 from ..printing import latex
 from ..symbols import BY_SYMBOL, by_argument
@@ -25,16 +26,11 @@ if TYPE_CHECKING:        # annotations only: the table module is imported by .po
     from .point import DiscreteRow, Row, Sensitivities
 
 def output_name(t: "Sensitivities") -> str:
-    """The output in words and symbol: ``fleet MFU``, ``step time T_step``."""
+    """The output in words and symbol: ``fleet MFU``, ``step time T_step`` (:func:`mlsysim_sym.outputs.words`)."""
     e = notation.entry(t.quantity)
-    words = _OUTPUT_WORDS.get(t.quantity, e.meaning.split(",")[0])
+    o = output(t.quantity)
+    words = o.words if o is not None and o.quantity == t.quantity and o.label else e.meaning.split(",")[0]
     return words if t.quantity.startswith("mfu") else f"{words} {notation.plain(e.latex)}"
-
-
-_OUTPUT_WORDS = {"mfu": "fleet MFU", "mfu_node": "replica MFU", "T_step": "step time",
-                 "scaling_efficiency": "scaling efficiency", "effective_throughput": "throughput",
-                 "M_acc": "memory per accelerator", "T_node": "replica step time", "energy": "energy per replica step",
-                 "T_comm": "communication time", "T_bubble": "pipeline bubble"}
 
 
 def _out_unit(t: "Sensitivities") -> str:

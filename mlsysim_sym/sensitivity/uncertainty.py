@@ -56,8 +56,8 @@ import sympy as sp
 
 from .. import notation
 from ..display import html_table, number, quantity, text_table, wrap
-from ..solver import OUTPUTS
-from ..sweeps import sweep
+from ..outputs import OUTPUTS
+from ..sweeps import sweep_arguments
 from ..symbols import BY_SYMBOL, Kind, by_argument
 from .point import CONTINUOUS, INTEGER_KNOBS, OUTPUT_ALIASES, sensitivities
 from .table import output_name, parameter_name
@@ -66,11 +66,6 @@ from .table import output_name, parameter_name
 #: (``seq_len`` and ``hidden_dim`` are whole numbers: vary them with :func:`mlsysim_sym.sweep`).
 UNCERTAIN: Tuple[str, ...] = tuple(n for n in CONTINUOUS if by_argument()[n].kind is Kind.REAL)
 
-#: The closed range each ``solve()`` keyword may take (mlsysim's checks, :func:`mlsysim_sym.inputs.rules`);
-#: ``congestion_factor`` and ``straggler_factor`` are not checked: any real number.
-_KEYWORD_RANGES = {"efficiency": (1e-9, 1.0), "overlap_efficiency": (0.0, 1.0),
-                   "moe_routing_imbalance_factor": (1.0, math.inf),
-                   "congestion_factor": (0.0, math.inf), "straggler_factor": (0.0, math.inf)}
 #: A positive magnitude is clipped at this fraction of its value (the model divides by bandwidths).
 POSITIVE_FLOOR = 1e-3
 #: First order and Monte Carlo agree when their standard deviations differ by at most this many
@@ -84,19 +79,29 @@ PERCENTILES = (5, 50, 95)
 
 
 def domain(name: str, value: float) -> Tuple[float, float]:
-    """The closed range Monte Carlo draws of parameter ``name`` (at ``value``) are clipped to."""
-    if name in _KEYWORD_RANGES:
-        return _KEYWORD_RANGES[name]
-    s = by_argument()[name].symbol
-    if s.is_positive:
-        return (POSITIVE_FLOOR * value, math.inf)
-    return (0.0, math.inf) if s.is_nonnegative else (-math.inf, math.inf)
+    """The closed range Monte Carlo draws of parameter ``name`` (at ``value``) are clipped to: its range in the
+    parameter table (:attr:`mlsysim_sym.symbols.Param.range`: what ``solve()`` accepts, or what means something
+    for the factors mlsysim does not check), a positive magnitude at least :data:`POSITIVE_FLOOR` of its value."""
+    r = by_argument()[name].range
+    lo, hi = r.bounds
+    if lo == 0 and r.lo_open:
+        lo = POSITIVE_FLOOR * value
+    return lo, hi
 
 
-#: The ``domain`` rule in words, per kind of parameter (the printed note).
-DOMAINS = ("efficiency in [1e-9, 1], overlap efficiency in [0, 1], MoE imbalance >= 1, latencies, "
-           "dispatch overhead, TDP and forward FLOPs >= 0, other magnitudes >= 0.001 x their value; "
-           "congestion and straggler factors >= 0")
+def _domains() -> str:
+    """The ``domain`` rule in words, for the parameters a sigma may be given for (the printed note)."""
+    by_text: Dict[str, list] = {}
+    for name in UNCERTAIN:
+        p = by_argument()[name]
+        if not (p.range.lo == 0 and p.range.lo_open):
+            by_text.setdefault(p.range.text, []).append(p.words)
+    said = "; ".join(f"{', '.join(words)} {text}" for text, words in by_text.items())
+    return f"{said}; other magnitudes >= {POSITIVE_FLOOR:g} x their value"
+
+
+#: The ``domain`` rule in words (the printed note).
+DOMAINS = _domains()
 
 
 def _check_sigma(sigma) -> Dict[str, float]:
@@ -420,7 +425,7 @@ def _field_of(quantity: str) -> Optional[str]:
     return None
 
 
-def _monte_carlo(model, fleet, quantity, first, samples: int, seed: int, solve_kwargs):
+def _monte_carlo(arguments, quantity, first, samples: int, seed: int):
     """``(MonteCarlo, clipped fraction per parameter)``."""
     name = _field_of(quantity)
     if name is None:
@@ -433,7 +438,7 @@ def _monte_carlo(model, fleet, quantity, first, samples: int, seed: int, solve_k
         lo, hi = domain(p, v)
         clipped[p] = float(np.count_nonzero((x < lo) | (x > hi))) / samples
         draws[p] = np.clip(x, lo, hi)
-    r = sweep(model, fleet, grid=False, outputs=[name], **{**solve_kwargs, **draws})
+    r = sweep_arguments(arguments.replace(**draws), grid=False, outputs=[name])
     y = np.asarray(r[name], dtype=float)
     y = y[np.asarray(np.broadcast_to(r.valid, y.shape)) & np.isfinite(y)]
     n = y.size
@@ -471,8 +476,8 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
         raise ValueError(f"uncertainty(): samples must be a whole number >= 2 (or None), got {samples!r}")
     table = sensitivities(model, fleet, output, **solve_kwargs)
     first = _first_order(table, sig)
-    mc, clipped = (None, {}) if samples is None else _monte_carlo(model, fleet, table.quantity, first, int(samples),
-                                                                  seed, solve_kwargs)
+    mc, clipped = (None, {}) if samples is None else _monte_carlo(table.context, table.quantity, first, int(samples),
+                                                                  seed)
     total = sum(c[6] ** 2 for c in first)
     terms = tuple(Term(p, x, v, s, d, e, c, c * c / total if total else 0.0, domain(p, v), kink, below, above, jump,
                        clipped.get(p), sides)

@@ -15,17 +15,28 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Dict, Mapping, Optional, Tuple, Union
+
 import sympy as sp
 
 from .. import notation
+
+#: Every cost-term class, by name: :class:`NamedTerm` registers its subclasses as they are defined, and
+#: ``mlsysim_sym.terms`` imports every family, so importing the package's terms fills it.
+TERM_CLASSES: Dict[str, type] = {}
 
 
 class NamedTerm(sp.Function):
     """A named formula that stays unevaluated until ``doit()``.
 
     Subclasses set ``nargs`` and ``formula``; the LaTeX of the name is the class's
-    entry in :data:`mlsysim_sym.notation.TERMS`.
+    entry in :data:`mlsysim_sym.notation.TERMS`. Each subclass registers itself in :data:`TERM_CLASSES`.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        TERM_CLASSES[cls.__name__] = cls
 
     @classmethod
     def eval(cls, *args):
@@ -258,3 +269,43 @@ class Log2(sp.Function):
         arg = printer._print(n) if n.is_Symbol or n.is_Number else r"\left(%s\right)" % printer._print(n)
         body = r"\log_{2} %s" % arg
         return body if exp is None else r"\left(%s\right)^{%s}" % (body, exp)
+
+
+# --------------------------------------------------------------------------------------------
+# Words for the sides of a decision, attached where the decision is built
+# --------------------------------------------------------------------------------------------
+Side = Optional[str]
+
+
+@dataclass(frozen=True)
+class Labels:
+    """The words for the active side of one decision (a ``Piecewise``, ``Max``/``Min`` or Iverson bracket).
+
+    ``sides``: per branch of a ``Piecewise`` in order, per argument of a ``Max``/``Min`` keyed by the argument
+    (sympy orders the arguments: a side is found by what it is, not where it stands), or ``(false, true)`` of a
+    bracket; ``None`` for a side not worth naming. ``idle``: ``(condition, words)``: where the condition holds
+    at the point (a relation of parameters and quantities, ``N_TP = 1``) the decision does not act and the
+    label is ``words`` (``None``: nothing to say).
+    """
+
+    sides: Union[Tuple[Side, ...], Mapping[sp.Basic, Side]]
+    idle: Optional[Tuple[sp.Basic, Side]] = None
+
+    def side(self, node: sp.Basic, choice: int) -> Side:
+        if isinstance(self.sides, tuple):
+            return self.sides[choice] if choice < len(self.sides) else None
+        return self.sides.get(node.args[choice])
+
+
+_LABELS: Dict[sp.Basic, Labels] = {}
+
+
+def labelled(node: sp.Basic, sides, idle: Optional[Tuple[sp.Basic, Side]] = None) -> sp.Basic:
+    """``node``, with the words for its sides recorded (:class:`Labels`); returns the node unchanged."""
+    _LABELS[node] = Labels(tuple(sides) if isinstance(sides, (list, tuple)) else dict(sides), idle)
+    return node
+
+
+def labels_of(node: sp.Basic) -> Optional[Labels]:
+    """The :class:`Labels` recorded for a decision node where it was built (None: unnamed)."""
+    return _LABELS.get(node)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..symbols import sym
-from .base import CeilDiv, FloorDiv, NamedTerm
+from .base import CeilDiv, FloorDiv, NamedTerm, labelled
 from .collectives import AllToAll, HierarchicalAllReduce, RingAllReduce
 
 
@@ -32,19 +32,20 @@ def dp_nodes_spanned(dp, rpn):
 
 def dp_allreduce(grad, dp, rpn, nodes, BW_inter):
     """Gradient all-reduce of one DP group, by placement (0 when ``N_DP = 1``)."""
-    return sp.Piecewise(
+    return labelled(sp.Piecewise(
         (RingAllReduce(grad, dp, sym.BW_intra, sym.alpha_nv), sp.Eq(nodes, 1)),
         (RingAllReduce(grad, dp, BW_inter, sym.alpha_fab), sp.Eq(rpn, 1)),
         (HierarchicalAllReduce(grad, nodes, rpn, sym.BW_intra, sym.alpha_h, BW_inter, sym.alpha_fab), True),
-    )
+    ), ("DP ring on NVLink (one node)", "DP ring on the fabric", "DP hierarchical (NVLink + fabric)"),
+        idle=(sp.Eq(dp, 1), "no DP (dp = 1)"))
 
 
 def tp_allreduces(msg, tp, layers, apn, BW_inter):
     """``n_AR * layers`` ring all-reduces of ``msg`` bytes over the TP group (0 when ``N_TP = 1``)."""
-    ring = sp.Piecewise(
+    ring = labelled(sp.Piecewise(
         (RingAllReduce(msg, tp, sym.BW_intra, sym.alpha_nv), tp <= apn),
         (RingAllReduce(msg, tp, BW_inter, sym.alpha_fab), True),
-    )
+    ), ("TP on NVLink", "TP on the fabric"), idle=(sp.Eq(tp, 1), "no TP (tp = 1)"))
     return sym.n_ar * layers * ring
 
 
@@ -53,14 +54,17 @@ def ep_alltoall(msg, ep, BW_inter):
     return AllToAll(msg, ep, BW_inter, sym.alpha_fab)
 
 
-def exposed_dp(t_dp, ov):
-    """DP time left on the critical path: ``(1 - eta_ov)`` of it under overlap."""
-    return sp.Piecewise((t_dp * (1 - sym.eta_ov), sp.Eq(ov, 1)), (t_dp, True))
+def exposed_dp(t_dp, ov, dp=None):
+    """DP time left on the critical path: ``(1 - eta_ov)`` of it under overlap (``dp``, the replicas: with one,
+    the regime's words leave the overlap out)."""
+    return labelled(sp.Piecewise((t_dp * (1 - sym.eta_ov), sp.Eq(ov, 1)), (t_dp, True)),
+                    ("DP overlapped with backward", "DP not overlapped"),
+                    idle=None if dp is None else (sp.Eq(dp, 1), None))
 
 
 def straggled(t, f_s):
     """The slowest worker gates a synchronous step: ``t * f_s`` when ``f_s > 1``."""
-    return sp.Piecewise((t * f_s, f_s > 1), (t, True))
+    return labelled(sp.Piecewise((t * f_s, f_s > 1), (t, True)), ("straggler (x f_s)", "no straggler (f_s <= 1)"))
 
 
 class CommComputeRatio(NamedTerm):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..symbols import sym
-from .base import Iverson, NamedTerm, select
+from .base import Iverson, NamedTerm, labelled, select
 from .collectives import AllGather, ReduceScatter, RingAllReduce
 from .pipeline import PipelineSendTime
 
@@ -70,10 +70,12 @@ def zero3_sync(t_allreduce, t_gather, z, GA):
     return t_allreduce * (1 - z3 / 2) + z3 * GA * t_gather
 
 
-def group_link(group, apn, intra, inter):
+def group_link(group, apn, intra, inter, subject, alone):
     """The link of a group of ``group`` consecutive ranks: NVLink (``intra``) when it fits in a node, else the
-    fabric (``inter``), as mlsysim places the TP group."""
-    return sp.Piecewise((intra, group <= apn), (inter, True))
+    fabric (``inter``), as mlsysim places the TP group. ``subject`` names the group's traffic for the regime's
+    words (``"TP"``); ``alone`` is the condition under which the group is one rank (it sends nothing)."""
+    return labelled(sp.Piecewise((intra, group <= apn), (inter, True)),
+                    (f"{subject} on NVLink", f"{subject} on the fabric"), idle=(alone, f"no {subject}"))
 
 
 def sp_pair(msg, tp, beta, alpha):
@@ -121,11 +123,12 @@ def cp_layer_exchange(M_kv, cp, beta, alpha, rc, recompute_counted):
     return gathers * AllGather(M_kv, cp, beta, alpha) + ReduceScatter(M_kv, cp, beta, alpha)
 
 
-def stage_link(N, apn, intra, inter):
+def stage_link(N, apn, intra, inter, pp):
     """The link that gates the pipeline's sends: with the pipeline outermost (as Megatron orders its groups), a
     stage is ``N / N_PP`` consecutive ranks, and as soon as the job spans nodes (``N > G_node``) some stage
     boundary crosses a node's edge; the slowest boundary gates the pipeline, so NVLink only within one node."""
-    return sp.Piecewise((intra, N <= apn), (inter, True))
+    return labelled(sp.Piecewise((intra, N <= apn), (inter, True)),
+                    ("pipeline sends on NVLink (one node)", "pipeline sends on the fabric"), idle=(sp.Eq(pp, 1), None))
 
 
 def critical_sends(pp, v, m):

@@ -17,7 +17,7 @@ import sympy as sp
 from sympy.printing.precedence import PRECEDENCE
 
 from ..symbols import sym
-from .base import CeilDiv, Iverson, NamedTerm, select
+from .base import CeilDiv, Iverson, NamedTerm, labelled, select
 
 
 class ShardDivisor(NamedTerm):
@@ -66,7 +66,9 @@ def lora_trainable_fraction(H, L, P, lora):
     ``r`` is the LoRA rank (16), ``4`` the adapted matrices per layer, ``2`` the
     A and B factors of each adapter.
     """
-    return sp.Min(2 * sym.r_lora * H * 4 * L / P, 1) ** lora
+    share = 2 * sym.r_lora * H * 4 * L / P
+    return labelled(sp.Min(share, 1), {1: "LoRA fraction capped at 1", share: "LoRA trainable fraction"},
+                    idle=(sp.Eq(lora, 0), None)) ** lora
 
 
 def weight_bytes(P_shard, bpp, dp, z):

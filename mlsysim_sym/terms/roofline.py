@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..symbols import sym
-from .base import Iverson, select
+from .base import Iverson, labelled, select
 
 
 def training_flop_multiplier(rc):
@@ -37,11 +37,15 @@ def effective_bandwidth(fits, extra_tiers=()):
     ``extra_tiers`` are ``(bandwidth, condition)`` pairs tried, in order, after
     the spill check (SRAM and flash on mlsysim's Engine path).
     """
-    return sp.Piecewise(
-        (sp.Min(sym.BW_hbm, sym.BW_pcie), sp.Not(fits)),
-        *extra_tiers,
-        (sym.BW_hbm, True),
-    )
+    offload = labelled(sp.Min(sym.BW_hbm, sym.BW_pcie),
+                       {sym.BW_pcie: "offload at PCIe bandwidth", sym.BW_hbm: "offload at HBM bandwidth"},
+                       idle=(fits, None))
+    return labelled(sp.Piecewise((offload, sp.Not(fits)), *extra_tiers, (sym.BW_hbm, True)),
+                    ("spills to host memory (offload)", *(_TIERS[bw] for bw, _ in extra_tiers), "fits in HBM"))
+
+
+#: The memory tier a bandwidth stands for (mlsysim's Engine path: SRAM and flash).
+_TIERS = {sym.BW_sram: "SRAM tier", sym.BW_flash: "flash tier"}
 
 
 def overhead(L):
@@ -51,7 +55,7 @@ def overhead(L):
 
 def node_latency(t_comp, t_mem, t_over):
     """Roofline step time of one replica: ``max(T_compute, T_memory) + T_overhead``."""
-    return sp.Max(t_comp, t_mem) + t_over
+    return labelled(sp.Max(t_comp, t_mem), {t_comp: "compute-bound", t_mem: "memory-bound"}) + t_over
 
 
 def utilization(flops, T, R, G):

@@ -1,0 +1,386 @@
+"""One call's configuration: built once where the call comes in, carried to the number.
+
+An :class:`Arguments` holds everything a call prices: the workload and fleet records, the model choice
+(:class:`~mlsysim_sym.mechanisms.ModelChoice`: fidelity and the mechanisms off), the precision, every keyword
+of the parameter table (:func:`mlsysim_sym.symbols.keywords`: mlsysim's and the extended model's, the latter at
+their neutral values unless given), and the record fields or lowered inputs the call sets
+(``fabric_bandwidth=50e9``). The values are as given: numbers for one configuration, arrays for a sweep or a
+search. What follows from them (the precision key, the lowered keywords, the model variant, every parameter's
+value) is worked out once, on first use.
+
+``solve()``, sweeps, search, sensitivities, :func:`mlsysim_sym.required`, :func:`mlsysim_sym.uncertainty`,
+operating points, the command line and the calculator's generator take one; :func:`describe` writes the
+configuration line every result prints.
+
+Examples
+--------
+>>> from mlsysim_sym.arguments import arguments, describe
+>>> a = arguments("Llama3_70B", "Research_256", dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+...               fidelity="extended", cp_size=2))
+>>> a["tp_size"], a.model.fidelity, a.variant.fidelity
+(8, 'extended', 'extended')
+>>> describe(a)
+'Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 8, pp 4, m 8, fp16; extended model (cp 2)'
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from typing import Dict, Mapping, Optional, Sequence, Tuple
+
+import sympy as sp
+
+from .checks import check
+from .display import quantity
+from .inputs import (KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload,
+                     lower_arguments, static_values, with_field)
+from .mechanisms import ModelChoice
+from .model import Variant, build_model
+from .schedules import can_run
+from .symbols import Kind, Origin, Param, by_argument, keywords
+from .types import Fleet, Workload
+
+#: ``solve()``'s arguments besides the keywords of the parameter table (``topology_override``: never read).
+_OTHER = ("precision", "topology_override")
+#: The arguments that choose the model (:class:`~mlsysim_sym.mechanisms.ModelChoice`), where an entry point
+#: takes them beside ``solve()``'s keywords.
+MODEL_ARGUMENTS = ("fidelity", "without")
+_INDEX = {k: i for i, k in enumerate(KEYWORDS)}
+_DEFAULTS = tuple(SOLVE_DEFAULTS[k] for k in KEYWORDS)
+
+
+@lru_cache(maxsize=1)
+def settable() -> Dict[str, Param]:
+    """The record fields and lowered inputs a call may set besides ``solve()``'s keywords (``fabric_bandwidth``,
+    ``peak_flops``, ``layers``, ...): every non-constant parameter that is not a keyword, by argument name."""
+    return {n: p for n, p in by_argument().items() if p.kind is not Kind.CONSTANT and p.origin is not Origin.SOLVE}
+
+
+@dataclass(frozen=True, eq=False)
+class Arguments:
+    """One call's configuration (see the module docstring).
+
+    ``keywords``: the value of every keyword of :data:`~mlsysim_sym.inputs.KEYWORDS`, in that order, as given
+    (its default where not given); ``fields``: ``(name, value)`` of the record fields and lowered inputs the
+    call sets; ``searched``: the keywords a search chooses (the configuration line says so); ``names``: the
+    model's and fleet's names as the caller gave them (a catalog name, else the record's); ``given``: the names
+    of the arguments the caller passed, in the caller's order (a sweep's axes come in that order).
+    ``a["tp_size"]`` reads any of them.
+    """
+
+    workload: Workload
+    fleet: Fleet
+    model: ModelChoice
+    precision: object
+    keywords: Tuple[object, ...]
+    fields: Tuple[Tuple[str, object], ...] = ()
+    searched: Tuple[str, ...] = ()
+    names: Tuple[str, str] = field(default=("", ""))
+    given: Tuple[str, ...] = ()
+
+    def __getitem__(self, name: str):
+        if name in _INDEX:
+            return self.keywords[_INDEX[name]]
+        if name == "precision":
+            return self.precision
+        for k, v in self.fields:
+            if k == name:
+                return v
+        raise KeyError(f"no argument {name!r}")
+
+    def get(self, name: str, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    @property
+    def kwargs(self) -> Dict[str, object]:
+        """``solve()``'s keywords as given: the precision and every keyword of the table."""
+        return {"precision": self.precision, **dict(zip(KEYWORDS, self.keywords))}
+
+    def replace(self, **changes) -> "Arguments":
+        """A copy with keywords, the precision or fields changed (``a.replace(tp_size=4, fabric_bandwidth=5e10)``)."""
+        kw = list(self.keywords)
+        fields = dict(self.fields)
+        precision = self.precision
+        for k, v in changes.items():
+            if k in _INDEX:
+                kw[_INDEX[k]] = v
+            elif k == "precision":
+                precision = v
+            elif k in settable():
+                fields[k] = v
+            else:
+                raise TypeError(f"unknown argument {k!r}")
+        return Arguments(self.workload, self.fleet, self.model, precision, tuple(kw), tuple(fields.items()),
+                         self.searched, self.names, self.given + tuple(k for k in changes if k not in self.given))
+
+    def moved(self, name: str, value) -> "Arguments":
+        """A copy with one input moved, as a user would move it: a keyword or the precision as given; a record
+        field in the record, lowered again (the parameter count moves the forward FLOPs mlsysim derives from
+        it); a lowered input without a record field (``inference_flops``) as set."""
+        p = settable().get(name)
+        if p is None or p.field is None or name in dict(self.fields):
+            return self.replace(**{name: value})
+        w, f = with_field(self.workload, self.fleet, p, value)
+        return dataclasses.replace(self, workload=w, fleet=f)
+
+    @property
+    def runnable(self) -> bool:
+        """Whether a training framework can run this schedule (:func:`mlsysim_sym.schedules.can_run`: the batch
+        splits evenly over the replicas, the microbatches over a replica's samples, the layers over the stages)."""
+        g = 1
+        for k in ("tp_size", "pp_size", "ep_size") + (("cp_size",) if self.model.on("context_parallel") else ()):
+            g *= int(self[k])
+        n = self.accelerators
+        layers = self.get("layers", self.workload.layers)
+        return n % g == 0 and bool(can_run(self["pp_size"], n // g, self["microbatch_count"], self["v_stages"],
+                                           int(self["batch_size"]),
+                                           gradient_accumulation_steps=int(self["gradient_accumulation_steps"]),
+                                           layers=layers or None))
+
+    # ---- what follows from them, for one configuration (scalars) -----------------------------------------
+    @cached_property
+    def key(self) -> str:
+        """The precision's key (``"bf16"``), ``"fp16"`` when the precision is not one (a check says so)."""
+        p = self.precision
+        return p.lower() if isinstance(p, str) and p.lower() in PRECISION_BYTES else "fp16"
+
+    @cached_property
+    def static(self) -> Tuple[Variant, Dict[sp.Symbol, object]]:
+        """The model variant (structure from the records, fidelity from the model choice) and the values the
+        records and the precision fix (raises where mlsysim cannot lower the workload)."""
+        variant, values = static_values(self.workload, self.fleet, self.key)
+        return variant.of(self.model), values
+
+    @property
+    def variant(self) -> Variant:
+        return self.static[0]
+
+    @cached_property
+    def lowered(self) -> Dict[str, object]:
+        """The keywords as the model reads them (:func:`~mlsysim_sym.inputs.lower_arguments`)."""
+        return lower_arguments(self.workload, self.kwargs)
+
+    @cached_property
+    def overrides(self) -> Dict[sp.Symbol, object]:
+        """The fields the call sets, by the symbol of their parameter."""
+        table = settable()
+        return {table[k].symbol: v for k, v in self.fields}
+
+    @property
+    def named_fields(self) -> Dict[str, object]:
+        return dict(self.fields)
+
+    @cached_property
+    def values(self) -> Dict[sp.Symbol, object]:
+        """Every parameter of ``build_model(self.variant)``, by symbol (:func:`parameters_of`)."""
+        variant, static = self.static
+        values = dict(static)
+        values.update(self.overrides)
+        table = keywords()
+        values.update({table[k].symbol: v for k, v in self.lowered.items() if k in table})
+        free = set(build_model(variant).parameters)
+        return {s: v for s, v in values.items() if s in free}
+
+    @property
+    def accelerators(self) -> int:
+        """Accelerators of the fleet (nodes and accelerators per node as the call sets them)."""
+        return int(self.get("count", self.fleet.count)) * int(self.get("accelerators_per_node",
+                                                                        self.fleet.node.accelerators_per_node))
+
+    # ---- for people and scripts -------------------------------------------------------------------------
+    def to_dict(self) -> Dict[str, object]:
+        """The configuration as plain values (``json.dumps`` takes it): the model and fleet as given, the model
+        choice, the precision, every keyword and every field set (lists where an argument varies)."""
+        out = {"model": self.names[0] or self.workload.name, "fleet": self.names[1] or self.fleet.name,
+               "fidelity": self.model.fidelity, "without": list(self.model.off)}
+        out.update({k: _plain(v) for k, v in self.kwargs.items()})
+        out.update({k: _plain(v) for k, v in self.fields})
+        if self.searched:
+            out["searched"] = list(self.searched)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Arguments({describe(self)})"
+
+
+def _plain(v):
+    """A value as JSON takes it (numpy arrays and numbers as Python's)."""
+    if isinstance(v, (list, tuple, range)):
+        return [_plain(x) for x in v]
+    return v.tolist() if hasattr(v, "tolist") else v
+
+
+def arguments(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object], *, caller: str = "solve",
+              choice: Optional[ModelChoice] = None) -> Arguments:
+    """The :class:`Arguments` of a call: ``kwargs`` are ``solve()``'s keywords (mlsysim's and the extended
+    model's), ``precision``, record fields and lowered inputs (:func:`settable`), and, unless ``choice`` is
+    given, ``fidelity`` and ``without``. An unknown name is a ``TypeError`` naming it; the mlsysim model refuses
+    the extended model's keywords away from their neutral values (a ``ValueError`` that says so)."""
+    kw = dict(kwargs)
+    chosen = choice is not None
+    if not chosen:
+        choice = ModelChoice(kw.pop("fidelity", "mlsysim"), kw.pop("without", ()))
+    table = settable()
+    for k in kw:
+        if k not in _INDEX and k not in _OTHER and k not in table:
+            allowed = [*KEYWORDS, "precision", *(() if chosen else MODEL_ARGUMENTS), *table]
+            raise TypeError(f"{caller}() got an unexpected keyword argument {k!r}; allowed: {', '.join(allowed)}")
+    values = tuple(kw.get(k, d) for k, d in zip(KEYWORDS, _DEFAULTS))
+    fields = tuple((k, v) for k, v in kw.items() if k in table)
+    names = (model if isinstance(model, str) else "", fleet if isinstance(fleet, str) else "")
+    a = Arguments(as_workload(model), as_fleet(fleet), choice, kw.get("precision", "fp16"), values, fields,
+                  names=names, given=tuple(k for k in kw if k != "topology_override"))
+    refuse_extended(a)
+    return a
+
+
+# --------------------------------------------------------------------------------------------
+# mlsysim's model takes the extended model's keywords at their neutral values only
+# --------------------------------------------------------------------------------------------
+_EXTENDED = tuple((k, p) for k, p in keywords().items() if p.fidelity == "extended")
+_NEUTRAL = tuple(p.default for _, p in _EXTENDED)
+_FIRST_EXTENDED = len(KEYWORDS) - len(_EXTENDED)
+
+
+def refuse_extended(a: Arguments) -> None:
+    """A ``ValueError`` naming the first keyword of the extended model that mlsysim's model is given away from
+    its neutral value (an array or ``True`` included): mlsysim 0.3.0 has no such argument."""
+    if a.model.extended:
+        return
+    given = a.keywords[_FIRST_EXTENDED:]
+    for (k, p), v, d in zip(_EXTENDED, given, _NEUTRAL):
+        if v is d or (type(v) is type(d) and v == d):          # untouched: the common case, at no cost
+            continue
+        if p.kind is Kind.FLAG:
+            neutral = _one_truth_value(v) and bool(v) == bool(p.default)
+        else:
+            neutral = _same_number(v, p.default)
+        if not neutral:
+            raise ValueError(f"{k}={v!r} is an argument of the extended model (mlsysim 0.3.0 has no "
+                             f"{p.label}); pass fidelity='extended'")
+
+
+def _one_truth_value(v) -> bool:
+    """True for a value with one truth value (not an array of several)."""
+    try:
+        bool(v)
+        return True
+    except Exception:
+        return False
+
+
+def _same_number(v, default) -> bool:
+    try:
+        return not isinstance(v, bool) and bool(v == default)
+    except Exception:       # an array or an object that does not compare: not the neutral value
+        return False
+
+
+# --------------------------------------------------------------------------------------------
+# The configuration line
+# --------------------------------------------------------------------------------------------
+def describe(a: Arguments) -> str:
+    """``"Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 8, pp 4, m 8, fp16"``: the workload, the
+    fleet, the batch, every keyword away from its default by its short name (a switch by its name alone), the
+    precision, the fields the call sets with their units; then the model when it is the extended one, with its
+    own keywords; then what a search chooses. An argument that varies (a sweep's axis) shows its values."""
+    mlsysim, own = [], []
+    for (k, p), v in zip(keywords().items(), a.keywords):
+        if k in a.searched:
+            continue
+        text = _part(p, v, always=k == "batch_size")
+        if text:
+            (own if p.fidelity == "extended" else mlsysim).append(text)
+    if "precision" not in a.searched:
+        mlsysim.append(_values(a.precision, str))
+    table = settable()
+    for k, v in a.fields:
+        if k not in a.searched:
+            p = table[k]
+            mlsysim.append(f"{p.short} {_values(v, lambda x: quantity(float(x), p.unit))}")
+    line = f"{a.workload.name} on {a.fleet.name}: " + ", ".join(mlsysim)
+    if a.model.extended:
+        line += "; extended model" + (f" ({', '.join(own)})" if own else "")
+        if a.model.off:
+            line += f", without {', '.join(a.model.off)}"
+    if a.searched:
+        short = {**{k: p.short for k, p in keywords().items()}, "precision": "precision",
+                 **{k: p.short for k, p in table.items()}}
+        line += "; searched: " + ", ".join(short[k] for k in a.searched)
+    return line
+
+
+def _part(p: Param, v, always: bool = False) -> str:
+    """One keyword in a configuration line ('' at its default)."""
+    if _varies(v):
+        return f"{p.short} {_values(v, _number)}"
+    if p.kind is Kind.FLAG and p.argument != "zero_stage":
+        return p.short if _truth(v) else ""
+    if not always and _same_number(v, p.default):
+        return ""
+    return f"{p.short} {_number(v)}"
+
+
+def _truth(v) -> bool:
+    try:
+        return bool(v)
+    except Exception:
+        return True
+
+
+def _varies(v) -> bool:
+    """A list, a tuple, a range or an array of values (numpy is not imported to ask)."""
+    return isinstance(v, (list, tuple, range)) or getattr(v, "ndim", 0) > 0
+
+
+def _number(x) -> str:
+    x = x.item() if hasattr(x, "item") else x
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    if isinstance(x, float):
+        return f"{x:g}"
+    return str(x)
+
+
+def _values(v, fmt) -> str:
+    """One value, or a list of them (``1,2,4,8``; ``1..512 (512 values)`` beyond six)."""
+    if not _varies(v):
+        return fmt(v)
+    xs = _flat(v)
+    if len(xs) <= 6:
+        return ",".join(fmt(x) for x in xs)
+    return f"{fmt(xs[0])}..{fmt(xs[-1])} ({len(xs)} values)"
+
+
+def _flat(v) -> list:
+    """The values of a list or an array, flattened."""
+    if hasattr(v, "ravel"):
+        return v.ravel().tolist()
+    return [y for x in v for y in (_flat(x) if _varies(x) else [x])]
+
+
+def parameters_of(model: WorkloadLike, fleet: FleetLike, **kwargs) -> Tuple[Variant, Dict[sp.Symbol, object]]:
+    """``(variant, values)`` of one ``DistributedModel().solve(model, fleet, **kwargs)`` call (``fidelity=`` and
+    ``without=`` choose the model; record fields may be set too).
+
+    ``values`` maps every free symbol of ``build_model(variant)`` to its number, after exactly the checks (same
+    errors, same warnings) and lowering of ``solve()``, so that ``build_model(variant)[q].subs(values)`` and
+    ``sympy.lambdify`` of any quantity give ``solve()``'s numbers.
+    """
+    a = checked(model, fleet, kwargs, caller="parameters_of", stacklevel=4)
+    return a.variant, a.values
+
+
+def checked(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object], *, caller: str = "solve",
+            choice: Optional[ModelChoice] = None, stacklevel: int = 4) -> Arguments:
+    """:func:`arguments`, checked as ``solve()`` checks one configuration (its errors raised, its warnings
+    warned; :func:`mlsysim_sym.checks.check`)."""
+    a = arguments(model, fleet, kwargs, caller=caller, choice=choice)
+    check(a, stacklevel=stacklevel)
+    return a

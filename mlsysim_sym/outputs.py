@@ -1,0 +1,130 @@
+"""The outputs of a step, as one table: result field, model quantity, short alias, words, unit, which way is better.
+
+``solve()``'s result fields (mlsysim's names, ``node_profile.`` for the replica's), sweeps' outputs, the
+sensitivities' and ``required``'s output names, the search's objectives and every label read this table; the
+unit and the meaning come from the quantity's entry in :mod:`mlsysim_sym.notation`.
+
+Examples
+--------
+>>> from mlsysim_sym.outputs import output
+>>> o = output("step_time")
+>>> o.field, o.quantity, o.unit, o.better
+('step_latency_total', 'T_step', 's', -1)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+from . import notation
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output: its result ``field``, model ``quantity``, short ``alias``, name in ``words`` (else the
+    quantity's meaning), ``better`` (+1: more is better, -1: less, 0: neither), whether a search may rank by it
+    (``objective``), and the model it belongs to (``fidelity``: the extended model's own outputs are
+    ``DistributedResult.extended``)."""
+
+    field: str
+    quantity: str
+    alias: Optional[str] = None
+    label: Optional[str] = None
+    better: int = 0
+    objective: bool = False
+    fidelity: str = "mlsysim"
+
+    @property
+    def unit(self) -> str:
+        return notation.entry(self.quantity).unit
+
+    @property
+    def words(self) -> str:
+        return self.label or notation.entry(self.quantity).meaning
+
+
+_O = Output
+#: Every output, in the order of mlsysim's ``DistributedResult`` (then its ``PerformanceProfile``), then the
+#: extended model's own.
+OUTPUT_TABLE: Tuple[Output, ...] = (
+    _O("dp_communication_latency", "T_dp", label="DP communication"),
+    _O("tp_communication_latency", "T_tp", label="TP communication"),
+    _O("ep_communication_latency", "T_ep", label="EP communication"),
+    _O("communication_latency", "T_comm", "communication", "communication time", -1),
+    _O("pipeline_bubble_latency", "T_bubble", "bubble", "pipeline bubble", -1),
+    _O("bubble_fraction", "bubble_fraction"),
+    _O("step_latency_total", "T_step", "step_time", "step time", -1, objective=True),
+    _O("scaling_efficiency", "scaling_efficiency", "scaling_efficiency", "scaling efficiency", 1),
+    _O("effective_throughput", "effective_throughput", "throughput", "throughput", 1, objective=True),
+    _O("mfu", "mfu", "mfu", "fleet MFU", 1, objective=True),
+    _O("dp", "dp"),
+    _O("node_profile.latency", "T_node", "node_latency", "replica step time", -1),
+    _O("node_profile.latency_compute", "T_compute"),
+    _O("node_profile.latency_memory", "T_memory"),
+    _O("node_profile.latency_overhead", "T_overhead"),
+    _O("node_profile.throughput", "throughput_node"),
+    _O("node_profile.arithmetic_intensity", "intensity"),
+    _O("node_profile.energy", "energy", "energy", "energy per replica step", -1),
+    _O("node_profile.memory_footprint", "M_acc", "memory", "memory per accelerator", -1),
+    _O("node_profile.peak_flops_actual", "R_eff"),
+    _O("node_profile.peak_bw_actual", "BW_eff"),
+    _O("node_profile.mfu", "mfu_node", "node_mfu", "replica MFU", 1),
+    _O("node_profile.hfu", "hfu_node"),
+    _O("node_profile.feasible", "feasible"),
+    _O("node_profile.memory_bound", "memory_bound"),
+    _O("node_profile.overhead_dominated", "overhead_dominated"),
+    _O("node_profile.offload_spill_bytes", "offload_spill"),
+    # the extended model's own (a field is absent where its mechanism is off or does not apply)
+    _O("cp_communication_latency", "T_cp", label="CP key/value exchange", fidelity="extended"),
+    _O("pipeline_p2p_latency", "T_p2p", label="pipeline stage-to-stage sends", fidelity="extended"),
+    _O("optimizer_step_latency", "T_opt", label="optimizer update", fidelity="extended"),
+    _O("tp_exposed_latency", "T_tp_exposed", label="TP communication left after overlap", fidelity="extended"),
+    _O("gemm_shape_factor", "f_gemm", fidelity="extended"),
+)
+del _O
+
+#: Result field -> model quantity, mlsysim's fields (node-profile fields prefixed ``node_profile.``).
+OUTPUTS: Dict[str, str] = {o.field: o.quantity for o in OUTPUT_TABLE if o.fidelity == "mlsysim"}
+#: The extended model's own result fields (``DistributedResult.extended``) -> model quantity.
+EXTENDED_OUTPUTS: Dict[str, str] = {o.field: o.quantity for o in OUTPUT_TABLE if o.fidelity == "extended"}
+OUTPUT_NAMES: Tuple[str, ...] = tuple(OUTPUTS)
+#: Alias -> model quantity (the names a sensitivity, ``required`` or a plot takes besides fields and quantities).
+ALIASES: Dict[str, str] = {o.alias: o.quantity for o in OUTPUT_TABLE if o.alias}
+#: The outputs a search ranks by, by alias.
+OBJECTIVES: Dict[str, Output] = {o.alias: o for o in OUTPUT_TABLE if o.objective}
+
+_BY_NAME: Dict[str, Output] = {}
+for _o in OUTPUT_TABLE:
+    _BY_NAME.setdefault(_o.quantity, _o)
+    _BY_NAME[_o.field] = _o
+    if _o.alias:
+        _BY_NAME[_o.alias] = _o
+del _o
+
+
+def output(name: str) -> Optional[Output]:
+    """The output of a result field, alias or model quantity name (None when the table has none)."""
+    return _BY_NAME.get(name)
+
+
+def quantity_of(name: str) -> str:
+    """The model quantity of an alias or result field; any other name as it is (a quantity's own name)."""
+    o = _BY_NAME.get(name)
+    return o.quantity if o is not None else name
+
+
+def unit_of(name: str) -> str:
+    """The SI unit of a result field, alias or quantity (``"s"``, ``"B"``, ``"1"``, ...)."""
+    return notation.entry(quantity_of(name)).unit
+
+
+def better(quantity: str) -> int:
+    """+1 where more of the quantity is better (MFU), -1 where less is (step time), 0 otherwise."""
+    o = _BY_NAME.get(quantity)
+    return o.better if o is not None else 0
+
+
+def words(quantity: str) -> str:
+    """The quantity in words (``"fleet MFU"``, ``"step time"``), else its meaning."""
+    o = _BY_NAME.get(quantity)
+    return o.words if o is not None and o.quantity == quantity else notation.entry(quantity).meaning

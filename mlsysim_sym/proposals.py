@@ -1,0 +1,282 @@
+"""The macros we propose to the book's notation registry (``mlsysim.Symbols``): one for every parameter, model
+quantity, formal argument and cost term the registry has no entry for, with the fields its entries carry.
+
+:mod:`mlsysim_sym.notation` reads them (a name the registry lacks must have its row here); ``derivations/registry.py``
+writes them in the registry's own YAML format (``docs/registry/*.yaml``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict
+
+@dataclass(frozen=True)
+class Proposal:
+    """A macro we propose to the book's registry, with the fields its entries carry.
+
+    ``kind`` is the registry's kind (``count`` or ``scalar``); ``definition`` is a plain
+    noun phrase (no LaTeX), as the registry's rules ask; ``domain`` is the registry file
+    the entry belongs in.
+    """
+
+    macro: str
+    kind: str
+    definition: str
+    domain: str = "distributed"
+    unit: str = ""      # a cost term's unit (ours), which its notation does not record
+    notes: str = ""     # for the registry's notes: what the entry must not be confused with
+
+
+_P = Proposal
+#: name (parameter, quantity, formal argument or cost term) -> the proposed macro.
+EXTENSION: Dict[str, Proposal] = {
+    # model quantities
+    "G": _P(r"\ReplicaAcceleratorCount", "count",
+            "number of accelerators one model replica spans, its tensor, pipeline and expert parallel degrees "
+            "multiplied"),
+    "W": _P(r"\ModelWeightSize", "scalar", "bytes of a model's weights at the training precision", "performance"),
+    "O_hw": _P(r"\HardwareStepOperations", "scalar",
+               "floating-point operations one replica executes per training step, recomputation included"),
+    "R_eff": _P(r"\DeviceAchievedComputeRate", "scalar",
+                "operation rate one accelerator sustains on a replica's step, its peak rate times the hardware "
+                "efficiency", "performance"),
+    "f_train": _P(r"\TrainableParameterFraction", "scalar",
+                  "share of a model's parameters that training updates, below one under LoRA", "learning"),
+    "ifd": _P(r"\InFlightGroupCount", "count",
+              "number of microbatch groups one stage of a one-forward-one-backward pipeline schedule cycles through"),
+    "L_stage": _P(r"\StageLayerCount", "count", "number of layers one pipeline stage holds"),
+    "P_shard": _P(r"\ShardParameterCount", "count",
+                  "number of parameters one accelerator holds after tensor, pipeline and expert sharding, before ZeRO"),
+    "M_buffers": _P(r"\CommunicationBufferMemory", "scalar",
+                    "memory one accelerator holds for gradient buckets and pipeline send and receive buffers"),
+    "feasible": _P(r"\MemoryFitIndicator", "scalar",
+                   "one when a training state fits in device memory, zero when it does not", "performance"),
+    "T_node": _P(r"\ReplicaRooflineTime", "scalar",
+                 "roofline time of one replica's training step, the larger of compute and memory time plus overhead"),
+    "hfu_node": _P(r"\HardwareFlopsUtilization", "scalar",
+                   "operations a device executes per second, recomputation included, divided by its peak operation "
+                   "rate", "performance"),
+    "energy": _P(r"\ReplicaStepEnergy", "scalar", "energy one replica's accelerators draw over one training step"),
+    "throughput_node": _P(r"\ReplicaSampleThroughput", "scalar",
+                          "samples per second one replica processes when it communicates with no other replica"),
+    "memory_bound": _P(r"\MemoryBoundIndicator", "scalar",
+                       "one when the memory roofline binds a replica's step, zero when compute does", "performance"),
+    "overhead_dominated": _P(r"\OverheadDominanceIndicator", "scalar",
+                             "one when fixed overhead exceeds a replica's roofline time, zero when it does not",
+                             "performance"),
+    "offload_spill": _P(r"\HostSpillMemory", "scalar",
+                        "bytes of training state beyond device memory capacity, which must spill to host memory",
+                        "performance"),
+    "BW_inter": _P(r"\EffectiveFabricBandwidth", "scalar",
+                   "fabric bandwidth per accelerator after division by the oversubscription ratio"),
+    "rpn": _P(r"\NodeDataParallelRankCount", "count", "number of ranks of one data-parallel group on one node"),
+    "nodes_dp": _P(r"\DataParallelNodeCount", "count", "number of nodes one data-parallel group spans"),
+    "T_dp_allreduce": _P(r"\GradientAllReduceTime", "scalar",
+                         "time of one gradient AllReduce of a data-parallel group, before congestion"),
+    "L_tp": _P(r"\TensorParallelLayerCount", "count",
+               "number of layers whose tensor-parallel AllReduces one pipeline stage pays",
+               notes=r"Equal to \StageLayerCount for every layer count; mlsysim computes the two apart (its "
+                     "memory model and its tensor-parallel communication)."),
+    "T_tp_allreduce": _P(r"\TensorParallelAllReduceTime", "scalar",
+                         "time of a step's tensor-parallel activation AllReduces, before congestion"),
+    "T_ep_alltoall": _P(r"\ExpertAllToAllTime", "scalar",
+                        "time of a step's expert-parallel token AllToAll, before congestion"),
+    "T_bubble": _P(r"\PipelineBubbleTime", "scalar", "idle time that a pipeline's fill and drain add to a step"),
+    "T_dp": _P(r"\DataParallelCommunicationTime", "scalar",
+               "data-parallel communication time per step with congestion, amortized over gradient accumulation"),
+    "T_tp": _P(r"\TensorParallelCommunicationTime", "scalar",
+               "tensor-parallel communication time per step with congestion"),
+    "T_ep": _P(r"\ExpertParallelCommunicationTime", "scalar",
+               "expert-parallel communication time per step with congestion"),
+    "T_dp_exposed": _P(r"\ExposedGradientSyncTime", "scalar",
+                       "data-parallel communication time per step left on the critical path after overlap"),
+    "T_sync": _P(r"\UnstraggledStepTime", "scalar", "time of one training step before the straggler multiplier"),
+    "mfu": _P(r"\FleetModelFlopsUtilization", "scalar",
+              "useful model operations per second of a whole fleet divided by its accelerators' combined peak "
+              "operation rate", "performance"),
+    # formal arguments of the cost terms
+    "T_busy": _P(r"\StageBusyTime", "scalar", "busy time of one pipeline stage over a training step"),
+    # cost terms
+    "HierarchicalAllReduce": _P(r"\HierarchicalAllReduceTime", "scalar",
+                                "time to complete an AllReduce in two levels, inside each node and then across "
+                                "nodes", unit="s"),
+    "BubbleTime": _P(r"\PipelineBubbleTime", "scalar", "idle time that a pipeline's fill and drain add to a step",
+                     unit="s"),
+    "PipelineSendTime": _P(r"\PipelineStageSendTime", "scalar",
+                           "time to send one microbatch's activations across one pipeline stage boundary", unit="s"),
+    "ExpertCapacity": _P(r"\ExpertTokenCapacity", "count",
+                         "number of token slots one expert accepts per batch, the capacity factor times its uniform "
+                         "share"),
+    "ActivationsNoRecompute": _P(r"\TensorParallelLayerActivationMemory", "scalar",
+                                 "activation bytes one transformer layer keeps per device without recomputation under "
+                                 "tensor parallelism", "learning", unit="B"),
+    "ActivationsSeqParallel": _P(r"\SequenceParallelLayerActivationMemory", "scalar",
+                                 "activation bytes one transformer layer keeps per device without recomputation under "
+                                 "tensor and sequence parallelism", "learning", unit="B"),
+    "DataParallelCommVolume": _P(r"\GradientSyncVolume", "scalar",
+                                 "bytes one rank sends per step for the data-parallel gradient AllReduce", unit="B"),
+    "Zero3CommVolume": _P(r"\FullyShardedSyncVolume", "scalar",
+                          "bytes one rank sends per step under ZeRO-3 or FSDP, two AllGathers and one ReduceScatter",
+                          unit="B"),
+    "Zero3CommTime": _P(r"\FullyShardedCommunicationTime", "scalar",
+                        "communication time per step under ZeRO-3 or FSDP, two AllGathers and one ReduceScatter",
+                        unit="s"),
+    # parameters
+    "ep": _P(r"\ExpertParallelDegree", "count",
+             "number of devices over which the experts of a mixture-of-experts layer are spread"),
+    "z": _P(r"\ZeroShardingStage", "index",
+            "ZeRO stage, from zero for no sharding to three for optimizer state, gradients and weights", "learning"),
+    "lora": _P(r"\LoraFineTuningSwitch", "scalar",
+               "one when training updates low-rank adapters only, zero for full training", "learning"),
+    "rc": _P(r"\FullRecomputationSwitch", "scalar",
+             "one when the backward pass recomputes every activation, zero when it keeps them", "learning"),
+    "ov": _P(r"\GradientOverlapSwitch", "scalar",
+             "one when data-parallel communication overlaps the backward pass, zero when it follows it"),
+    "eta_ov": _P(r"\CommunicationOverlapFraction", "scalar",
+                 "share of data-parallel communication time hidden behind the backward pass when overlap is on"),
+    "c": _P(r"\CongestionSlowdownFactor", "scalar",
+            "multiplier on data, tensor and expert parallel communication time for fabric congestion"),
+    "f_s": _P(r"\StragglerSlowdownFactor", "scalar",
+              "multiplier on the step time set by the slowest worker, applied only above one"),
+    "iota": _P(r"\RoutingImbalanceFactor", "scalar",
+               "multiplier on the expert-parallel AllToAll volume for uneven routing of tokens to experts"),
+    "F": _P(r"\ForwardTokenOperations", "scalar",
+            "floating-point operations of one forward pass per token, or per sample for workloads without tokens",
+            "performance"),
+    "W_lw": _P(r"\LoweredWeightSize", "scalar",
+               "weight bytes of a lowered compute graph, where they differ from parameters times element size",
+               "performance"),
+    "W_g": _P(r"\GradientWeightSize", "scalar",
+              "bytes of a whole model's weights from which the data-parallel gradient payload is sized",
+              notes=r"Not \GradientPayload, the bytes one data-parallel group all-reduces (this over the "
+                    "tensor and pipeline degrees)."),
+    "BW_intra": _P(r"\IntraNodeBandwidth", "scalar",
+                   "bandwidth per direction between accelerators of one node, such as NVLink"),
+    "alpha_nv": _P(r"\IntraNodeLatency", "scalar", "startup latency of one message between accelerators of one node"),
+    "alpha_fab": _P(r"\FabricMessageLatency", "scalar", "startup latency of one message across the network fabric"),
+    "BW_pcie": _P(r"\HostOffloadBandwidth", "scalar",
+                  "bandwidth per direction of the host link over which one accelerator offloads state", "performance",
+                  notes=r"Not \HostLinkBandwidth, the aggregate host bandwidth of a serving node."),
+    "CAP_sram": _P(r"\OnChipSramCapacity", "scalar", "bytes of on-chip SRAM one accelerator provides", "performance",
+                   notes=r"Not \SramCapacity, the words of SRAM one kernel can use."),
+    "BW_sram": _P(r"\OnChipSramBandwidth", "scalar", "bandwidth of one accelerator's on-chip SRAM", "performance"),
+    "BW_flash": _P(r"\FlashStorageBandwidth", "scalar", "bandwidth of a device's flash storage", "performance"),
+    "ADAM": _P(r"\OptimizerStateBytesPerParameter", "scalar",
+               "bytes of optimizer state held for each trainable parameter, twelve for Adam in mixed precision",
+               "learning"),
+    "TAX": _P(r"\LayerLaunchOverhead", "scalar", "framework time per layer per kernel launch", "performance"),
+    "E_idle": _P(r"\IdlePowerFraction", "scalar",
+                 "share of its thermal power limit an accelerator draws while idle during a step", "performance"),
+    "E_dyn": _P(r"\DynamicPowerFraction", "scalar",
+                "share of its thermal power limit an accelerator draws in proportion to its hardware utilization",
+                "performance"),
+    "alpha_h": _P(r"\HierarchicalIntraNodeLatency", "scalar",
+                  "message latency inside a node that mlsysim's hierarchical AllReduce takes as a fixed constant",
+                  notes=r"The meaning of \IntraNodeLatency; mlsysim fixes it (500 ns) for this one algorithm "
+                        r"instead of reading the accelerator's value. A book needs only \IntraNodeLatency."),
+    "n_ar": _P(r"\TensorParallelAllReduceCount", "count",
+               "number of tensor-parallel AllReduces per layer per training step, forward and backward"),
+    "K_sel": _P(r"\SelectiveRecomputeFactor", "scalar",
+                "number of two-byte activation values one layer keeps per token and hidden unit with selective "
+                "recomputation", "learning"),
+    "K_full": _P(r"\FullRecomputeFactor", "scalar",
+                 "number of two-byte activation values one layer keeps per token and hidden unit with full "
+                 "recomputation", "learning"),
+    "f_buf": _P(r"\GradientBucketFraction", "scalar", "size of the gradient bucket buffer as a share of gradient memory"),
+    "f_lora": _P(r"\LoraGradientVolumeFraction", "scalar",
+                 "share of the full gradient volume that a LoRA run all-reduces", "learning"),
+    "f_act": _P(r"\ActivationTrafficFraction", "scalar",
+                "activation bytes one sample streams as a share of the weight bytes", "performance"),
+    "f_lora_mem": _P(r"\LoraMemoryMultiplier", "scalar",
+                     "memory of a LoRA run on one accelerator as a multiple of its weight bytes", "learning"),
+    "eps_t": _P(r"\RooflineTieTolerance", "scalar", "time below which a roofline time counts as zero",
+                "performance"),
+}
+# ---- issue 13: the extended model's names (DistributedModel(fidelity="extended")) ------------ begin
+EXTENSION.update({
+    "sp": _P(r"\SequenceParallelSwitch", "scalar",
+             "one when tensor-parallel ranks also split the sequence outside the tensor-parallel blocks, zero when "
+             "they do not"),
+    "tov": _P(r"\TensorParallelOverlapSwitch", "scalar",
+              "one when tensor-parallel communication overlaps the matrix multiplications, zero when it does not"),
+    "kvf": _P(r"\KvHeadFraction", "scalar",
+              "width of the attention keys and values as a share of the hidden dimension, key-value heads over "
+              "query heads"),
+    "d_half": _P(r"\GemmHalfEfficiencyWidth", "scalar",
+                 "hidden dimension at which the shape factor of a layer's matrix multiplications is one half",
+                 "performance"),
+    "n_a2a": _P(r"\ExpertAllToAllCount", "count",
+                "number of expert-parallel AllToAlls per mixture-of-experts layer per training step, dispatch and "
+                "combine in the forward and the backward pass"),
+    "b_upd": _P(r"\OptimizerUpdateBytesPerParameter", "scalar",
+                "bytes of memory traffic the optimizer update moves for each trainable parameter", "learning"),
+    "G_mp": _P(r"\ModelShardAcceleratorCount", "count",
+               "number of accelerators over which one copy of the weights is split, the tensor, pipeline and "
+               "expert parallel degrees multiplied"),
+    "r_sp": _P(r"\UnsplitActivationShare", "scalar",
+               "share of the activations that tensor parallelism leaves whole which one tensor-parallel rank keeps",
+               "learning"),
+    "beta_tp": _P(r"\TensorParallelLinkBandwidth", "scalar", "link bandwidth of a tensor-parallel group"),
+    "alpha_tp": _P(r"\TensorParallelLinkLatency", "scalar", "message latency of a tensor-parallel group"),
+    "beta_cp": _P(r"\ContextParallelLinkBandwidth", "scalar",
+                  "link bandwidth of a group of tensor and context parallel ranks"),
+    "alpha_cp": _P(r"\ContextParallelLinkLatency", "scalar",
+                   "message latency of a group of tensor and context parallel ranks"),
+    "T_sp_pair": _P(r"\SequenceParallelPairTime", "scalar",
+                    "time of the ReduceScatter and AllGather pair that replaces one tensor-parallel AllReduce "
+                    "under sequence parallelism"),
+    "n_p2p": _P(r"\PipelineCriticalSendCount", "count",
+                "number of stage-to-stage sends on the critical path of one pipelined training step"),
+    "T_dp_gather": _P(r"\FullyShardedGatherTime", "scalar",
+                      "time of the two weight AllGathers of one micro-step under ZeRO-3 or FSDP, before congestion"),
+    "K_act": _P(r"\LayerActivationFactor", "scalar",
+                "number of two-byte activation values one layer keeps per token and hidden unit on one "
+                "tensor-parallel rank", "learning"),
+    "T_tp_layer": _P(r"\TensorParallelLayerCollectiveTime", "scalar",
+                     "time of one tensor-parallel collective of one layer, before congestion"),
+    "M_kv": _P(r"\SequenceKvPayload", "scalar",
+               "bytes of the keys and values of a whole sequence held by one tensor-parallel rank"),
+    "T_cp_layer": _P(r"\ContextParallelLayerExchangeTime", "scalar",
+                     "time of one layer's context-parallel key and value exchange, before congestion"),
+    "alpha_pp": _P(r"\PipelineLinkLatency", "scalar", "message latency between consecutive pipeline stages"),
+    "f_gemm": _P(r"\GemmShapeEfficiencyFactor", "scalar",
+                 "share of the large-matrix efficiency that a layer's matrix multiplications reach at their shape",
+                 "performance"),
+    "T_cp_exchange": _P(r"\ContextParallelExchangeTime", "scalar",
+                        "time of a step's context-parallel key and value exchange, before congestion"),
+    "T_cp": _P(r"\ContextParallelCommunicationTime", "scalar",
+               "context-parallel communication time per step with congestion"),
+    "beta_pp": _P(r"\PipelineLinkBandwidth", "scalar",
+                  "bandwidth of the link between consecutive pipeline stages"),
+    "T_p2p": _P(r"\PipelineSendTimePerStep", "scalar",
+                "time of a step's point-to-point sends between pipeline stages, forward and backward"),
+    "P_update": _P(r"\UpdatedParameterCount", "count",
+                   "number of parameters whose optimizer update one accelerator computes"),
+    "T_tp_exposed": _P(r"\ExposedTensorParallelTime", "scalar",
+                       "tensor-parallel communication time per step left on the critical path after overlap"),
+    "GemmShapeEfficiency": _P(r"\GemmShapeEfficiency", "scalar",
+                              "share of the large-matrix efficiency a matrix multiplication of a given width "
+                              "reaches", "performance", unit="1"),
+    "OptimizerUpdateTime": _P(r"\MemoryBoundUpdateTime", "scalar",
+                              "time of one optimizer update over a set of parameters, bounded by memory bandwidth",
+                              "learning", unit="s",
+                              notes=r"A step's update is the book's \OptimizerStepTime, which this term prices."),
+    "x_gemm": _P(r"\GemmSharedWidth", "scalar",
+                 "width of the shared dimension of a layer's matrix multiplications", "performance"),
+    "n_param": _P(r"\UpdateParameterCount", "count", "number of parameters an update reads and writes",
+                  "learning"),
+})
+# ---- issue 13 --------------------------------------------------------------------------------- end
+del _P
+#: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
+SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
+                                "alpha_out": "alpha_fab"}
+for _formal, _name in SAME_MEANING.items():
+    EXTENSION[_formal] = EXTENSION[_name]
+
+
+def proposal(name: str) -> Proposal:
+    try:
+        return EXTENSION[name]
+    except KeyError:
+        raise KeyError(f"{name!r} has no registry macro: add the macro we propose to mlsysim_sym.proposals.EXTENSION"
+                       ) from None

@@ -1,0 +1,92 @@
+"""Which schedules a training framework can run: the rules :func:`mlsysim_sym.search` applies by default, and
+:func:`mlsysim_sym.required` holds its whole-number answers to.
+
+mlsysim's formula prices any ``(pp, dp, m, v)``; a framework runs only some (:func:`can_run`).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+
+def can_run(pp, dp, m, v, batch_size: int, *, gradient_accumulation_steps: int = 1,
+            layers: Optional[int] = None):
+    """Whether a training framework can run the schedule: the rules :func:`search` applies by default.
+
+    mlsysim's formula prices any ``(pp, dp, m, v)``; a framework runs only some. Arrays broadcast
+    (one boolean per configuration); scalars give a ``bool``. With ``B = batch_size``,
+    ``GA = gradient_accumulation_steps`` and ``q = B / (dp * GA)`` the samples one replica takes
+    in one accumulation step (mlsysim gives each replica ``floor(B / dp)`` samples, spreads them
+    over the ``GA`` steps and, in 1F1B memory, over the ``m`` microbatches of a step;
+    docs/contract.md §2.1, §2.4):
+
+    1. **The batch splits evenly** over the replicas and the accumulation steps:
+       ``B % (dp * GA) == 0``. (mlsysim silently drops the remainder of ``B / dp``, so it would
+       price ``dp * floor(B / dp)`` samples, not the batch asked for.)
+    2. **Equal microbatches** (pipelined splits, ``pp > 1``): the ``q`` samples of a step are cut
+       into ``m`` equal microbatches of at least one sample: ``m <= q`` and ``q % m == 0``.
+    3. **A layer per stage** (``pp > 1``): ``layers >= pp``. Stages may hold unequal layer counts
+       (mlsysim charges ``ceil(layers / pp)``).
+    4. **Interleaved 1F1B** (``pp > 1`` and ``v > 1``): each of the ``pp * v`` model chunks holds
+       the same whole number of layers, ``layers % (pp * v) == 0``, and the microbatches come in
+       whole rounds of the pipeline, ``m % pp == 0`` ("this schedule requires the number of
+       microbatches in a batch to be an integer multiple of the degree of pipeline parallelism";
+       Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+       Megatron-LM", SC'21, §2.2.2).
+
+    Without a pipeline (``pp == 1``) ``m`` and ``v`` change nothing in the model (no bubble, one
+    microbatch in flight) and rules 2 to 4 do not apply. ``layers=None`` (workloads without a
+    layer count: diffusion, plain ``Workload``, CNN or embodied records that leave it unset)
+    skips rule 3 and the layer half of rule 4; ``m % pp == 0`` still holds. The records carry no
+    attention-head or expert counts, so whether ``tp`` divides the heads or ``ep`` the experts is
+    not checked.
+
+    >>> can_run(pp=16, dp=8, m=128, v=4, batch_size=256, layers=80)   # 32 samples, 128 microbatches
+    False
+    >>> can_run(pp=16, dp=8, m=32, v=4, batch_size=256, layers=80)    # 80 layers over 64 chunks
+    False
+    >>> can_run(pp=16, dp=8, m=32, v=5, batch_size=256, layers=80)
+    True
+    >>> can_run(pp=[1, 4, 4], dp=8, m=[64, 16, 6], v=1, batch_size=256, layers=80).tolist()
+    [True, True, False]
+    >>> can_run(pp=8, dp=8, m=[8, 4], v=2, batch_size=64).tolist()   # no layer count: m % pp only
+    [True, False]
+    >>> can_run(pp=1, dp=48, m=1, v=1, batch_size=256)                 # 256 samples over 48 replicas
+    False
+    """
+    import numpy as np      # here: the package imports this module, and numpy is imported on first use
+
+    pp, dp, m, v = (np.asarray(x, dtype=np.int64) for x in (pp, dp, m, v))
+    B = int(batch_size)
+    ga = np.maximum(1, np.asarray(gradient_accumulation_steps).astype(np.int64))
+    share = np.maximum(dp * ga, 1)
+    ok = (dp >= 1) & (B % share == 0)
+    q = B // share
+    piped = pp > 1
+    ok = ok & (~piped | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)))
+    interleaved = piped & (v > 1)
+    ok = ok & (~interleaved | (m % np.maximum(pp, 1) == 0))
+    if layers is not None:
+        layers = np.asarray(layers).astype(np.int64)
+        ok = ok & (~piped | (layers >= pp))
+        ok = ok & (~interleaved | (layers % np.maximum(pp * v, 1) == 0))
+    return bool(ok) if ok.ndim == 0 else ok
+
+
+def largest_runnable(name: str, batch_size: int, accelerators: int, accelerators_per_node: int, replica: int,
+                     gradient_accumulation_steps: int = 1) -> float:
+    """The largest value of the whole-number input ``name`` at which a schedule can still run (:func:`can_run`),
+    the rest of the configuration held: microbatches and accumulation steps at most the batch, degrees that
+    split the fleet at most its accelerators, nodes at most as many as give one replica per sample
+    (``replica``: the accelerators of one replica). Unbounded (``inf``) for the other inputs.
+
+    >>> largest_runnable("microbatch_count", 256, 256, 8, 32), largest_runnable("count", 256, 256, 8, 32)
+    (256, 1024)
+    """
+    if name in ("microbatch_count", "gradient_accumulation_steps"):
+        return batch_size
+    if name in ("tp_size", "pp_size", "ep_size", "cp_size"):
+        return accelerators
+    if name == "count":
+        # dp * GA <= B: nodes * accelerators_per_node <= B * replica / GA
+        return -(-batch_size * replica // (max(1, gradient_accumulation_steps) * accelerators_per_node))
+    return float("inf")
