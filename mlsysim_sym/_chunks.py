@@ -119,25 +119,38 @@ def chunk_elements(out_shapes, shape, grid: bool) -> int:
     return max(CHUNK, GRID_CHUNK_BYTES // (8 * full))
 
 
-def evaluate(compiled, values, names, out_shapes, shape, bad, code, target):
+def arguments_of(compiled, values, ndim: int) -> list:
+    """The compiled function's arguments from ``values``: arrays with ``ndim`` axes, numbers as floats."""
+    vector = []
+    for a in compiled.args:
+        v = values[a]
+        vector.append(full_ndim(np.asarray(v), ndim) if np.ndim(v) else float(v))
+    return vector
+
+
+def as_floats(vector: list) -> list:
+    """The arguments as float64 (what one pass over a whole grid takes)."""
+    return [_as_float(x) for x in vector]
+
+
+def evaluate(compiled, values, names, out_shapes, shape, bad, code, target, vector=None, floated=None):
     """Every output, chunk by chunk, into preallocated arrays of their own shapes.
 
     Inputs are converted to float64 chunk by chunk (in cache). A chunk holding masked
     configurations is evaluated with valid stand-ins there (no division by zero is ever
     evaluated); a division by zero, an overflow or an invalid operation in a valid
-    configuration (an extreme input) masks that configuration.
+    configuration (an extreme input) masks that configuration. ``vector``: the arguments
+    (:func:`arguments_of`), and ``floated`` the same as float64 (:func:`as_floats`), when the caller has them.
     """
-    ndim = len(shape)
-    vector = []
-    for a in compiled.args:
-        v = values[a]
-        vector.append(full_ndim(np.asarray(v), ndim) if np.ndim(v) else float(v))
+    if vector is None:
+        vector = arguments_of(compiled, values, len(shape))
     safe = None
     whole = math.prod(shape) <= target
+    floats = (floated if floated is not None else as_floats(vector)) if whole else None
     outs: List[Optional[np.ndarray]] = [None] * len(names)
     overflow = None
     for idx in _chunks(shape, target):
-        part_in = [_as_float(x) for x in vector] if whole else [_take(x, idx) for x in vector]
+        part_in = list(floats) if whole else [_take(x, idx) for x in vector]
         part_bad = None if bad is None else bad[idx]
         if part_bad is not None and part_bad.any():
             if safe is None:

@@ -57,7 +57,7 @@ def settable() -> Dict[str, Param]:
     return {n: p for n, p in by_argument().items() if p.kind is not Kind.CONSTANT and p.origin is not Origin.SOLVE}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Arguments:
     """One call's configuration (see the module docstring).
 
@@ -78,6 +78,14 @@ class Arguments:
     searched: Tuple[str, ...] = ()
     names: Tuple[str, str] = field(default=("", ""))
     given: Tuple[str, ...] = ()
+
+    def __init__(self, workload: Workload, fleet: Fleet, model: ModelChoice, precision, keywords: Tuple[object, ...],
+                 fields: Tuple[Tuple[str, object], ...] = (), searched: Tuple[str, ...] = (),
+                 names: Tuple[str, str] = ("", ""), given: Tuple[str, ...] = ()):
+        # one write of the instance's dictionary (solve() builds one per call: field by field costs a microsecond)
+        object.__setattr__(self, "__dict__", {"workload": workload, "fleet": fleet, "model": model,
+                                              "precision": precision, "keywords": keywords, "fields": fields,
+                                              "searched": searched, "names": names, "given": given})
 
     def __getitem__(self, name: str):
         if name in _INDEX:

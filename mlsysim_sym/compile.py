@@ -64,7 +64,7 @@ class Where(sp.Function):
 
     def _numpycode(self, printer):
         c, a, b = (printer._print(x) for x in self.args)
-        return f"{printer._module_format('numpy.where')}({c}, {a}, {b})"
+        return f"pick({c}, lambda: {a}, lambda: {b})"
 
     def _pythoncode(self, printer):
         c, a, b = (printer._print(x) for x in self.args)
@@ -172,7 +172,7 @@ class _NumPyPrinter(NumPyPrinter):
             return super()._print_Piecewise(expr)
         out = self._print(last)
         for e, c in reversed(head):
-            out = f"{self._module_format('numpy.where')}({self._print(c)}, {self._print(e)}, {out})"
+            out = f"pick({self._print(c)}, lambda: {self._print(e)}, lambda: {out})"
         return out
 
     def _nest(self, fn, expr):
@@ -198,10 +198,21 @@ def cse_real(exprs):
     return sp.cse(exprs, symbols=sp.numbered_symbols("x", real=True))
 
 
+def pick(condition, a, b):
+    """``a()`` where ``condition`` holds, else ``b()``: the numpy code's select of a ``Piecewise`` or
+    :class:`Where`. A condition of one value (a switch or a factor no sweep varies) evaluates only the side it
+    takes; an array of them selects element by element, both sides evaluated (as ``numpy.where``)."""
+    if getattr(condition, "ndim", 0) == 0:
+        return a() if condition else b()
+    import numpy
+    return numpy.where(condition, a(), b())
+
+
 def lambdify_numeric(args, exprs, backend: str, cse=cse_real):
     """The package's one way from expressions to code: lambdify with :func:`cse_real` (or a given
     ``cse``) and the printers above. ``exprs`` should already be in :func:`numeric_form`."""
-    return sp.lambdify(args, list(exprs), modules=backend, cse=cse, docstring_limit=0,
+    modules = [{"pick": pick}, "numpy"] if backend == "numpy" else backend
+    return sp.lambdify(args, list(exprs), modules=modules, cse=cse, docstring_limit=0,
                        printer=numeric_printer(backend))
 
 

@@ -35,7 +35,7 @@ from .inputs import as_fleet, as_workload, size_in_bytes
 from .outputs import OBJECTIVES
 from .schedules import can_run
 from .solver import DistributedModel, DistributedResult, price
-from .sweeps import sweep_arguments
+from .sweeps import prepare
 from .symbols import CONSTANT_VALUES, Kind, by_argument, keywords, sym
 
 __all__ = ["CONFIG_KEYS", "Axis", "Candidate", "OBJECTIVES", "ParallelismOptimizer", "SearchResult", "can_run",
@@ -52,7 +52,12 @@ TIE_RTOL = 1e-12
 
 def divisors(n: int) -> List[int]:
     """Every divisor of ``n``, ascending (:func:`sympy.divisors`)."""
-    return [int(d) for d in sp.divisors(int(n))]
+    return list(_divisors(int(n)))
+
+
+@lru_cache(maxsize=256)
+def _divisors(n: int) -> Tuple[int, ...]:
+    return tuple(int(d) for d in sp.divisors(n))
 
 
 @dataclass(frozen=True)
@@ -308,12 +313,11 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     """The splits (one row of degrees per split that divides the fleet) and the grid's axes: the split, the
     schedule, then each other argument given as a list."""
     n = base.accelerators
-    divs = divisors(n)
-    defaults = {"tp_size": divs, "pp_size": divs, "cp_size": [1],
-                "ep_size": divs if base.workload.kind == "sparse_transformer" else [1]}
-    choices = [_choices(given[k], defaults[k]) for k in split_names]
-    splits = [tuple(int(x) for x in s) for s in itertools.product(*choices) if n % math.prod(s) == 0]
-    if not splits:
+    divs = _divisors(n)
+    defaults = {"tp_size": divs, "pp_size": divs, "cp_size": (1,),
+                "ep_size": divs if base.workload.kind == "sparse_transformer" else (1,)}
+    splits = _splits(n, tuple(tuple(_choices(given[k], defaults[k])) for k in split_names))
+    if not len(splits):
         raise ValueError(f"no {' x '.join(k.split('_')[0] for k in split_names)} among the choices divides the "
                          f"fleet's {n} accelerators")
     axes = [Axis("split", np.arange(len(splits)))]
@@ -322,14 +326,64 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     axes += [Axis(k, np.asarray(_choices(v, ()), float)) for k, v in schedule.items()]
     axes += [Axis(k, np.asarray(list(v), dtype=object if k == "precision" or by_argument()[k].kind is Kind.FLAG
                                 else float)) for k, v in extra.items()]
-    return np.array(splits, dtype=np.int64), axes
+    return splits, axes
 
 
-def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str, top_k: int,
-          runnable: bool) -> SearchResult:
-    """Sweep the grid of ``axes``, mask what cannot run or fit, keep what the model tells apart, rank."""
-    shape = tuple(len(ax) for ax in axes)
-    at = {ax.name: i for i, ax in enumerate(axes)}
+@lru_cache(maxsize=256)
+def _splits(n: int, choices: Tuple[Tuple[int, ...], ...]) -> np.ndarray:
+    """Every combination of the choices whose product divides ``n``, one row each (read-only: it is shared)."""
+    rows = [tuple(int(x) for x in s) for s in itertools.product(*choices) if n % math.prod(s) == 0]
+    out = np.array(rows, dtype=np.int64).reshape(len(rows), len(choices))
+    out.flags.writeable = False
+    return out
+
+
+@dataclass
+class _Plan:
+    """A search ready to run (kept per distinct search, :func:`_planned`): its grid, the prepared sweep over it
+    (:class:`~mlsysim_sym.sweeps.Prepared`: the arguments' arrays, the masks of the checks), the configurations
+    the model tells apart by structure and those a framework runs, and the configuration line."""
+
+    shape: Tuple[int, ...]
+    at: Dict[str, int]
+    prepared: Any
+    structural: np.ndarray          # pipelined, or the first m and v; replicated, or the first ZeRO stage and overlap
+    first: Dict[str, np.ndarray]
+    column: Tuple[int, ...]         # the shape of an array along the split's axis
+    can: Optional[np.ndarray]
+    line: str
+    # where the fleet is fixed and no other argument varies, what a split's replicas decide is fixed too: the
+    # configurations the model tells apart, those of them a framework runs with a sample per replica, the counts
+    static: Optional[Tuple[np.ndarray, int, int]] = None
+
+
+_PLANS: Dict[tuple, _Plan] = {}
+
+
+def _planned(base: Arguments, splits, split_names, axes: List[Axis], objective: str, runnable: bool) -> _Plan:
+    """:func:`_plan`, kept for the same search (the same records, arguments, choices and objective: a repeated
+    search evaluates the model over the same grid again, without preparing it again)."""
+    try:
+        key = (id(base.workload), id(base.fleet), base.precision, base.keywords, base.fields, base.model,
+               splits.tobytes(), split_names, tuple((ax.name, tuple(ax.values.tolist())) for ax in axes[1:]),
+               objective, runnable)
+        hash(key)
+    except TypeError:                                   # an argument that does not hash: prepared afresh
+        return _plan(base, splits, split_names, axes, objective, runnable)
+    entry = _PLANS.get(key)
+    if entry is None or entry[0] is not base.workload or entry[1] is not base.fleet:
+        if len(_PLANS) > 64:
+            _PLANS.clear()
+        entry = _PLANS[key] = (base.workload, base.fleet, _plan(base, splits, split_names, axes, objective, runnable))
+    return entry[2]
+
+
+def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str, runnable: bool) -> _Plan:
+    # the grid in memory: the axes reversed, so that the longest (the splits) is innermost: numpy's broadcasting
+    # then runs long inner loops (an order of magnitude faster than the split outermost)
+    shape = tuple(len(ax) for ax in reversed(axes))
+    at = {ax.name: len(axes) - 1 - i for i, ax in enumerate(axes)}
+    by_name = {ax.name: ax for ax in axes}
 
     def on(name, x):
         return np.asarray(x).reshape([-1 if i == at[name] else 1 for i in range(len(shape))])
@@ -339,43 +393,93 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
     o = OBJECTIVES[objective]
     every = base.replace(**grid)
     refuse_extended(every)                   # the mlsysim model takes no list of the extended model's keywords
-    r = sweep_arguments(every, grid=False,
-                        outputs=(o.field, "dp", "node_profile.feasible", "node_profile.memory_footprint"))
-    dp = np.nan_to_num(r["dp"], nan=0.0)
+    prepared = prepare(every, grid=False,
+                       outputs=(o.field, "dp", "node_profile.feasible", "node_profile.memory_footprint"))
     # keep one of each set of configurations the model cannot tell apart
+    # (without a pipeline, m and v change nothing; with one replica, ZeRO and the DP overlap change nothing)
     first = {ax.name: on(ax.name, np.arange(len(ax))) == 0 for ax in axes[1:]}
     pipelined = on("split", splits[:, 1] > 1)
-    cp = on("split", splits[:, 3]) if len(split_names) == 4 else 1
-    replicated = dp * cp > 1                 # ranks that share a gradient: ZeRO and the DP overlap act there
-    distinct = (pipelined | (first["microbatch_count"] & first["v_stages"])) & \
-        (replicated | (first["zero_stage"] & first["overlap_comm"]))
-    # a split with more replicas than samples trains dp samples, not batch_size (mlsysim then warns and
-    # gives every rank one sample): it is left out rather than ranked on a batch nobody asked for
-    enough = np.where(np.isnan(r["dp"]), np.inf, r["dp"]) <= base["batch_size"]
-    fits = r.valid & r["node_profile.feasible"] & enough
-    score = np.where(fits, r[o.field] if o.better > 0 else -r[o.field], -np.inf)
-    memory = r["node_profile.memory_footprint"]
-    for ax in axes[1 + 5:]:                  # another argument's choices the model cannot tell apart
-        i = at[ax.name]
-        head = np.take(score, [0], axis=i), np.take(memory, [0], axis=i)
-        same = (score == head[0]) & ((memory == head[1]) | ~fits)
-        distinct = distinct & (first[ax.name] | ~same)
-    distinct = np.broadcast_to(distinct, shape)
-    searched = int(np.count_nonzero(distinct))
-    fits = distinct & fits
+    structural = (pipelined | (first["microbatch_count"] & first["v_stages"]), first["zero_stage"] & first["overlap_comm"])
+    can = None
     if runnable:
         # the schedule rules (can_run), on the split and schedule axes only, then broadcast
         dp_split = base.accelerators // splits.prod(axis=1)
-        ga, layers = (on(k, axes[at[k]].values) if k in at else base.get(k, d) for k, d in
+        ga, layers = (on(k, by_name[k].values) if k in at else base.get(k, d) for k, d in
                       (("gradient_accumulation_steps", 1), ("layers", base.workload.layers)))
         can = can_run(on("split", splits[:, 1]), on("split", dp_split), on("microbatch_count",
-                      axes[at["microbatch_count"]].values), on("v_stages", axes[at["v_stages"]].values),
+                      by_name["microbatch_count"].values), on("v_stages", by_name["v_stages"].values),
                       base["batch_size"], gradient_accumulation_steps=ga, layers=layers or None
                       if np.ndim(layers) == 0 else layers)
-        unrunnable = int(np.count_nonzero(distinct & ~can))
-        keep = fits & can
+    column = tuple(-1 if i == at["split"] else 1 for i in range(len(shape)))
+    plan = _Plan(shape, at, prepared, structural, first, column, can, _line(base, splits, split_names, axes))
+    if not ({"count", "accelerators_per_node"} & set(at)) and len(axes) == 6:
+        dp = _replicas(base, splits, split_names, plan)
+        distinct = _distinct(plan, dp, splits, split_names)
+        runs = distinct if can is None else distinct & can
+        plan.static = (runs & _enough(base, dp), _count(distinct, shape),
+                       0 if can is None else _count(distinct & ~can, shape))
+    return plan
+
+
+def _replicas(base: Arguments, splits, split_names, plan: _Plan, r=None) -> np.ndarray:
+    """The replicas of each split (along the split's axis); from the sweep's ``r`` where the fleet varies too."""
+    if r is not None:
+        return np.where(np.isnan(r["dp"]), 0.0, r["dp"])
+    return (base.accelerators // splits.prod(axis=1)).reshape(plan.column)
+
+
+def _distinct(plan: _Plan, dp, splits, split_names) -> np.ndarray:
+    """The configurations the model tells apart by structure: without a pipeline m and v change nothing, without
+    ranks that share a gradient (data or context parallel) ZeRO and the DP overlap change nothing."""
+    cp = splits[:, 3].reshape(plan.column) if len(split_names) == 4 else 1
+    return plan.structural[0] & ((dp * cp > 1) | plan.structural[1])
+
+
+def _enough(base: Arguments, dp) -> np.ndarray:
+    """A split with more replicas than samples trains dp samples, not the batch (mlsysim then warns and gives
+    every rank one sample): it is left out rather than ranked on a batch nobody asked for."""
+    return (dp <= base["batch_size"]) & (dp > 0)
+
+
+def _line(base: Arguments, splits, split_names, axes: List[Axis]) -> str:
+    """The configuration line: what the search chose among several choices, and what it was given one of."""
+    one, several = {}, []
+    choices = {k: sorted(set(splits[:, j].tolist())) for j, k in enumerate(split_names)}
+    choices.update({ax.name: [_plain(ax.name, x) for x in ax.values] for ax in axes[1:]})
+    for k, values in choices.items():
+        if len(values) == 1:
+            one[k] = values[0]
+        else:
+            several.append(k)
+    return describe(dataclasses.replace(base.replace(**one), searched=tuple(several)))
+
+
+def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str, top_k: int,
+          runnable: bool) -> SearchResult:
+    """Sweep the grid of ``axes``, mask what cannot run or fit, keep what the model tells apart, rank."""
+    plan = _planned(base, splits, split_names, axes, objective, runnable)
+    shape, at, first = plan.shape, plan.at, plan.first
+    o = OBJECTIVES[objective]
+    r, code = plan.prepared.outputs()           # each output in its own shape (broadcasting below)
+    fits = r["node_profile.feasible"] if code is None else r["node_profile.feasible"] & (code == 0)
+    objective_values = r[o.field] if o.better > 0 else -r[o.field]
+    memory = r["node_profile.memory_footprint"]
+    if plan.static is not None:
+        runs, searched, unrunnable = plan.static
+        keep = np.broadcast_to(runs & fits, shape)
     else:
-        unrunnable, keep = 0, fits
+        dp = _replicas(base, splits, split_names, plan, r if {"count", "accelerators_per_node"} & set(at) else None)
+        distinct = _distinct(plan, dp, splits, split_names)
+        fits = fits & _enough(base, dp)
+        for ax in axes[1 + 5:]:              # another argument's choices the model cannot tell apart
+            i = at[ax.name]
+            score = np.where(fits, objective_values, -np.inf)
+            head = np.take(score, [0], axis=i), np.take(memory, [0], axis=i)
+            same = (score == head[0]) & ((memory == head[1]) | ~fits)
+            distinct = distinct & (first[ax.name] | ~same)
+        searched = _count(distinct, shape)
+        unrunnable = 0 if plan.can is None else _count(distinct & ~plan.can, shape)
+        keep = np.broadcast_to(distinct & fits & (True if plan.can is None else plan.can), shape)
     count = int(np.count_nonzero(keep))
     if count == 0:
         if runnable and np.any(fits):
@@ -385,65 +489,73 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
                              "widen microbatch_count / v_stages, or pass runnable=False to rank them anyway")
         raise ValueError("no configuration fits in accelerator memory; widen the choices (recomputation, "
                          "ZeRO, more pipeline stages) or lower batch_size / seq_len")
-    score = np.where(keep, score, -np.inf)
-    zeros = axes[at["zero_stage"]].values
-    candidates = []
-    for where in _best_rows(score, keep, at["zero_stage"], min(top_k, count)):
-        config = dict(zip(split_names, (int(x) for x in splits[where[0]])))
-        config.update({ax.name: _plain(ax.name, ax.values[where[i + 1]]) for i, ax in enumerate(axes[1:])})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    score = np.where(keep, objective_values, -np.inf)
+    zeros, memory = next(ax for ax in axes if ax.name == "zero_stage").values, np.broadcast_to(memory, shape)
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    # the order of the axes as given (the split first) breaks ties between equal scores
+    public = [(at[ax.name], math.prod(len(b) for b in axes[i + 1:])) for i, ax in enumerate(axes)]
+    candidates, z = [], at["zero_stage"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # the rows' solve(): warnings of batches below dp, as masked
+        for index, stages in _best_rows(score, keep, z, min(top_k, count), public):
+            where = [(index // s) % n for s, n in zip(strides, shape)]
+            config = dict(zip(split_names, (int(x) for x in splits[where[at["split"]]])))
+            config.update({ax.name: _plain(ax.name, ax.values[where[at[ax.name]]]) for ax in axes[1:]})
             res = price(base.replace(**config))
-        memory_by_zero = {int(zeros[j]): float(memory[at_j]) for j, at_j in _tied_stages(score, keep, where,
-                                                                                          at["zero_stage"])}
-        candidates.append(Candidate(config, int(res.parallelism["dp"]), getattr(res, o.field), res, memory_by_zero))
-    # the configuration line: what the search chose among several choices, and what it was given one of
-    one, several = {}, []
-    choices = {k: sorted(set(splits[:, j].tolist())) for j, k in enumerate(split_names)}
-    choices.update({ax.name: [_plain(ax.name, x) for x in ax.values] for ax in axes[1:]})
-    for k, values in choices.items():
-        if len(values) == 1:
-            one[k] = values[0]
-        else:
-            several.append(k)
-    line = describe(dataclasses.replace(base.replace(**one), searched=tuple(several)))
+            memory_by_zero = {int(zeros[stage]): float(memory[tuple(where[:z] + [stage] + where[z + 1:])])
+                              for stage in (((int(s) // strides[z]) % len(zeros)) for s in stages)}
+            candidates.append(Candidate(config, int(res.parallelism["dp"]), getattr(res, o.field), res,
+                                        memory_by_zero))
+    line = plan.line
     return SearchResult(objective, tuple(candidates), searched, count, line, unrunnable, bool(runnable),
                         split_names if len(split_names) == 4 else SPLIT[:3],
                         tuple(ax.name for ax in axes[1 + 5:]))
 
 
-def _tied_stages(score, keep, where, axis: int):
-    """``(stage index, position)`` of every ZeRO stage of the schedule at ``where`` that fits and ties with it on
-    the objective (within :data:`TIE_RTOL`), itself included."""
-    out = []
-    here = list(where)
-    for j in range(score.shape[axis]):
-        here[axis] = j
-        at = tuple(here)
-        if j == where[axis] or (keep[at] and math.isclose(score[where], score[at], rel_tol=TIE_RTOL)):
-            out.append((j, at))
-    return out
+def _count(mask, shape) -> int:
+    """How many configurations of the grid ``shape`` a mask that broadcasts to it holds (counted on the mask)."""
+    mask = np.asarray(mask)
+    return int(np.count_nonzero(mask)) * (math.prod(shape) // max(1, mask.size))
 
 
-def _best_rows(score, keep, axis: int, k: int):
-    """The positions of the ``k`` best rows, best first: by score, then by position (ties at the k-th place
-    resolve the same way whatever k is). A ZeRO stage that ties with a smaller stage of its schedule that fits is
-    no row of its own (it is shown in that stage's row): since a row stands for at most one entry per stage, the
-    ``k`` rows lie among the best ``k`` times the stages, which are sorted; the others are never looked at."""
+def _zero_ties(score, keep, flat_index, axis: int):
+    """For the configurations at ``flat_index``, per ZeRO stage (the axis ``axis``): whether it fits and ties with
+    them on the objective (within :data:`TIE_RTOL`), and its flat position. ``(ties, positions)``, each of shape
+    (stages, configurations)."""
+    stride = math.prod(score.shape[axis + 1:])
+    stage = (flat_index // stride) % score.shape[axis]
+    flat, kept = score.ravel(), keep.ravel()
+    mine = flat[flat_index]
+    positions = np.array([flat_index + (j - stage) * stride for j in range(score.shape[axis])])
+    other = flat[positions]
+    ties = (kept[positions] & (np.abs(other - mine) <= TIE_RTOL * np.abs(mine))) | (positions == flat_index)
+    return ties, positions
+
+
+def _best_rows(score, keep, axis: int, k: int, public):
+    """The flat positions of the ``k`` best rows, best first, and for each the flat positions of its ZeRO stages.
+
+    By score, then by position in the order of the axes as given (``public``: per given axis, its axis in the grid
+    and its stride in the given order), so that ties at the k-th place resolve the same way whatever k is. A ZeRO
+    stage that
+    ties with a smaller stage of its schedule that fits is no row of its own (it is shown in that stage's row):
+    since a row stands for at most one entry per stage, the ``k`` rows lie among the best ``k`` times the stages,
+    which are sorted; the others are never looked at."""
     flat = score.ravel()
-    m = min(k * score.shape[axis], int(np.count_nonzero(np.isfinite(flat))))
-    kth = np.partition(-flat, m - 1)[m - 1]
-    best = np.flatnonzero(-flat <= kth)
-    best = best[np.lexsort((best, -flat[best]))]
-    rows = []
-    for idx in best:
-        where = np.unravel_index(idx, score.shape)
-        if any(j < where[axis] for j, _ in _tied_stages(score, keep, where, axis)):
-            continue                                  # a smaller stage of the same schedule stands for it
-        rows.append(where)
-        if len(rows) == k:
-            break
-    return rows
+    kept = np.flatnonzero(keep.ravel())
+    values = -flat[kept]
+    m = min(k * score.shape[axis], kept.size)
+    kth = np.partition(values, m - 1)[m - 1]
+    chosen = values <= kth
+    best, values = kept[chosen], values[chosen]
+    coordinates = np.unravel_index(best, score.shape)
+    position = sum(coordinates[i] * stride for i, stride in public)
+    best = best[np.lexsort((position, values))]
+    ties, positions = _zero_ties(score, keep, best, axis)
+    stage = (best // math.prod(score.shape[axis + 1:])) % score.shape[axis]
+    below = (ties & (np.arange(score.shape[axis])[:, None] < stage[None, :])).any(axis=0)
+    rows = np.flatnonzero(~below)[:k]           # a smaller stage of the same schedule stands for the others
+    return [(int(best[r]), positions[ties[:, r], r]) for r in rows]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -22,8 +22,8 @@ from .arguments import Arguments, describe, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet, as_workload, \
-    static_values
+from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet,
+                     as_workload, static_values)
 from .mechanisms import ModelChoice
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUT_NAMES, OUTPUTS, unit_of, words
@@ -119,10 +119,20 @@ class DistributedResult:
     effective_throughput: float         # samples/s of the fleet
     parallelism: Dict[str, int]
     mfu: float                          # fleet MFU = node MFU x scaling efficiency
-    values: tuple = field(default=(), compare=False)
+    values: Sequence[float] = field(default=(), compare=False)       # every quantity of solve_quantities()
     arguments: Optional[Arguments] = field(default=None, compare=False)
-    terms: Dict[str, float] = field(default_factory=dict, compare=False)    # s, the step's terms
-    extended: Optional[Dict[str, float]] = None         # the extended model's own outputs (EXTENDED_OUTPUTS)
+    layout: tuple = field(default=((), None, False), compare=False, repr=False)   # where the parts sit in values
+
+    @property
+    def terms(self) -> Dict[str, float]:
+        """The step's terms in reading order, in s (the addends of ``T_sync``)."""
+        return {n: float(self.values[i]) for n, i in self.layout[0]}
+
+    @property
+    def extended(self) -> Optional[Dict[str, float]]:
+        """The extended model's own outputs (:data:`EXTENDED_OUTPUTS`; None in mlsysim's model)."""
+        own = self.layout[1]
+        return None if own is None else {k: float(self.values[i]) for k, i in own}
 
     @property
     def configuration(self) -> str:
@@ -176,10 +186,14 @@ class DistributedResult:
         return rows
 
     def to_dict(self) -> Dict[str, object]:
-        """The result under mlsysim's field names, ``node_profile`` nested, SI units, plus fleet ``mfu`` and the
-        step's ``terms`` (plain Python numbers: ``json.dumps`` takes it)."""
-        skip = ("node_profile", "values", "arguments") + (() if self.extended else ("extended",))
+        """The result under mlsysim's field names, ``node_profile`` nested, SI units, plus fleet ``mfu``, the
+        step's ``terms`` and, in the extended model, its own outputs (plain Python numbers: ``json.dumps`` takes
+        it)."""
+        skip = ("node_profile", "values", "arguments", "layout")
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        out["terms"] = self.terms
+        if self.extended is not None:
+            out["extended"] = self.extended
         n = self.node_profile
         out["node_profile"] = {f.name: getattr(n, f.name) for f in fields(n)}
         if n.feasible:
@@ -337,20 +351,23 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
     (:func:`mlsysim_sym.checks.check`), then the numbers from :attr:`Arguments.values`. ``stacklevel``: where a
     warning points (the caller of the function that called this).
     """
-    refuse_extended(a)
-    if not a.fields and type(a.precision) is str and PLAIN_NUMBERS.issuperset(map(type, _numbers(a.keywords))):
+    if not a.fields and type(a.precision) is str and PLAIN_NUMBERS.issuperset(map(type, _numbers(a.keywords))) \
+            and (a.model.extended or a.keywords[_FIRST_EXTENDED:] == _NEUTRAL):
+        # plain numbers (no bool where a number goes), the extended model's keywords neutral unless it prices them
         key = a.precision.lower()
         try:
             bound = _bound(a.workload, a.fleet, key, a.model) if key in PRECISION_BYTES else None
         except (ArithmeticError, NotImplementedError, TypeError, ValueError):
             bound = None        # the workload cannot be lowered: the careful path says so in its place
         if bound is not None:
-            template, positions, fn, first, rules, seq_unread, fallback, variant, n_out = bound
-            vector = template.copy()
-            for i, value, flag in zip(positions, a.keywords, _FLAGS):
-                if i is not None:
-                    vector[i] = (1 if value else 0) if flag else value
-            if seq_unread is not None and a.keywords[_TP] == 1 and a.keywords[_EP] == 1:
+            template, (prefix, rest, switches), fn, first, rules, seq_unread, fallback, variant, n_out, layout = bound
+            kw = a.keywords
+            vector = [*kw[:prefix], *template[prefix:]]   # the keywords lead the arguments, in the table's order
+            for i, j in rest:
+                vector[i] = kw[j]
+            for i in switches:                  # the switches as mlsysim reads them: their truth, as 0 or 1
+                vector[i] = 1 if vector[i] else 0
+            if seq_unread is not None and kw[_TP] == 1 and kw[_EP] == 1:
                 vector[seq_unread] = 0          # mlsysim never reads seq_len there
             try:
                 broken, *warned = first(*vector, False, False, fallback)
@@ -360,11 +377,12 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
                 # a rule is broken (this raises) or warns: the checks say it, with its message, in order
                 check(a, stacklevel=stacklevel, verdict=verdict(rules, broken, warned))
             if broken == -1:
-                return _result(fn(*vector[:n_out]), a, variant, a.keywords)
+                return _result(fn(*vector[:n_out]), a, layout, kw)
+    refuse_extended(a)
     check(a, stacklevel=stacklevel)
     variant, values = a.variant, a.values
     c = compile_quantities(variant, solve_quantities(variant), "math")
-    return _result(c.fn(*(values[x] for x in c.args)), a, variant, [a.lowered[k] for k in KEYWORDS])
+    return _result(c.fn(*(values[x] for x in c.args)), a, _layout(variant), [a.lowered[k] for k in KEYWORDS])
 
 
 #: Per keyword of :data:`KEYWORDS`: whether it is a switch (read for its truth), and the positions of the
@@ -373,6 +391,10 @@ _FLAGS = tuple(k in FLAG_KEYWORDS for k in KEYWORDS)
 _numbers = operator.itemgetter(*(i for i, f in enumerate(_FLAGS) if not f))
 _INDEX = {k: i for i, k in enumerate(KEYWORDS)}
 _TP, _PP, _EP, _CP = (_INDEX[k] for k in ("tp_size", "pp_size", "ep_size", "cp_size"))
+_N_OUTPUTS = len(OUTPUTS)
+#: The extended model's keywords at their neutral values (mlsysim's model takes them so only).
+_NEUTRAL = tuple(SOLVE_DEFAULTS[k] for k in KEYWORDS if keywords()[k].fidelity == "extended")
+_FIRST_EXTENDED = len(KEYWORDS) - len(_NEUTRAL)
 
 _BOUND: Dict[tuple, tuple] = {}
 
@@ -409,7 +431,20 @@ def _bind(w: Workload, f: Fleet, key: str, choice: ModelChoice):
     positions = tuple(index.get(RAW[kw[k].symbol].name) for k in KEYWORDS)
     seq = None if w.is_transformer else index.get(RAW[kw["seq_len"].symbol].name)
     fallback = facts(w, f, key)["flags"][2]
-    return template, positions, c.fn, first, rules, seq, fallback, variant, len(c.args)
+    return (template, _filling(positions), c.fn, first, rules, seq, fallback, variant, len(c.args),
+            _layout(variant))
+
+
+def _filling(positions) -> tuple:
+    """How the keywords fill the argument vector: ``(prefix, rest, switches)``: the first ``prefix`` keywords are
+    its first arguments, in order (the parameter table declares the keywords first), ``rest`` the ``(position,
+    keyword index)`` of the others the variant reads, ``switches`` the positions read for their truth."""
+    prefix = 0
+    while prefix < len(positions) and positions[prefix] == prefix:
+        prefix += 1
+    rest = tuple((i, j) for j, i in enumerate(positions) if i is not None and j >= prefix)
+    switches = tuple(i for i, flag in zip(positions, _FLAGS) if i is not None and flag)
+    return prefix, rest, switches
 
 
 #: Raw argument name -> the parameter symbol it sets.
@@ -429,12 +464,12 @@ def _layout(variant: Variant):
     return terms, own, variant.on("context_parallel")
 
 
-def _result(values, a: Arguments, variant: Variant, given) -> DistributedResult:
-    """The result object of the compiled outputs ``values`` (:func:`solve_quantities` order); ``given``: the
-    keywords as numbers (for the parallel degrees)."""
+def _result(values, a: Arguments, layout, given) -> DistributedResult:
+    """The result object of the compiled outputs ``values`` (:func:`solve_quantities` order, ``layout`` of
+    :func:`_layout`); ``given``: the keywords as numbers (for the parallel degrees)."""
     (t_dp, t_tp, t_ep, t_comm, t_bub, bf, step, se, thr, mfu, dp, lat, lat_c, lat_m, lat_o, node_thr,
      intensity, energy, mem, peak_f, peak_bw, node_mfu, node_hfu, feasible, mem_bound, ovh_dom, spill) = \
-        values[:len(OUTPUTS)]
+        values[:_N_OUTPUTS]
     feasible = bool(feasible)
     node = NodeProfile(
         float(lat), float(lat_c), float(lat_m), float(lat_o), float(node_thr),
@@ -442,13 +477,9 @@ def _result(values, a: Arguments, variant: Variant, given) -> DistributedResult:
         float(peak_bw), float(node_mfu), float(node_hfu), feasible,
         None if feasible else float(spill), None if feasible else float(peak_bw), bool(ovh_dom))
     parallelism = {"dp": int(dp), "tp": given[_TP], "pp": given[_PP], "ep": given[_EP]}
-    terms, own, cp = _layout(variant)
-    extended = None
-    if own is not None:
+    if layout[1] is not None:
         # where context parallelism is priced as mlsysim prices it, it is folded into data parallelism
-        parallelism["cp"] = given[_CP] if cp else 1
-        extended = {k: float(values[i]) for k, i in own}
-    terms = {n: float(values[i]) for n, i in terms}
+        parallelism["cp"] = given[_CP] if layout[2] else 1
     return DistributedResult(
         node, float(t_dp), float(t_tp), float(t_ep), float(t_comm), float(t_bub), float(bf), float(step),
-        float(se), float(thr), parallelism, float(mfu), tuple(values[:len(OUTPUTS)]), a, terms, extended)
+        float(se), float(thr), parallelism, float(mfu), values, a, layout)

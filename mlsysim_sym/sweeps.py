@@ -82,9 +82,15 @@ class SweepResult:
     valid: np.ndarray
     reason_code: np.ndarray
     axes: Dict[str, np.ndarray] = field(default_factory=dict)
-    configuration: str = ""
+    arguments: Optional[Arguments] = field(default=None, repr=False)
     _explain: Optional[object] = field(default=None, repr=False)
     _reasons: Optional[Tuple[np.ndarray, Tuple[str, ...]]] = field(default=None, repr=False)
+
+    @property
+    def configuration(self) -> str:
+        """The configurations swept, in words (:func:`~mlsysim_sym.arguments.describe`: a swept argument with
+        its values)."""
+        return describe(self.arguments) if self.arguments is not None else ""
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -323,10 +329,74 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
 
 def sweep_arguments(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None) -> SweepResult:
     """:func:`sweep` of an :class:`~mlsysim_sym.arguments.Arguments` (scalars or arrays)."""
+    return prepare(a, grid=grid, outputs=outputs).run()
+
+
+@dataclass
+class Prepared:
+    """A sweep ready to run: its configurations, the checks some configuration breaks (their masks), the compiled
+    outputs and their arguments, and how the evaluation is chunked. :meth:`run` evaluates the model over the
+    configurations and returns the :class:`SweepResult` (a search keeps one and runs it again)."""
+
+    a: Arguments
+    grid: bool
+    names: Tuple[str, ...]
+    computed: Tuple[str, ...]
+    c: Configurations
+    compiled: object
+    rules: object
+    code: Optional[np.ndarray]
+    out_shapes: Dict[str, Tuple[int, ...]]
+    target: int
+    vector: list
+    floated: list
+
+    def outputs(self) -> Tuple[Dict[str, np.ndarray], Optional[np.ndarray]]:
+        """Evaluate the model: ``(output -> array, code)``; each array in its own shape (an output that depends on
+        few axes has length 1 on the others), masked configurations NaN (False for the fit), and the code of the
+        rule each configuration breaks (None when none does; :class:`SweepResult`'s ``reason_code``)."""
+        c, shape = self.c, self.c.shape
+        code = None if self.code is None else self.code.copy()
+        bad = code != 0 if code is not None else None
+        out, code = _chunks.evaluate(self.compiled, c.values, self.computed, self.out_shapes, shape, bad, code,
+                                     self.target, self.vector, self.floated)
+        bad = code != 0 if code is not None else None
+        out = dict(zip(self.computed, out))
+        spill = "node_profile.offload_spill_bytes"
+        if spill in self.names:
+            out[spill] = np.where(np.asarray(out["node_profile.feasible"], dtype=bool), np.nan, out[spill])
+        result = {}
+        for n in self.names:
+            x = out[n]
+            if n == "node_profile.feasible":
+                x = np.asarray(x, dtype=bool)
+            if bad is not None:
+                fill = False if x.dtype == bool else np.nan
+                if x.shape == shape and x.flags.writeable and x.base is None:
+                    x[bad] = fill                               # in place: no second full-size copy
+                else:
+                    x = np.where(bad, fill, x)
+            result[n] = x
+        return result, code
+
+    def run(self) -> SweepResult:
+        out, code = self.outputs()
+        c, shape = self.c, self.c.shape
+        values = {n: np.broadcast_to(x, shape) for n, x in out.items()}   # read-only views of the small arrays
+        valid = np.broadcast_to(np.True_, shape) if code is None else code == 0
+        code_array = np.broadcast_to(np.int16(0), shape) if code is None else code
+        explain = Explainer(self.rules, c.given, c.values, c.flags, self.a.workload, self.a.fleet, shape,
+                            masked=code is not None)
+        return SweepResult(values, valid, code_array, c.axes if self.grid else {}, self.a, explain)
+
+
+def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None) -> Prepared:
+    """Everything of a sweep but its evaluation (:class:`Prepared`); raises what :func:`sweep` raises before any
+    work (unknown outputs, a parameter without a value, outputs that cannot fit in memory)."""
     if isinstance(outputs, str):
         outputs = (outputs,)
     c = configurations(a, grid)
-    variant, values, given, shape, flags = c.variant, c.values, c.given, c.shape, c.flags
+    variant, values, shape, flags = c.variant, c.values, c.shape, c.flags
     # the extended model's own outputs too (those its mechanisms give for this workload)
     table = dict(OUTPUTS)
     if variant.choice.extended:
@@ -361,25 +431,7 @@ def sweep_arguments(a: Arguments, *, grid: bool = True, outputs: Optional[Sequen
     broken = broken_rules(rules, raw, candidates)
     code = codes(broken, shape) if broken else None
     out_shapes = {n: shape for n in computed} if broken else natural
-    bad = code != 0 if code is not None else None
-    out, code = _chunks.evaluate(compiled, values, computed, out_shapes, shape, bad, code, target)
-    bad = code != 0 if code is not None else None
-    out = dict(zip(computed, out))
-    if spill in names:
-        out[spill] = np.where(np.asarray(out["node_profile.feasible"], dtype=bool), np.nan, out[spill])
-    result_values = {}
-    for n in names:
-        x = out[n]
-        if n == "node_profile.feasible":
-            x = np.asarray(x, dtype=bool)
-        if bad is not None:
-            fill = False if x.dtype == bool else np.nan
-            if x.shape == shape and x.flags.writeable and x.base is None:
-                x[bad] = fill                               # in place: no second full-size copy
-            else:
-                x = np.where(bad, fill, x)
-        result_values[n] = np.broadcast_to(x, shape)    # a read-only view where an output depends on few axes
-    valid = np.broadcast_to(np.True_, shape) if bad is None else ~bad
-    code_array = np.broadcast_to(np.int16(0), shape) if code is None else code
-    explain = Explainer(rules, given, values, flags, a.workload, a.fleet, shape, masked=code is not None)
-    return SweepResult(result_values, valid, code_array, c.axes if grid else {}, describe(a), explain)
+    vector = _chunks.arguments_of(compiled, values, len(shape))
+    whole = math.prod(shape) <= target
+    return Prepared(a, grid, names, computed, c, compiled, rules, code, out_shapes, target, vector,
+                    _chunks.as_floats(vector) if whole else None)

@@ -31,8 +31,8 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from types import SimpleNamespace
-from typing import Dict, Optional, Tuple, Union
+from types import MappingProxyType, SimpleNamespace
+from typing import Dict, Mapping, Optional, Tuple, Union
 
 import sympy as sp
 
@@ -423,24 +423,25 @@ def of_origin(*origins: Origin) -> Tuple[Param, ...]:
 
 
 @lru_cache(maxsize=1)
-def _by_argument() -> Dict[str, Param]:
-    return {p.argument: p for p in PARAMS.values() if p.argument is not None}
+def _by_argument() -> Mapping[str, Param]:
+    return MappingProxyType({p.argument: p for p in PARAMS.values() if p.argument is not None})
 
 
-def by_argument() -> Dict[str, Param]:
-    """Argument name (``solve()`` keyword, record field, constant name) -> its parameter."""
-    return dict(_by_argument())
+def by_argument() -> Mapping[str, Param]:
+    """Argument name (``solve()`` keyword, record field, constant name) -> its parameter (a read-only mapping)."""
+    return _by_argument()
 
 
 @lru_cache(maxsize=1)
-def _keywords() -> Dict[str, Param]:
-    return {p.argument: p for p in of_origin(Origin.SOLVE)}
+def _keywords() -> Mapping[str, Param]:
+    return MappingProxyType({p.argument: p for p in of_origin(Origin.SOLVE)})
 
 
-def keywords() -> Dict[str, Param]:
+def keywords() -> Mapping[str, Param]:
     """``solve()`` keyword -> the parameter it sets, in ``solve()``'s order (``precision`` aside): mlsysim's,
-    then the extended model's (``Param.fidelity``), which mlsysim's model takes at their neutral defaults only."""
-    return dict(_keywords())
+    then the extended model's (``Param.fidelity``), which mlsysim's model takes at their neutral defaults only (a
+    read-only mapping)."""
+    return _keywords()
 
 
 def sensitivity_rows(role: str) -> Dict[str, sp.Symbol]:
