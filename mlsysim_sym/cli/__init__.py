@@ -1,0 +1,86 @@
+"""The command line: price, sweep, search and explain training steps; print equations; list the catalog.
+
+    mlsysim-sym                                  # the bundled example: Llama3_70B on Research_256,
+                                                 # batch 256, tp 8, pp 4, 8 microbatches
+    mlsysim-sym solve --model Mixtral_8x7B --fleet Training_1K --batch-size 1024 --tp 2 --ep 4 --json
+    mlsysim-sym sweep --tp 1,2,4,8 --pp 1,2,4,8 --plot mfu.png
+    mlsysim-sym search --model Llama3_70B --fleet Research_256 --batch-size 256
+    mlsysim-sym sensitivity --plot tornado.png
+    mlsysim-sym required --output bubble_fraction --target 0.05 --solve-for microbatch_count
+    mlsysim-sym equations T_step --book
+    mlsysim-sym equations T_step --book --quarto
+    mlsysim-sym list
+
+Every subcommand prints the configuration it priced and takes ``--json`` (SI units,
+mlsysim's field names). Options not given take ``solve()``'s defaults (every
+parallel degree 1), except that with no option at all ``solve`` and
+``sensitivity`` price the bundled example. Warnings print as one line on stderr;
+bad input prints one line naming the option and exits with status 2.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Optional, Sequence
+
+from .commands import COMMANDS
+from .options import OPTIONS, UsageError, values
+from .parser import parser
+
+__all__ = ["main", "parser", "values", "OPTIONS", "UsageError"]
+
+
+#: Messages of mlsysim that do not start with the keyword they are about.
+_ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
+          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "fidelity ": "--fidelity",
+          "Invalid precision": "--precision"}
+
+
+def _option_of(message: str) -> str:
+    """The option a message is about (it starts with the keyword), for the one-line error."""
+    if message.startswith("without: "):
+        return "--"      # "--without: ..." (the message names the argument itself)
+    for o in OPTIONS:
+        if message.startswith(o.keyword + " ") or message.startswith(o.keyword + "="):
+            return o.flag + ": "
+    return next((flag + ": " for start, flag in _ABOUT.items() if message.startswith(start)), "")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["solve"] + argv
+    try:
+        try:
+            args = parser().parse_args(argv)
+        except SystemExit as done:          # --help, --version
+            return int(done.code or 0)
+        if getattr(args, "plot", None):
+            try:               # before any work: a core install has no matplotlib
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise UsageError("--plot: pictures need matplotlib: pip install 'mlsysim-sym[plot]'") from None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status = COMMANDS[args.command](args)
+        for w in caught:
+            print("mlsysim-sym: warning: " + " ".join(str(w.message).split()), file=sys.stderr)
+        return status
+    except BrokenPipeError:            # `mlsysim-sym list | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except UsageError as exc:
+        print(f"mlsysim-sym: error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        print(f"mlsysim-sym: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, KeyError) as exc:
+        text = " ".join(str(exc.args[0] if exc.args else exc).split())
+        print(f"mlsysim-sym: error: {_option_of(text)}{text}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""The command line's commands: each prices what its options describe (:func:`.options.setup`) through the
+package's functions and prints the configuration line and a table, or JSON (``--json``)."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Callable, Dict, Optional
+
+from .. import catalog
+from .options import Setup, UsageError, model_kwargs, setup, single
+
+
+def _json(obj) -> None:
+    print(json.dumps(obj, indent=2, allow_nan=False))
+
+
+def _emit(args, s: Setup, obj, text: Callable[[], str]) -> None:
+    """A command's result: JSON (the configuration and ``obj.to_dict()``), or the configuration line and
+    ``text()``, or nothing with ``--quiet``."""
+    from ..arguments import arguments
+    from ..display import wrap
+    if args.json:
+        config = arguments(s.model, s.fleet, s.kwargs, caller=args.command, choice=s.choice).to_dict()
+        _json({"configuration": config, **obj.to_dict()})
+    elif not args.quiet:
+        print("\n".join(wrap(s.line(obj.configuration), "", 98)))
+        print(text())
+
+
+def _plot(obj, path: Optional[str], **kw) -> None:
+    if path:
+        obj.plot(path, **kw)
+        print(f"picture: {path}", file=sys.stderr)
+
+
+def cmd_solve(args) -> int:
+    from ..arguments import arguments
+    from ..display import text_table
+    from ..solver import price
+    s = setup(args)
+    r = price(arguments(s.model, s.fleet, single(s.kwargs), caller="solve", choice=s.choice))
+    _emit(args, s, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
+    _plot(r, args.plot)
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from ..sweeps import sweep
+    s = setup(args, example=False)
+    r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s))
+    if args.output not in r.values:
+        raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
+    _emit(args, s, r, lambda: r.table(args.output))
+    _plot(r, args.plot, output=args.output)
+    return 0
+
+
+def cmd_search(args) -> int:
+    from ..optimize import search
+    s = setup(args, example=False)
+    if args.top < 1:
+        raise UsageError(f"--top: must be >= 1, got {args.top}")
+    kw = dict(s.kwargs)
+    batch = single({"batch_size": kw.pop("batch_size")})["batch_size"]
+    r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top, runnable=not args.all_schedules,
+               **kw, **model_kwargs(s))
+    _emit(args, s, r, lambda: str(r))
+    return 0
+
+
+def cmd_sensitivity(args) -> int:
+    from ..sensitivity import sensitivities
+    s = setup(args)
+    t = sensitivities(s.model, s.fleet, args.output, include_constants=args.constants, **single(s.kwargs),
+                      **model_kwargs(s))
+    _emit(args, s, t, lambda: str(t))
+    _plot(t, args.plot)
+    return 0
+
+
+def _sigma(text: str) -> Dict[str, float]:
+    """``efficiency=0.1,fabric_bandwidth=0.2`` -> ``{"efficiency": 0.1, ...}`` (``uncertainty()`` checks the
+    names and values)."""
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, value = part.partition("=")
+        try:
+            if not eq:
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--sigma: expected NAME=SIGMA,... (efficiency=0.1), got {part!r}") from None
+    if not out:
+        raise UsageError("--sigma: give at least one NAME=SIGMA")
+    return out
+
+
+def cmd_uncertainty(args) -> int:
+    from ..sensitivity import uncertainty
+    s = setup(args)
+    sigma = _sigma(args.sigma)
+    u = uncertainty(s.model, s.fleet, sigma, args.output, samples=args.samples, seed=args.seed, **single(s.kwargs),
+                    **model_kwargs(s))
+    _emit(args, s, u, lambda: str(u))
+    return 0
+
+
+def cmd_required(args) -> int:
+    from ..requirements import required
+    s = setup(args)
+    r = required(args.output, args.target, args.solve_for.replace("-", "_"), s.model, s.fleet, side=args.side,
+                 **single(s.kwargs), **model_kwargs(s))
+    _emit(args, s, r,
+          lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
+    return 0
+
+
+def cmd_equations(args) -> int:
+    from .. import notation
+    from ..model import Variant, build_model
+    from ..printing import TERM_CLASSES, equation, equation_label, quantity_latex, term_call, term_latex
+    from ..outputs import OUTPUTS
+    m = build_model(Variant(family=args.family, fidelity=args.fidelity))
+    if args.name is None:
+        rows = [(n, notation.entry(n).meaning) for n in m] + [(t.name, t.meaning) for t in notation.TERMS]
+        if args.json:
+            _json({"quantities": list(m), "terms": [t.name for t in notation.TERMS]})
+        else:
+            from ..display import text_table
+            print("\n".join(text_table(rows, ("name", "meaning"), align="ll")))
+        return 0
+    name = OUTPUTS.get(args.name, args.name)
+    if name in TERM_CLASSES:
+        term = notation.term(name)
+        if args.expanded:
+            call = term_call(term)
+            tex = equation(call, call.doit(), book=args.book)
+        else:
+            tex = term_latex(term, book=args.book)
+        meaning, unit = term.meaning, ""
+    elif name in m:
+        tex = quantity_latex(m, name, "closed" if args.expanded else "structured", book=args.book)
+        meaning, unit = notation.entry(name).meaning, notation.entry(name).unit
+    else:
+        model = args.family + (" extended" if args.fidelity == "extended" else "")
+        hint = ("; it is one of the extended model's: add --fidelity extended"
+                if args.fidelity == "mlsysim" and name in build_model(Variant(args.family, fidelity="extended"))
+                else "; run 'mlsysim-sym equations' for the names")
+        raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {model} model{hint}")
+    # the labels of docs/quarto/*.qmd: a quantity's from its name, a term's from its symbol
+    if name in TERM_CLASSES:
+        label = equation_label(notation.term(name).latex)
+        label += "-term" if label in {equation_label(n) for n in m} else ""
+    else:
+        label = equation_label(("extended " if args.fidelity == "extended" else "") + name,
+                               "closed" if args.expanded else "")
+    if args.json:
+        _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
+               "fidelity": args.fidelity,
+               "book": args.book, "expanded": args.expanded, "label": label})
+    elif args.quarto:
+        # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
+        print(f"<!-- {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else "") + " -->")
+        print(f"$$\n{tex}\n$$ {{#{label}}}")
+    else:
+        print(f"% {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else ""))
+        print(tex)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from ..display import number, quantity, text_table
+    ws = [(n, catalog.workload(n)) for n in catalog.workload_names()]
+    fs = [(n, catalog.fleet(n)) for n in catalog.fleet_names()]
+    if args.json:
+        _json({"workloads": [{"name": n, "title": w.name, "kind": w.kind, "parameters": w.parameters,
+                              "layers": w.layers, "hidden_dim": w.hidden_dim} for n, w in ws],
+               "fleets": [{"name": n, "title": f.name, "accelerators": f.total_accelerators,
+                           "accelerator": f.node.accelerator.name, "accelerators_per_node":
+                           f.node.accelerators_per_node, "fabric_bandwidth": f.fabric.bandwidth,
+                           "intra_node_bw": f.node.intra_node_bw} for n, f in fs]})
+        return 0
+    print("workloads (--model)")
+    print("\n".join(text_table(
+        [(n, w.kind.replace("_", " "), _count(w.parameters), number(w.layers),
+          number(w.hidden_dim)) for n, w in ws], ("name", "kind", "parameters", "layers", "hidden"),
+        indent="  ", align="llrrr")))
+    print("\nclusters (--fleet)")
+    print("\n".join(text_table(
+        [(n, f"{f.total_accelerators:,}", f.node.accelerator.name, str(f.node.accelerators_per_node),
+          quantity(f.node.intra_node_bw, "B/s"), quantity(f.fabric.bandwidth, "B/s")) for n, f in fs],
+        ("name", "GPUs", "accelerator", "per node", "NVLink", "fabric per GPU"), indent="  ", align="lrlrrr")))
+    return 0
+
+
+def _count(x) -> str:
+    """A parameter count as the field writes it: ``70.6B``, ``110M``."""
+    if not x:
+        return "-"
+    scale, suffix = next(((s, p) for s, p in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")) if x >= s), (1, ""))
+    return f"{x / scale:.3g}{suffix}"
+
+
+COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search": cmd_search,
+                                 "uncertainty": cmd_uncertainty, "required": cmd_required,
+                                 "sensitivity": cmd_sensitivity, "equations": cmd_equations, "list": cmd_list}

@@ -1,0 +1,173 @@
+"""The command line's options, read off the parameter table (:data:`OPTIONS`: one per ``solve()`` keyword, the
+precision and each settable record field), their values (numbers parsed as numbers only; lists and ranges for
+sweeps and searches) and what a command prices (:class:`Setup`)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+from .. import catalog
+from ..arguments import settable
+from ..mechanisms import ModelChoice
+from ..symbols import Kind, Param, keywords
+
+#: The bundled example: what ``mlsysim-sym`` with no option prices.
+EXAMPLE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+#: The model, fleet and batch an option list starts from (the example's; every other keyword: solve()'s default).
+BASE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option and the argument it sets: a ``solve()`` keyword, the precision, or a record
+    field (``field``); read off the parameter table (:attr:`mlsysim_sym.symbols.Param.option`)."""
+
+    flag: str
+    keyword: str
+    kind: str                 # "int", "float", "bool", "precision"
+    param: Optional[Param] = None
+    field: bool = False
+
+
+def _option(p: Param, field: bool = False) -> Option:
+    kind = {Kind.COUNT: "int", Kind.FLAG: "bool", Kind.REAL: "float"}[p.kind]
+    if p.argument == "zero_stage":
+        kind = "int"
+    return Option(p.option, p.argument, kind, p, field)
+
+
+def _options() -> Tuple[Option, ...]:
+    out = []
+    for p in keywords().values():
+        out.append(_option(p))
+        if p.argument == "batch_size":
+            out.append(Option("--precision", "precision", "precision"))
+    return tuple(out) + tuple(_option(p, True) for p in settable().values())
+
+
+#: Every option, in ``solve()``'s order (the precision after the batch), then the record fields.
+OPTIONS = _options()
+BY_KEYWORD = {o.keyword: o for o in OPTIONS}
+
+
+class UsageError(Exception):
+    """Bad input: one line, exit status 2."""
+
+
+_TRUE, _FALSE = ("yes", "true", "on", "1"), ("no", "false", "off", "0")
+
+
+def _scalar(text: str, kind: str, flag: str):
+    t = text.strip()
+    if kind == "int":
+        try:
+            return int(t)
+        except ValueError:
+            raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
+    if kind == "float":
+        try:
+            x = float(t)
+        except ValueError:
+            raise UsageError(f"{flag}: expected a number, got {text!r}") from None
+        if not math.isfinite(x):
+            raise UsageError(f"{flag}: must be a finite number, got {text}")
+        return x
+    if kind == "bool":
+        if t.lower() in _TRUE:
+            return True
+        if t.lower() in _FALSE:
+            return False
+        raise UsageError(f"{flag}: expected yes or no, got {text!r}")
+    return t
+
+
+def _range(text: str, kind: str, flag: str) -> List:
+    """``start:stop[:step]``, ``stop`` included (``256:4096:256``)."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or kind not in ("int", "float"):
+        raise UsageError(f"{flag}: a range is start:stop or start:stop:step, got {text!r}")
+    start, stop = (_scalar(p, kind, flag) for p in parts[:2])
+    step = _scalar(parts[2], kind, flag) if len(parts) == 3 else 1
+    if step <= 0 or stop < start:
+        raise UsageError(f"{flag}: a range needs start <= stop and a step > 0, got {text!r}")
+    n = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if n > 100_000:
+        raise UsageError(f"{flag}: the range {text!r} has {n:,} values; at most 100,000")
+    return [start + i * step for i in range(n)] if kind == "int" else [float(start + i * step) for i in range(n)]
+
+
+def values(text: str, kind: str, flag: str) -> List:
+    """The values of one option: ``4``, ``1,2,4,8``, ``256:4096:256``, ``both`` (a switch: no and yes)."""
+    if kind == "bool" and text.strip().lower() == "both":
+        return [False, True]
+    out: List = []
+    for piece in text.split(","):
+        if not piece.strip():
+            raise UsageError(f"{flag}: empty value in {text!r}")
+        out += _range(piece, kind, flag) if ":" in piece else [_scalar(piece, kind, flag)]
+    return out
+
+
+def options_given(args) -> Dict[str, List]:
+    """Every configuration option the user gave, as lists of values, by argument name."""
+    out = {}
+    for o in OPTIONS:
+        text = getattr(args, attr(o), None)
+        if text is not None:
+            out[o.keyword] = values(text, o.kind, o.flag)
+    return out
+
+
+def attr(o: Option) -> str:
+    return o.flag.lstrip("-").replace("-", "_")
+
+
+def single(given: Dict[str, List]) -> Dict[str, object]:
+    for k, v in given.items():
+        if isinstance(v, list) and len(v) != 1:
+            raise UsageError(f"{BY_KEYWORD[k].flag}: takes one value here (lists and ranges are for sweep "
+                             f"and search), got {len(v)}")
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in given.items()}
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a command prices: the model and fleet names, the arguments (a list per option, one value for a
+    single one), the model choice, and a note for the configuration line."""
+
+    model: str
+    fleet: str
+    kwargs: Dict[str, object]
+    choice: ModelChoice
+    note: str = ""
+
+    def line(self, configuration: str) -> str:
+        return "configuration: " + configuration + (f" ({self.note})" if self.note else "")
+
+
+def setup(args, example: bool = True) -> Setup:
+    """The configuration the options describe; the bundled example when nothing is given."""
+    given = options_given(args)
+    without = tuple(x.strip() for x in args.without.split(",") if x.strip()) if getattr(args, "without", None) \
+        else ()
+    choice = ModelChoice(getattr(args, "fidelity", None) or "mlsysim", without)
+    if example and not given and args.model is None and args.fleet is None:
+        kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
+        return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, choice, "the bundled example")
+    kw = {"batch_size": BASE["batch_size"], **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
+    model, fleet = args.model or BASE["model"], args.fleet or BASE["fleet"]
+    check_names(model, fleet)
+    return Setup(model, fleet, kw, choice)
+
+
+def check_names(model: str, fleet: str) -> None:
+    if model not in catalog.workload_names():
+        raise UsageError(f"--model: unknown workload {model!r}; see: mlsysim-sym list")
+    if fleet not in catalog.fleet_names():
+        raise UsageError(f"--fleet: unknown fleet {fleet!r}; see: mlsysim-sym list")
+
+
+def model_kwargs(s: Setup) -> Dict[str, object]:
+    """``fidelity=`` and ``without=`` for the functions that take the model choice with the other arguments."""
+    return {"fidelity": s.choice.fidelity, "without": s.choice.off}

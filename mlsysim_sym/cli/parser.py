@@ -1,0 +1,133 @@
+"""The command line's parser: one subcommand each, the configuration options from :data:`.options.OPTIONS` with their
+help read off the parameter table (meaning, unit, range, default)."""
+from __future__ import annotations
+
+import argparse
+
+from .. import __version__
+from ..inputs import SOLVE_DEFAULTS
+from ..mechanisms import FIDELITIES, MECHANISMS
+from .options import BASE, OPTIONS, Option, UsageError
+
+#: What the command line does, in one line (``mlsysim-sym --help``).
+DESCRIPTION = "The command line: price, sweep, search and explain training steps; print equations; list the catalog."
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2."""
+
+    def error(self, message):      # noqa: D401 - argparse's hook
+        raise UsageError(message)
+
+
+def _help(o: Option, many: bool) -> str:
+    p = o.param
+    if p is None:
+        return f"training precision: fp32, fp16, bf16, fp8, int8, ...; default {SOLVE_DEFAULTS['precision']}"
+    if o.kind == "bool":
+        value = "yes|no" + ("|both" if many else "")
+        default = "no"
+    else:
+        value = "list (1,2,4) or range (start:stop:step)" if many else ""
+        default = BASE.get(o.keyword, p.default)
+    unit = f" [{p.unit}]" if p.unit not in ("1", "") else ""
+    allowed = f"; {p.range.text}" if p.range.checked and o.kind != "bool" else ""
+    if o.field:
+        shown = "the record's"
+    else:
+        shown = "no" if o.kind == "bool" else default
+    only = "; extended model only" if p.fidelity == "extended" else ""
+    return f"{p.meaning}{unit}{allowed}; default {shown}" + (f"; {value}" if value else "") + only
+
+
+def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> None:
+    g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default)")
+    g.add_argument("--model", help=f"catalog workload (default {BASE['model']}; see: mlsysim-sym list)")
+    g.add_argument("--fleet", help=f"catalog cluster (default {BASE['fleet']}; see: mlsysim-sym list)")
+    g.add_argument("--fidelity", choices=FIDELITIES, help="the model: mlsysim (mlsysim 0.3.0's, exactly; "
+                   "the default) or extended (its mechanisms added: docs/extended.md)")
+    g.add_argument("--without", metavar="NAME,...", help="extended model: mechanisms priced as mlsysim prices "
+                   "them (" + ", ".join(MECHANISMS) + ")")
+    fields = p.add_argument_group("record fields and lowered inputs (not given: the workload's and fleet's)")
+    for o in OPTIONS:
+        where = fields if o.field else g
+        if o.kind == "bool":
+            where.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if many else ""),
+                               help=_help(o, many))
+        else:
+            metavar = "LIST" if many and o.kind != "precision" else "NAME" if o.kind == "precision" else o.kind.upper()
+            where.add_argument(o.flag, metavar=metavar, help=_help(o, many))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="mlsysim-sym", description=DESCRIPTION,
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog="Run 'mlsysim-sym COMMAND --help' for a command's options. With no command: solve.")
+    p.add_argument("--version", action="version", version=f"mlsysim-sym {__version__} (the model of mlsysim 0.3.0)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def command(name, help_text, many=False):
+        c = sub.add_parser(name, help=help_text, description=help_text)
+        _configuration_options(c, many)
+        c.add_argument("--json", action="store_true", help="print JSON (SI units) instead of a table")
+        c.add_argument("-q", "--quiet", action="store_true", help="print no table (with --plot: the picture only)")
+        return c
+
+    c = command("solve", "price one training step: its breakdown, MFU and memory")
+    c.add_argument("--plot", metavar="FILE.png", help="save a stacked bar of the step-time terms")
+    c = command("sweep", "price every combination of the listed values (--tp 1,2,4,8 --batch-size 256:4096:256)",
+                many=True)
+    c.add_argument("--output", default="mfu", help="the output to tabulate and plot (default mfu; e.g. "
+                   "step_latency_total, node_profile.memory_footprint)")
+    c.add_argument("--plot", metavar="FILE.png", help="save a line chart (one swept option) or a heatmap (two)")
+    c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True)
+    c.add_argument("--objective", default="mfu", choices=("mfu", "throughput", "step_time"),
+                   help="what to rank by (default mfu)")
+    c.add_argument("--top", type=int, default=10, help="how many configurations to show (default 10)")
+    c.add_argument("--all-schedules", action="store_true",
+                   help="also schedules a real pipeline cannot run (microbatches that do not divide the samples "
+                        "per replica, virtual stages that do not divide the layers)")
+    c = command("sensitivity", "rank the parameters by how much they move an output (elasticities)")
+    c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
+                   "effective_throughput, memory, or any model quantity")
+    c.add_argument("--constants", action="store_true", help="also rank mlsysim's constants")
+    c.add_argument("--plot", metavar="FILE.png", help="save a tornado chart of the elasticities")
+    c = command("uncertainty", "how far an output spreads when parameters are known to a relative standard "
+                "deviation: first order (exact derivatives) and Monte Carlo")
+    c.add_argument("--sigma", required=True, metavar="NAME=SIGMA,...",
+                   help="relative standard deviations, e.g. efficiency=0.1,fabric_bandwidth=0.2 (names: the "
+                        "sensitivity rows, solve() keywords or record fields)")
+    c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
+                   "effective_throughput, memory, or any sweep output")
+    c.add_argument("--samples", type=int, help="Monte Carlo draws (default: first order only)")
+    c.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    c = command("required", "the value of one input at which an output reaches a target, as a closed form "
+                "(every other input held)")
+    c.add_argument("--output", required=True, help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "
+                   "memory, ... (a solve() result field or a model quantity)")
+    c.add_argument("--target", required=True, type=float, help="the value the output must reach")
+    c.add_argument("--solve-for", required=True, metavar="NAME",
+                   help="the input to solve for: a solve() keyword or record field (microbatch_count, "
+                        "fabric_bandwidth, efficiency, batch_size, parameters, ...)")
+    c.add_argument("--side", default="auto", choices=("auto", "at least", "at most"),
+                   help="the output at least or at most the target (default: from the configuration: an output "
+                        "below the target must rise to it)")
+    c.add_argument("--book", action="store_true", help="print the closed form with the book's macros")
+    e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
+                       description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them")
+    e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "
+                   "solve() result field (step_latency_total) or a cost term (RingAllReduce)")
+    e.add_argument("--book", action="store_true", help="print the book's macros (\\TensorParallelDegree)")
+    e.add_argument("--expanded", action="store_true", help="in parameters, cost terms written out (not in other "
+                   "quantities)")
+    e.add_argument("--fidelity", default="mlsysim", choices=FIDELITIES,
+                   help="the model: mlsysim (default) or extended (docs/step_time_extended.md)")
+    e.add_argument("--family", default="transformer", choices=("transformer", "generic"),
+                   help="the model of transformers (default) or of every other workload")
+    e.add_argument("--quarto", action="store_true", help="a Quarto display equation with a cross-reference "
+                   "label, $$ ... $$ {#eq-t-step}, to paste into a chapter (with --book: the book's macros)")
+    e.add_argument("--json", action="store_true", help="print JSON")
+    c = sub.add_parser("list", help="the catalog: workloads and clusters with key figures",
+                       description="the catalog: workloads and clusters with key figures")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    return p

@@ -1,0 +1,129 @@
+"""What :func:`mlsysim_sym.required` returns: :class:`Requirement`, the value of one input at which an output
+reaches a target, with its closed form in the target :data:`TARGET`, and how it prints."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple
+
+import sympy as sp
+
+from .. import notation
+from ..display import quantity as show_quantity, wrap
+from ..printing import latex
+from ..symbols import by_argument
+
+#: The target, as a symbol in the closed form.
+TARGET = sp.Symbol("y", real=True)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """The value of ``solve_for`` at which ``output`` reaches ``target``.
+
+    ``expression`` is the closed form of the root in the target ``TARGET`` (printed ``y``), the other
+    parameters and the quantities that do not depend on ``solve_for``; ``value`` its value at the
+    configuration (None when no value reaches the target). ``integer`` is, for a whole-number input,
+    the valid integer nearest the root that meets the target. ``conditions`` are the relations that keep
+    the regime of the answer; ``regimes`` counts the regimes the search passed through. ``limit`` is,
+    when no value reaches the target, the output's limit on the side of the target (a closed form and
+    its value), and ``reason`` says why in words.
+    """
+
+    output: str
+    quantity: str
+    target: float
+    solve_for: str
+    symbol: sp.Symbol
+    current: float
+    current_output: float
+    expression: Optional[sp.Basic]
+    value: Optional[float]
+    integer: Optional[int]
+    achieved: Optional[float]
+    conditions: Tuple[sp.Basic, ...]
+    regimes: int
+    limit: Optional[Tuple[sp.Basic, float]] = None
+    reason: str = ""
+    configuration: str = ""
+    direction: int = 1                      # +1: the output must reach at least the target; -1: at most
+    unit: str = "1"
+    notes: Tuple[str, ...] = field(default_factory=tuple)
+    meets_toward: int = 0                   # whole numbers: +1 if larger values meet the target, -1 smaller
+    output_expr: Optional[sp.Basic] = None  # the output as a symbol or expression of model quantities
+    toward: str = ""                        # with a limit: where the input goes, "oo" or "0"
+
+    @property
+    def reachable(self) -> bool:
+        return self.value is not None
+
+    def latex(self, book: bool = False) -> str:
+        """``x = expression`` in the target ``y`` (LaTeX); without a closed form, ``x = value``; when nothing
+        reaches the target, the output's limit. ``book=True`` prints the book's macros, with the target's
+        value in place of ``y`` (the book has no symbol for "the target")."""
+        x = latex(self.symbol, book=book)
+        if self.expression is not None:
+            expr = self.expression
+            if book:
+                expr = sp.factor_terms(sp.together(expr.subs(TARGET, sp.nsimplify(self.target))))
+            return f"{x} = {latex(expr, book=book)}"
+        if self.value is not None:
+            return f"{x} = {latex(sp.Float(self.value, 6), book=book)}"
+        out = latex(self.output_expr, book=book) if self.output_expr is not None else self.output
+        if not self.toward:     # the best value the valid inputs give (no limit): the least or the most
+            return rf"\{'max' if self.direction > 0 else 'min'}_{{{x}}} {out} = {latex(self.limit[0], book=book)}"
+        end = {"oo": r"\infty"}.get(self.toward, self.toward)
+        return rf"\lim_{{{x} \to {end}}} {out} = {latex(self.limit[0], book=book)}"
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"output": self.output, "quantity": self.quantity, "target": self.target,
+                "solve_for": self.solve_for, "current": self.current, "current_output": self.current_output,
+                "value": self.value, "integer": self.integer, "achieved": self.achieved,
+                "expression": None if self.expression is None else str(self.expression),
+                "latex": self.latex(), "conditions": [str(c) for c in self.conditions], "regimes": self.regimes,
+                "limit": None if self.limit is None else {"expression": str(self.limit[0]), "value": self.limit[1]},
+                "reason": self.reason, "configuration_line": self.configuration,
+                "direction": "at least" if self.direction > 0 else "at most"}
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def text(self, configuration: bool = True) -> str:
+        """The answer for a terminal (``configuration``: with the configuration's line)."""
+        p = by_argument()[self.solve_for]
+        side = "at least" if self.direction > 0 else "at most"
+        head = [f"{self.solve_for} ({p.text}) for {self.output} {side} {self.target:g}"]
+        head += [f"  {self.configuration}"] if configuration else []
+        head += [f"  now: {self.solve_for} = {show_quantity(self.current, p.unit)}, "
+                 f"{self.output} = {self.current_output:.6g}"]
+        if not self.reachable:
+            lim, val = self.limit
+            # a limit as the input goes to an end of its range, else the best value found (the reason says where)
+            limit = [f"  limit: {val:.6g}" + ("" if lim.is_Number else f" = {plain(lim)}")] \
+                if self.toward or not lim.is_Number else []
+            return "\n".join(head + wrap(f"no value reaches it: {self.reason}", "  ") + limit
+                             + [line for n in self.notes for line in wrap(f"note: {n}", "  ")])
+        lines = head + [f"  answer: {self.solve_for} = {show_quantity(self.value, p.unit)}"
+                        + (f"; whole number {self.integer}" if self.integer is not None else "")
+                        + (f" gives {self.output} = {self.achieved:.6g}" if self.achieved is not None else ""),
+                        f"  closed form (y = target): {p.text} = {plain(self.expression)}" if self.expression is not None
+                        else "  (no closed form)"]
+        if self.regimes > 1:
+            lines.append(f"  (the root lies {self.regimes - 1} regime change(s) away from the configuration)")
+        if self.conditions:
+            lines += wrap("holds while " + ", ".join(plain(c) for c in self.conditions), "  ")
+        lines += [line for n in self.notes for line in wrap(f"note: {n}", "  ")]
+        return "\n".join(lines)
+
+
+def plain(expr: sp.Basic) -> str:
+    """An expression for a terminal, in the symbols a student reads (``N_PP``, ``β_intra``), not the
+    package's names (``pp``, ``BW_intra``)."""
+    names = {}
+    for s in expr.free_symbols:
+        try:
+            names[s] = sp.Symbol(notation.plain(notation.entry(s.name).latex))
+        except KeyError:
+            pass
+    return str(expr.xreplace(names))
+
+

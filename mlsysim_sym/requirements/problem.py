@@ -1,0 +1,204 @@
+"""One question to :func:`mlsysim_sym.required` (:class:`Problem`): the configuration as
+:class:`~mlsysim_sym.arguments.Arguments`, the input solved for and the parameters the lowering ties to it, the
+output at any value of the input (in its regime, :func:`~mlsysim_sym.operating_point.operating_point`, or
+exactly through ``solve()``'s checks) and the regime it is in."""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from functools import cached_property
+from typing import Dict, Optional, Tuple
+
+import sympy as sp
+
+from ..arguments import checked, describe
+from ..checks import check
+from ..model import build_model
+from ..operating_point import OperatingPoint, operating_point, tidy
+from ..schedules import largest_runnable
+from ..sensitivity.point import _solve_output, quantity_name
+from ..symbols import Kind, Param, by_argument
+from ..terms.base import CeilDiv, FloorDiv
+from .answer import Requirement
+
+
+def depends(point: OperatingPoint, x: sp.Symbol) -> Dict[str, bool]:
+    """Which quantities depend on ``x`` in this regime (directly or through earlier quantities)."""
+    by_symbol = {point.model.quantity(n).symbol: n for n in point.model}
+    dep: Dict[str, bool] = {}
+    for n in point.model:
+        free = point.forms[n].resolved.free_symbols
+        dep[n] = x in free or any(dep.get(by_symbol[s], False) for s in free if s in by_symbol)
+    return dep
+
+
+def relaxed(expr: sp.Basic) -> sp.Basic:
+    """Integer divisions as plain divisions: the smooth expression whose root starts the integer search
+    (the exact check is ``solve()``'s)."""
+    return expr.replace(FloorDiv, lambda a, b: a / b).replace(CeilDiv, lambda a, b: a / b)
+
+
+class Problem:
+    """One ``required`` question: the configuration, the input and how parameters follow it, the output now
+    (``current``) and which side of the target meets it (``direction``: +1 at least, -1 at most)."""
+
+    def __init__(self, output, target, solve_for, model, fleet, kwargs, side):
+        if isinstance(target, bool) or not isinstance(target, (numbers.Real, sp.Number)) \
+                or not math.isfinite(float(target)):
+            raise ValueError(f"target must be a finite number, got {target!r}")
+        params = by_argument()
+        if solve_for not in params or params[solve_for].kind not in (Kind.COUNT, Kind.REAL):
+            allowed = sorted(k for k, p in params.items() if p.kind in (Kind.COUNT, Kind.REAL))
+            raise ValueError(f"solve_for must be a solve() argument or record field with a value: one of "
+                             f"{', '.join(allowed)}; got {solve_for!r}")
+        self.p: Param = params[solve_for]
+        self.a = checked(model, fleet, kwargs, caller="required", stacklevel=5)
+        self.variant, self.values = self.a.variant, self.a.values
+        quantities = {self.model_symbol(n): n for n in build_model(self.variant)}
+        if isinstance(output, sp.Basic):
+            unknown = output.free_symbols - set(quantities) - set(self.values)
+            if unknown:
+                raise ValueError(f"output: {', '.join(map(str, unknown))} are not model quantities or parameters")
+            self.out, self.q = output, str(output)
+            self.names = tuple(n for s, n in quantities.items() if s in output.free_symbols)
+        else:
+            try:
+                self.q = quantity_name(output, self.variant)
+            except KeyError as exc:
+                raise ValueError(str(exc.args[0])) from None
+            self.out, self.names = self.model_symbol(self.q), (self.q,)
+        if side not in ("auto", "at least", "at most"):
+            raise ValueError(f"side must be 'auto', 'at least' or 'at most', got {side!r}")
+        self.output, self.target, self.solve_for = output, float(target), solve_for
+        self.x = self.p.symbol
+        if self.x not in self.values:
+            raise ValueError(f"solve_for: {solve_for} does not enter the {self.variant.family} model")
+        self.x0 = float(self.values[self.x])
+        self.configuration = describe(self.a)
+        try:
+            self._config_values(self.values[self.x])
+        except TypeError as exc:
+            raise ValueError(f"solve_for: {solve_for} cannot be set through solve()'s arguments or records "
+                             f"({exc})") from None
+        self.lo, self.hi = self.p.range.bounds      # the values solve() accepts (the parameter table's)
+        self.links = self._links()
+        self.start = self.point(self.x0)
+        self.current = self.value_of(self.start)
+        self.direction = {"at least": 1, "at most": -1}.get(side, 1 if self.target >= self.current else -1)
+        self.label = output if isinstance(output, str) else str(output)
+
+    def answer(self, regimes: int, **fields) -> Requirement:
+        """The answer, the question's own fields filled in (what a :class:`Requirement` lacks is None)."""
+        fields = {"expression": None, "value": None, "integer": None, "achieved": None, "conditions": (),
+                  **fields}
+        return Requirement(self.label, self.q, self.target, self.solve_for, self.x, self.x0, self.current,
+                           regimes=regimes, configuration=self.configuration, direction=self.direction,
+                           unit=self.p.unit, output_expr=self.out, **fields)
+
+    def meets(self, value: float) -> bool:
+        """Whether ``value`` of the output meets the target (a rounding error short of it counts)."""
+        return (value - self.target) * self.direction >= -1e-12 * max(1.0, abs(self.target))
+
+    def inside(self, v: float) -> bool:
+        """Whether ``v`` is in the input's range (a rounding error over an end counts as the end)."""
+        tol = 1e-9 * max(1.0, abs(v))
+        return self.lo - tol <= v <= self.hi + tol
+
+    def clamp(self, v: float) -> float:
+        return min(max(v, self.lo), self.hi)
+
+    def safe_key(self, v) -> Optional[Tuple]:
+        """The regime at ``x = v``, or None where the model is undefined there (no replica fits)."""
+        try:
+            return self.key(self.point(v))
+        except (ZeroDivisionError, ValueError, TypeError):
+            return None
+
+    def at(self, v):
+        """The configuration with the input at ``v`` (:meth:`~mlsysim_sym.arguments.Arguments.moved`)."""
+        return self.a.moved(self.solve_for, v)
+
+    @cached_property
+    def top(self) -> float:
+        """For a whole number, the largest value at which a schedule can still run (beyond, none does)."""
+        a = self.a
+        replica = 1
+        for k in ("tp_size", "pp_size", "ep_size") + (("cp_size",) if a.model.on("context_parallel") else ()):
+            replica *= int(a[k])
+        return largest_runnable(self.solve_for, int(a["batch_size"]), a.accelerators,
+                                int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node)), replica,
+                                int(a["gradient_accumulation_steps"]))
+
+    def _config_values(self, v) -> Dict[sp.Symbol, object]:
+        a = self.at(v)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            check(a)
+        return a.values
+
+    def _links(self) -> Dict[sp.Symbol, sp.Basic]:
+        """Parameters that the lowering ties to ``x`` (``F = 2 P`` for the parameter count): each a
+        multiple of ``x``, found by moving ``x`` and watching the lowered values."""
+        probe = self.x0 * 2 if self.x0 else 1.0
+        if self.p.kind is Kind.COUNT:
+            probe = int(probe)
+        try:
+            moved = self._config_values(probe)
+        except (ValueError, TypeError):
+            return {}
+        links = {}
+        for s, v in moved.items():
+            if s == self.x or v == self.values.get(s):
+                continue
+            v0 = self.values.get(s)
+            if v0 and math.isclose(float(v) / float(v0), probe / self.x0, rel_tol=1e-12):
+                links[s] = sp.nsimplify(float(v0) / self.x0, rational=False) * self.x
+            else:
+                raise ValueError(f"solve_for: {self.solve_for} also changes {s} in a way the closed form "
+                                 f"cannot follow; solve for another input")
+        return links
+
+    def model_symbol(self, name: str) -> sp.Symbol:
+        return build_model(self.variant).quantity(name).symbol
+
+    def value_of(self, point: OperatingPoint) -> float:
+        """The output at an operating point."""
+        return float(self.out.xreplace(point.values))
+
+    def values_at(self, v) -> Dict[sp.Symbol, object]:
+        """Every parameter's value with ``x = v`` (linked parameters follow)."""
+        out = dict(self.values)
+        out[self.x] = v
+        for s, e in self.links.items():
+            out[s] = float(e.subs(self.x, v))
+        return out
+
+    def point(self, v) -> OperatingPoint:
+        return operating_point(self.values_at(v), self.variant)
+
+    def exact(self, v) -> float:
+        """The output at ``x = v`` through ``solve()``'s checks (raises when ``v`` is not valid); a whole number
+        that gives a schedule no framework runs (:attr:`~mlsysim_sym.arguments.Arguments.runnable`: a batch that
+        does not split over the replicas, more microbatches than samples) is not valid either, as in a search."""
+        if self.p.kind is Kind.COUNT and not self.at(v).runnable:
+            raise ValueError(f"{self.solve_for} = {v}: a schedule no framework runs (see can_run())")
+        if len(self.names) == 1 and self.out == self.model_symbol(self.names[0]):
+            return _solve_output(self.at(v), self.q)[0]
+        values = self._config_values(v)
+        return self.value_of(operating_point(values, self.variant))
+
+    def key(self, point: OperatingPoint) -> Tuple:
+        """The regime of the output: every decision it depends on, and the switches."""
+        names = dict.fromkeys(n for q in self.names for n in point.closure(q))
+        flags = tuple(sorted((f.name, int(v)) for f, v in point.params.items() if f.name in ("z", "lora", "rc", "ov")))
+        return tuple((n, point.forms[n].choices) for n in names) + flags
+
+    def expression(self, point: OperatingPoint, keep) -> sp.Basic:
+        return self.out.xreplace({self.model_symbol(n): point.closed(n, keep) for n in self.names})
+
+    def conditions(self, point: OperatingPoint) -> Tuple[sp.Basic, ...]:
+        out = []
+        for n in self.names:
+            out.extend(tidy(c) for c in point.conditions(n) if tidy(c) not in out)
+        return tuple(out)

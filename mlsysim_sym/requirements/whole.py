@@ -1,0 +1,169 @@
+"""Whole-number answers and best-found answers of :func:`mlsysim_sym.required`, through ``solve()`` itself.
+
+The exact output of a whole-number input (floors and all) is a step function, and only the values at which a
+schedule runs count (:attr:`~mlsysim_sym.arguments.Arguments.runnable`, as :func:`mlsysim_sym.search` keeps):
+:func:`integer` walks from the smooth root to the boundary; :func:`search_integer` finds the boundary with no
+root (too many regimes on the way); :func:`layout_answer` tries the parallel degrees that divide the fleet;
+:func:`unreachable` gives the best value the input's valid range reaches when none meets the target."""
+from __future__ import annotations
+
+import math
+from typing import List, Optional, Tuple
+
+import sympy as sp
+
+from ..symbols import Kind
+from .answer import Requirement
+from .problem import Problem
+
+#: How many whole numbers the integer answer may walk from the smooth root.
+MAX_WALK = 100_000
+
+#: Whole numbers whose runnable values end below this are listed and walked one by one.
+LISTED = 100_000
+
+#: A whole number whose runnable values end below this is scanned whole for the best one.
+SCAN = 4096
+
+#: The parallel degrees: their valid values divide the fleet, and the output changes regime between them
+#: (an all-reduce leaves NVLink), so beyond the configuration's regime they are searched, not solved.
+LAYOUT = ("tp_size", "pp_size", "ep_size")
+
+
+def _output(pr: Problem, v) -> Optional[float]:
+    """The output at ``v`` through ``solve()``'s checks; None where ``v`` is not valid."""
+    try:
+        return pr.exact(v)
+    except (ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def integer(pr: Problem, root: float, meet: int, notes: List[str]) -> Tuple[Optional[int], Optional[float]]:
+    """The valid whole number that meets the target next to the boundary: every valid value beyond it,
+    toward the root, misses. The exact output of a whole number (floors and all, through ``solve()``'s
+    checks) is a step function whose boundary may sit a plateau away from the smooth root, so the search
+    starts at the root and walks: toward the side that meets the target (``meet``: +1 when larger values
+    meet it) until it meets, then back while the next valid value still meets."""
+
+    def valid_from(v, step):
+        for _ in range(MAX_WALK):
+            if v < 1 or v > pr.top:              # beyond the top no schedule runs
+                return None, None
+            o = _output(pr, v)
+            if o is not None:
+                return v, o
+            v += step
+        return None, None
+
+    v, o = valid_from(max(1, round(root)), meet)
+    walked = 0
+    while v is not None and not pr.meets(o) and walked < MAX_WALK:
+        v, o = valid_from(v + meet, meet)
+        walked += 1
+    if v is None or walked >= MAX_WALK:
+        notes.append(f"no valid whole number within {MAX_WALK} of the root meets the target")
+        return None, None
+    while walked < MAX_WALK:
+        w, p = valid_from(v - meet, -meet)
+        if w is None or not pr.meets(p):
+            return v, o
+        v, o = w, p
+        walked += 1
+    return v, o
+
+
+def search_integer(pr: Problem):
+    """The whole-number boundary through ``solve()`` alone: double away from the configuration until the
+    target is met, then bisect (invalid values are stepped over); where the runnable values are few (they end at
+    :attr:`Problem.top`), walk them in order from the configuration instead. ``(value, output, meets_toward)``."""
+    if pr.top <= LISTED:
+        return _walk_runnable(pr)
+
+    def out(v):
+        for d in range(64):
+            for w in (v + d, v - d):
+                if w >= 1 and (o := _output(pr, w)) is not None:
+                    return w, o
+        return None
+    base = int(pr.x0)
+    for meet in (1, -1):
+        lo, v = base, base
+        for _ in range(40):
+            v = v * 2 if meet > 0 else v // 2
+            if v < 1:
+                break
+            got = out(v)
+            if got is None:
+                continue
+            if pr.meets(got[1]):
+                a, b = (lo, got[0]) if meet > 0 else (got[0], lo)
+                while b - a > 1:
+                    mid = out((a + b) // 2)
+                    if mid is None or not (a < mid[0] < b):
+                        break
+                    if pr.meets(mid[1]) == (meet > 0):
+                        b = mid[0]
+                    else:
+                        a = mid[0]
+                got = out(b if meet > 0 else a)
+                return got[0], got[1], meet
+            lo = got[0]
+    return None
+
+
+def _walk_runnable(pr: Problem):
+    """The first runnable value, walking away from the configuration, that meets the target: the boundary on that
+    side (the value before it misses). ``(value, output, meets_toward)`` or None."""
+    base = int(pr.x0)
+    values = [v for v in range(max(1, int(pr.lo)), int(pr.top) + 1) if pr.at(v).runnable]
+    for meet in (1, -1):
+        for v in (w for w in (values if meet > 0 else reversed(values)) if (w - base) * meet > 0):
+            o = _output(pr, v)
+            if o is not None and pr.meets(o):
+                return v, o, meet
+    return None
+
+
+def layout_answer(pr: Problem, regimes: int) -> Requirement:
+    """The valid parallel degree nearest the configuration's that meets the target, through ``solve()``;
+    else the best the valid degrees reach."""
+    n = pr.a.accelerators
+    tried = []
+    for d in sorted((d for d in range(1, n + 1) if n % d == 0), key=lambda d: (abs(d - pr.x0), d)):
+        o = _output(pr, d)
+        if o is None:
+            continue
+        tried.append((d, o))
+        if pr.meets(o):
+            return pr.answer(regimes, value=float(d), integer=d, achieved=o,
+                             notes=(f"no root in the configuration's regime: {pr.solve_for} = {d} is the valid "
+                                    "value nearest the configuration's that meets the target (searched through "
+                                    "solve(); the output changes regime between the degrees, so there is no one "
+                                    "closed form)",))
+    best = max(tried, key=lambda t: t[1] * pr.direction) if tried else None
+    reason = (f"no valid {pr.solve_for} meets it; the best, {best[1]:.6g}, is at {pr.solve_for} = {best[0]}"
+              if best else f"no valid {pr.solve_for} for this fleet")
+    return pr.answer(regimes, limit=(sp.Float(best[1]) if best else sp.nan, best[1] if best else float("nan")),
+                     reason=reason)
+
+
+def _candidates(pr: Problem):
+    """The values tried for the best one when nothing reaches the target: every whole number a schedule runs at
+    (up to :data:`SCAN`, when the input's runnable values end there), else a few around the configuration."""
+    if pr.p.kind is Kind.COUNT and pr.top <= SCAN:
+        return [v for v in range(max(1, int(pr.lo)), int(pr.top) + 1) if pr.at(v).runnable]
+    return (pr.x0, pr.lo, pr.hi, pr.lo + 1, 2 * pr.x0, pr.x0 / 2)
+
+
+def unreachable(pr: Problem, regimes: int, why: str, notes: Tuple[str, ...] = ()) -> Requirement:
+    """No value reaches the target: the best value the input's valid range gives (through ``solve()``)."""
+    best = None
+    for v in _candidates(pr):
+        if not (math.isfinite(v) and pr.inside(v)) or (pr.p.kind is Kind.COUNT and v != int(v)) or v <= 0:
+            continue
+        o = _output(pr, int(v) if pr.p.kind is Kind.COUNT else v)
+        if o is not None and (best is None or (o - best[1]) * pr.direction > 0):
+            best = (v, o)
+    lim = (sp.Float(best[1]), best[1]) if best else (sp.nan, float("nan"))
+    reason = why + (f"; the best found is {best[1]:.6g}, at {pr.solve_for} = {best[0]:g}" if best else "")
+    return pr.answer(regimes, limit=lim, reason=reason, notes=notes)
