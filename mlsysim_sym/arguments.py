@@ -27,8 +27,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
+import numpy as np
 import sympy as sp
 
 from .checks import check
@@ -268,8 +269,19 @@ def refuse_extended(a: Arguments) -> None:
         else:
             neutral = _same_number(v, p.default)
         if not neutral:
-            raise ValueError(f"{k}={v!r} is an argument of the extended model (mlsysim 0.3.0 has no "
+            raise ValueError(f"{k}={_shown(v, p)} is an argument of the extended model (mlsysim 0.3.0 has no "
                              f"{p.label}); pass fidelity='extended'")
+
+
+def _shown(v, p) -> str:
+    """A value as the user wrote it: an array (a sweep's or a search's grid) as the list of its distinct
+    values, a count as a whole number."""
+    if np.ndim(v) == 0:
+        return repr(v)
+    values = np.unique(np.asarray(v)).tolist()
+    if p.kind in (Kind.COUNT, Kind.FLAG):
+        values = [int(x) if p.kind is Kind.COUNT else bool(x) for x in values]
+    return repr(values)
 
 
 def _one_truth_value(v) -> bool:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import sympy as sp
@@ -38,7 +38,7 @@ from .arguments import Arguments, arguments as _arguments_of, describe, settable
 from .checks import RAW, compiled_rules, facts
 from .compile import compile_quantities
 from .display import html_table, quantity, shorten, text_table, wrap
-from .inputs import FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, seq_len_unread, static_values
+from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, seq_len_unread, static_values
 from .masks import OVERFLOW, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUTS, unit_of

@@ -261,7 +261,7 @@ def test_to_dict_is_json_and_matches_solve():
     assert d == r.to_dict()         # plain values only: the round trip changes nothing
     assert (d["objective"], d["searched"], d["feasible"], d["unrunnable"]) == \
         ("throughput", r.searched, r.feasible, r.unrunnable)
-    assert d["configuration"].startswith("Mixtral-8x7B on Training Cluster (1024 GPUs): batch 1024")
+    assert d["configuration_line"].startswith("Mixtral-8x7B on Training Cluster (1024 GPUs): batch 1024")
     assert len(d["results"]) == 4
 
     def plain(x):
