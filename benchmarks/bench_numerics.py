@@ -72,6 +72,11 @@ def main(argv=None) -> int:
     ours.solve(w, f, **kw)
     t_sc = per_call(lambda: ours.solve(w, f, **kw), 5000 if quick else 20000)
     rows.append(("DistributedModel().solve, one configuration", t_ml, t_sc))
+    extended = DistributedModel(fidelity="extended")
+    ext_kw = dict(kw, cp_size=2, sequence_parallel=True)
+    extended.solve(w, f, **ext_kw)
+    t_ext = per_call(lambda: extended.solve(w, f, **ext_kw), 5000 if quick else 20000)
+    rows.append(("DistributedModel(fidelity='extended').solve, cp 2 + SP (mlsysim: its own model)", t_ml, t_ext))
 
     rng = np.random.default_rng(0)
     for n in ((10**5,) if quick else (10**5, 10**6)):
@@ -101,14 +106,25 @@ def main(argv=None) -> int:
     t_po = per_call(lambda: po.solve(M, F, batch_size=256), 2 if quick else 5)
     n_po = sum(1 for tp in (1, 2, 4, 8) for pp in (1, 2, 4, 8, 16, 32, 64, 128, 256) if tp * pp <= 256)
     search(w, f, 256)
-    t_s = per_call(lambda: search(w, f, 256), 3)
+    t_s = per_call(lambda: search(w, f, 256), 10, 5)
     n_s = search(w, f, 256).searched
     rows.append((f"search per candidate (ParallelismOptimizer: {n_po} splits; ours: {n_s:,} configurations)",
                  t_po / n_po, t_s / n_s))
+    for cp, label in ((2, "cp 2"), ([1, 2, 4, 8], "cp 1-8 an axis")):
+        ext = dict(fidelity="extended", cp_size=cp)
+        try:
+            n_se = search(w, f, 256, **ext).searched
+        except (TypeError, ValueError) as exc:     # an older tree refuses a list of cp_size
+            print(f"extended search, {label}: {exc}")
+            continue
+        t_se = per_call(lambda: search(w, f, 256, **ext), 10, 5)
+        rows.append((f"extended search per candidate, {label} ({n_se:,} configurations)", t_po / n_po,
+                     t_se / n_se))
     t_po_mirror = per_call(lambda: ParallelismOptimizer().solve(w, f, batch_size=256), 20)
     rows.append(("ParallelismOptimizer().solve, whole call (our mirror)", t_po, t_po_mirror))
     big = catalog.fleet("Meta_Llama3_16K_H100")
-    t_big = per_call(lambda: search(w, big, 4096), 3)
+    search(w, big, 4096)
+    t_big = per_call(lambda: search(w, big, 4096), 5, 5)
     n_big = search(w, big, 4096).searched
 
     code_ours = ("import mlsysim_sym; mlsysim_sym.DistributedModel().solve('Llama3_70B', 'Research_256', "
@@ -120,6 +136,7 @@ def main(argv=None) -> int:
     for what, a, b in rows:
         print(f"{what:<82} {fmt(a):>12} {fmt(b):>12} {a / b:>8.0f}x")
     print(f"full search on Meta_Llama3_16K_H100 (16,384 GPUs, {n_big:,} configurations): {fmt(t_big)}")
+    print(f"extended solve / mlsysim-model solve, both ours: {t_ext / t_sc:.2f}")
     if not quick:
         print(big_grid())
     print("(mlsysim column of the cold-process row: `python -c 'import mlsysim'` alone)")

@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Dict, Mapping, Optional, Tuple
@@ -137,13 +138,16 @@ class Arguments:
         return dataclasses.replace(self, workload=w, fleet=f)
 
     @property
+    def replica(self) -> int:
+        """How many accelerators one data-parallel replica spans: the product of the degrees that split the fleet
+        (:attr:`~mlsysim_sym.mechanisms.ModelChoice.splits`)."""
+        return math.prod(int(self[k]) for k in self.model.splits)
+
+    @property
     def runnable(self) -> bool:
         """Whether a training framework can run this schedule (:func:`mlsysim_sym.schedules.can_run`: the batch
         splits evenly over the replicas, the microbatches over a replica's samples, the layers over the stages)."""
-        g = 1
-        for k in ("tp_size", "pp_size", "ep_size") + (("cp_size",) if self.model.on("context_parallel") else ()):
-            g *= int(self[k])
-        n = self.accelerators
+        g, n = self.replica, self.accelerators
         layers = self.get("layers", self.workload.layers)
         return n % g == 0 and bool(can_run(self["pp_size"], n // g, self["microbatch_count"], self["v_stages"],
                                            int(self["batch_size"]),

@@ -103,6 +103,11 @@ del _M
 #: The models: mlsysim 0.3.0's, exactly, and the extended one (``docs/extended.md``).
 FIDELITIES = ("mlsysim", "extended")
 
+#: The degrees that split a fleet's accelerators (one data-parallel replica spans their product), each with the
+#: mechanism that prices it where mlsysim 0.3.0 does not.
+SPLIT_DEGREES: Tuple[Tuple[str, Optional[str]], ...] = (("tp_size", None), ("pp_size", None), ("ep_size", None),
+                                                        ("cp_size", "context_parallel"))
+
 
 @dataclass(frozen=True)
 class ModelChoice:
@@ -141,6 +146,12 @@ class ModelChoice:
             raise ValueError(f"unknown mechanism {mechanism!r}; the extended model's mechanisms are: "
                              f"{', '.join(MECHANISMS)}")
         return self.fidelity == "extended" and mechanism not in self.off
+
+    @property
+    def splits(self) -> Tuple[str, ...]:
+        """The degrees that split the fleet in this model (:data:`SPLIT_DEGREES`; ``cp_size`` where it prices
+        context parallelism)."""
+        return tuple(k for k, m in SPLIT_DEGREES if m is None or self.on(m))
 
     def __str__(self) -> str:
         """``"extended model, without pipeline_p2p"``, ``"mlsysim's model"``."""

@@ -44,8 +44,6 @@ __all__ = ["CONFIG_KEYS", "Axis", "Candidate", "OBJECTIVES", "ParallelismOptimiz
 #: The ``solve()`` keywords a search always sets itself (one axis each, the split's degrees on one axis).
 CONFIG_KEYS = ("tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage",
                "activation_recomputation", "overlap_comm")
-#: The degrees that split the fleet (the extended model's ``cp_size`` where it prices context parallelism).
-SPLIT = ("tp_size", "pp_size", "ep_size", "cp_size")
 #: Relative tolerance within which ZeRO stages of one schedule tie on the objective (one row).
 TIE_RTOL = 1e-12
 
@@ -130,7 +128,7 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     for k in varied:                                  # a list of an unknown name: the same error as a scalar's
         if k not in base.kwargs and k not in settable():
             arguments(base.workload, base.fleet, {k: None}, caller="search")
-    split_names = SPLIT if base.model.on("context_parallel") else SPLIT[:3]
+    split_names = base.model.splits
     given = dict(tp_size=tp_size, pp_size=pp_size, ep_size=ep_size, cp_size=fixed.get("cp_size"))
     varied = [k for k in varied if k not in split_names]
     split, axes = _axes(base, given, split_names, dict(microbatch_count=microbatch_count, v_stages=v_stages,
@@ -340,7 +338,7 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
                                         memory_by_zero))
     line = plan.line
     return SearchResult(objective, tuple(candidates), searched, count, line, unrunnable, bool(runnable),
-                        split_names if len(split_names) == 4 else SPLIT[:3],
+                        split_names,
                         tuple(ax.name for ax in axes[1 + 5:]))
 
 

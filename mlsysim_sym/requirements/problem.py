@@ -123,11 +123,8 @@ class Problem:
     def top(self) -> float:
         """For a whole number, the largest value at which a schedule can still run (beyond, none does)."""
         a = self.a
-        replica = 1
-        for k in ("tp_size", "pp_size", "ep_size") + (("cp_size",) if a.model.on("context_parallel") else ()):
-            replica *= int(a[k])
         return largest_runnable(self.solve_for, int(a["batch_size"]), a.accelerators,
-                                int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node)), replica,
+                                int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node)), a.replica,
                                 int(a["gradient_accumulation_steps"]))
 
     def _config_values(self, v) -> Dict[sp.Symbol, object]:

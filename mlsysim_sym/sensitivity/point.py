@@ -267,14 +267,10 @@ def _current(a: Arguments, knob: str) -> int:
     return getattr(a.workload if p.origin.value == "workload" else a.fleet, p.field)
 
 
-#: The degrees that split the replicas (with the extended model's CP degree where it prices it).
-_SPLITS = ("tp_size", "pp_size", "ep_size", "cp_size")
-
-
 def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
     """Values to try above and below ``k``, nearest first (the solver decides validity)."""
     n = a.accelerators
-    sizes = {s: a[s] for s in _SPLITS if s != "cp_size" or a.model.on("context_parallel")}
+    sizes = {s: a[s] for s in a.model.splits}
     if knob in sizes:
         rest = math.prod(v for s, v in sizes.items() if s != knob)
         divs = sp.divisors(n // rest) if n % rest == 0 else []
