@@ -34,7 +34,7 @@ import numpy as np
 import sympy as sp
 
 from .checks import check
-from .display import quantity
+from .display import as_given, quantity
 from .inputs import (KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload,
                      lower_arguments, static_values, with_field)
 from .mechanisms import ModelChoice
@@ -136,6 +136,12 @@ class Arguments:
             return self.replace(**{name: value})
         w, f = with_field(self.workload, self.fleet, p, value)
         return dataclasses.replace(self, workload=w, fleet=f)
+
+    @property
+    def extended_at_neutral(self) -> bool:
+        """Whether every keyword of the extended model is at its neutral value, exactly as the defaults (mlsysim's
+        model takes them so only; :func:`refuse_extended` says which one is not)."""
+        return self.keywords[_FIRST_EXTENDED:] == _NEUTRAL
 
     @property
     def replica(self) -> int:
@@ -341,12 +347,12 @@ def describe(a: Arguments) -> str:
 def _part(p: Param, v, always: bool = False) -> str:
     """One keyword in a configuration line ('' at its default)."""
     if _varies(v):
-        return f"{p.short} {_values(v, _number)}"
+        return f"{p.short} {_values(v, as_given)}"
     if p.kind is Kind.FLAG and p.argument != "zero_stage":
         return p.short if _truth(v) else ""
     if not always and _same_number(v, p.default):
         return ""
-    return f"{p.short} {_number(v)}"
+    return f"{p.short} {as_given(v)}"
 
 
 def _truth(v) -> bool:
@@ -359,17 +365,6 @@ def _truth(v) -> bool:
 def _varies(v) -> bool:
     """A list, a tuple, a range or an array of values (numpy is not imported to ask)."""
     return isinstance(v, (list, tuple, range)) or getattr(v, "ndim", 0) > 0
-
-
-def _number(x) -> str:
-    x = x.item() if hasattr(x, "item") else x
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
-        return str(int(x))
-    if isinstance(x, float):
-        return f"{x:g}"
-    return str(x)
 
 
 def _values(v, fmt) -> str:

@@ -48,6 +48,17 @@ def number(x, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
+def as_given(x) -> str:
+    """A value as a user writes it (a swept value, a keyword): a switch as yes/no, a whole float as an integer,
+    another float to 6 significant digits (numpy numbers as Python's)."""
+    x = x.item() if hasattr(x, "item") else x
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
 def si_prefix(value, unit: str) -> Tuple[float, str]:
     """``(scale, prefix)`` to print ``value`` of ``unit`` with (``1.0, ""`` where no prefix applies)."""
     if unit not in PREFIXED or not value or math.isnan(value) or math.isinf(value) or abs(value) < 0.9995e-9:

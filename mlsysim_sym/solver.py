@@ -22,7 +22,7 @@ from .arguments import Arguments, describe, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
-from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet,
+from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet,
                      as_workload, static_values)
 from .mechanisms import ModelChoice
 from .model import Variant, build_model
@@ -352,7 +352,7 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
     warning points (the caller of the function that called this).
     """
     if not a.fields and type(a.precision) is str and PLAIN_NUMBERS.issuperset(map(type, _numbers(a.keywords))) \
-            and (a.model.extended or a.keywords[_FIRST_EXTENDED:] == _NEUTRAL):
+            and (a.model.extended or a.extended_at_neutral):
         # plain numbers (no bool where a number goes), the extended model's keywords neutral unless it prices them
         key = a.precision.lower()
         try:
@@ -392,9 +392,6 @@ _numbers = operator.itemgetter(*(i for i, f in enumerate(_FLAGS) if not f))
 _INDEX = {k: i for i, k in enumerate(KEYWORDS)}
 _TP, _PP, _EP, _CP = (_INDEX[k] for k in ("tp_size", "pp_size", "ep_size", "cp_size"))
 _N_OUTPUTS = len(OUTPUTS)
-#: The extended model's keywords at their neutral values (mlsysim's model takes them so only).
-_NEUTRAL = tuple(SOLVE_DEFAULTS[k] for k in KEYWORDS if keywords()[k].fidelity == "extended")
-_FIRST_EXTENDED = len(KEYWORDS) - len(_NEUTRAL)
 
 _BOUND: Dict[tuple, tuple] = {}
 

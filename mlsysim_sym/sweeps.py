@@ -37,7 +37,7 @@ from ._chunks import SweepTooLarge, full_ndim
 from .arguments import Arguments, arguments as _arguments_of, describe, settable
 from .checks import RAW, compiled_rules, facts
 from .compile import compile_quantities
-from .display import html_table, quantity, shorten, text_table, wrap
+from .display import as_given, html_table, quantity, shorten, text_table, wrap
 from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, seq_len_unread, static_values
 from .masks import OVERFLOW, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
@@ -196,13 +196,13 @@ class SweepResult:
         cell = lambda i: (quantity(float(x[i]), unit) + ("" if fits[i] else " *")) if ok[i] else "-"  # noqa: E731
         if len(axes) == 1:
             (name, v), = axes
-            rows = [(_value_text(v[i]), cell((i,))) for i in range(len(v))]
+            rows = [(as_given(v[i]), cell((i,))) for i in range(len(v))]
             lines = text_table(rows, (name, output), indent="  ")
         else:
             (n0, v0), (n1, v1) = axes
-            rows = [(_value_text(v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
+            rows = [(as_given(v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
             lines = [f"  {output} by {n0} (rows) and {n1} (columns)"]
-            lines += text_table(rows, (f"{n0} \\ {n1}",) + tuple(_value_text(a) for a in v1), indent="  ")
+            lines += text_table(rows, (f"{n0} \\ {n1}",) + tuple(as_given(a) for a in v1), indent="  ")
         if not np.all(fits[ok]):
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
@@ -217,15 +217,6 @@ class SweepResult:
         # display hook: the pictures sit above the results (and need matplotlib)
         from .plot import sweep_chart
         return sweep_chart(self, output=output, path=path, ax=ax)
-
-
-def _value_text(v) -> str:
-    v = v.item() if hasattr(v, "item") else v
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
-    return str(v)
 
 
 @dataclass
