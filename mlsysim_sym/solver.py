@@ -458,7 +458,7 @@ def _layout(variant: Variant):
     if not variant.choice.extended:
         return terms, None, False
     own = tuple((k, index[n]) for k, n in EXTENDED_OUTPUTS.items() if n in index)
-    return terms, own, variant.on("context_parallel")
+    return terms, own, "cp_size" in variant.choice.splits
 
 
 def _result(values, a: Arguments, layout, given) -> DistributedResult:

@@ -53,6 +53,11 @@ def test_search_takes_record_fields_and_prices_its_rows_there():
         assert c.result.mfu == DistributedModel().solve(w, f, batch_size=256, **c.config).mfu
     faster = search("Llama3_70B", "Research_256", 256, top_k=1)
     assert r.best.objective > faster.best.objective      # 50 GB/s beats the catalog's 12.5 GB/s
+    p = _cli("search", "--fabric-bandwidth", "50e9", "--top", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["configuration"]["fabric_bandwidth"] == 50e9 and "fabric bandwidth 50 GB/s" in got["configuration_line"]
+    assert got["results"][0]["mfu"] == r.best.result.mfu
 
 
 def test_search_takes_lists_of_the_extended_keywords_and_shows_cp():
@@ -108,6 +113,16 @@ def test_the_breakdown_chart_names_the_extended_terms():
     assert math.isclose(sum(parts.values()), r.step_latency_total, rel_tol=1e-12)
 
 
+def test_the_breakdown_chart_of_an_extended_result_through_the_cli(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "breakdown.png"
+    p = _cli("solve", "--fidelity", "extended", "--cp", "2", "--sequence-parallel", "--tp", "8", "--pp", "4",
+             "--microbatches", "8", "--plot", str(path), "--json")
+    assert p.returncode == 0, p.stderr
+    terms = json.loads(p.stdout)["terms"]          # the chart's segments are these terms (the test above)
+    assert terms["T_cp"] == pytest.approx(0.8609934592, rel=1e-12) and path.stat().st_size > 10_000
+
+
 @pytest.mark.parametrize("recompute", [False, True])
 def test_regime_words_follow_the_decision_not_its_position(recompute):
     # TP 8 inside an 8-GPU node is on NVLink, recomputation or not (the recompute bracket came first in the
@@ -121,6 +136,11 @@ def test_regime_words_follow_the_decision_not_its_position(recompute):
     assert {"TP on NVLink", "pipeline sends on the fabric"} <= set(t.regime)
     t = sensitivities("Llama3_70B", "Research_256", fidelity="extended", **dict(kw, tp_size=16, pp_size=2))
     assert "TP on the fabric" in t.regime
+    p = _cli("sensitivity", "--fidelity", "extended", "--recompute", "yes" if recompute else "no", "--tp", "8", "--pp",
+             "4", "--microbatches", "8", "--json")
+    assert p.returncode == 0, p.stderr
+    regime = json.loads(p.stdout)["regime"]
+    assert "TP on NVLink" in regime and "TP on the fabric" not in regime
 
 
 def test_a_mechanism_name_that_does_not_exist_is_refused():
@@ -130,6 +150,9 @@ def test_a_mechanism_name_that_does_not_exist_is_refused():
         ModelChoice("mlsysim").on("nothing")
     with pytest.raises(ValueError, match="without: unknown mechanism 'gemm'"):
         DistributedModel(fidelity="extended", without=("gemm",))
+    p = _cli("solve", "--fidelity", "extended", "--without", "gemm")
+    assert p.returncode == 2 and p.stderr.startswith("mlsysim-sym: error: --without: unknown mechanism 'gemm'")
+    assert len(p.stderr.strip().splitlines()) == 1
 
 
 # ---- one table, derived --------------------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """required(): each answer plugged back into solve() meets the target (continuous inputs to 1e-9 relative;
 a whole-number answer meets it and the next valid value toward the root misses), on random configurations
 across regimes, plus the cases where no value reaches the target."""
+import json
 import math
 import random
 import re
+import subprocess
+import sys
 
 import pytest
 import sympy as sp
@@ -52,6 +55,14 @@ def test_a_whole_number_answer_is_a_schedule_a_framework_runs():
         n = r.integer if r.reachable else int(re.search(r"at count = (\d+)", r.reason).group(1))
         dp = n * 8 // 32
         assert 2048 % dp == 0 and (2048 // dp) % 32 == 0, (output, str(r))
+    # through the command line: the same whole number (256 nodes: 64 replicas of 32 samples, one a microbatch)
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", "required", "--output", "mfu", "--target", "0.3",
+                        "--solve-for", "count", "--batch-size", "2048", "--tp", "8", "--pp", "4", "--microbatches",
+                        "32", "--json"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    r = required("mfu", 0.3, "count", "Llama3_70B", "Research_256", **kw)
+    assert got["integer"] == r.integer == 256 and 2048 % (256 * 8 // 32) == 0
 
 
 CONTINUOUS = [
