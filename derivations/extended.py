@@ -278,9 +278,7 @@ def _metric(r: dict, x: float) -> str:
     return f"{x:.1f}" if r["measured"]["metric"] == "tflops_per_gpu" else f"{100 * x:.1f}%"
 
 
-SHORT = {"context_parallel": "CP", "sequence_parallel": "SP", "tp_overlap": "TP ov.", "gemm_shape": "GEMM",
-         "pipeline_p2p": "P2P", "optimizer_step": "Opt.", "ga_once": "GA", "zero3_gather": "ZeRO-3",
-         "moe_per_layer": "MoE", "recompute_collectives": "Rc. coll."}
+SHORT = {name: m.short for name, m in MECHANISMS.items()}
 
 
 def _ablation_cells(rows: List[dict]) -> Tuple[List[str], List[List[str]], List[str]]:

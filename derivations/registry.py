@@ -101,6 +101,8 @@ GLYPH_FAMILIES: Dict[str, str] = {
     "M": "memory and message sizes in bytes",
     "N": "counts of devices, ranks, nodes and layers",
     "m": "microbatch counts",
+    "d": "widths: the hidden size, and a head's, an FFN's, an expert's",
+    "S": "tokens of a sequence: its length, and the keys a query attends",
     r"\text{BW}": "bandwidths",
     r"\text{MFU}": "model FLOPs utilizations",
 }

@@ -233,6 +233,28 @@ def _plain(v):
     return v.tolist() if hasattr(v, "tolist") else v
 
 
+#: ``(position, workload field)`` of the keywords whose default a record gives (:attr:`Param.record_default`).
+_FROM_RECORD = tuple((i, p.record_default) for i, p in enumerate(keywords().values()) if p.record_default)
+_RECORD_POSITIONS = frozenset(i for i, _ in _FROM_RECORD)
+
+
+def from_record(values: Tuple[object, ...], workload: Workload, choice: ModelChoice) -> Tuple[object, ...]:
+    """The keyword values with ``None`` where a record gives the default (``kv_fraction=None``, ``solve()``'s
+    default) filled: in the extended model with an architecture card's own value (the keys' and values' width),
+    else with the table's neutral default (mlsysim's model never reads it)."""
+    for i, _ in _FROM_RECORD:
+        if values[i] is None:
+            break
+    else:
+        return values
+    out = list(values)
+    for i, name in _FROM_RECORD:
+        if out[i] is None:
+            v = getattr(workload, name) if choice.extended else None
+            out[i] = _DEFAULTS[i] if v is None else v
+    return tuple(out)
+
+
 def arguments(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object], *, caller: str = "solve",
               choice: Optional[ModelChoice] = None) -> Arguments:
     """The :class:`Arguments` of a call: ``kwargs`` are ``solve()``'s keywords (mlsysim's and the extended
@@ -248,10 +270,12 @@ def arguments(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object
         if k not in _INDEX and k not in _OTHER and k not in table:
             allowed = [*KEYWORDS, "precision", *(() if chosen else MODEL_ARGUMENTS), *table]
             raise TypeError(f"{caller}() got an unexpected keyword argument {k!r}; allowed: {', '.join(allowed)}")
-    values = tuple(kw.get(k, d) for k, d in zip(KEYWORDS, _DEFAULTS))
+    workload = as_workload(model)
+    values = from_record(tuple(kw.get(k, None if i in _RECORD_POSITIONS else d)
+                               for i, (k, d) in enumerate(zip(KEYWORDS, _DEFAULTS))), workload, choice)
     fields = tuple((k, v) for k, v in kw.items() if k in table)
     names = (model if isinstance(model, str) else "", fleet if isinstance(fleet, str) else "")
-    a = Arguments(as_workload(model), as_fleet(fleet), choice, kw.get("precision", "fp16"), values, fields,
+    a = Arguments(workload, as_fleet(fleet), choice, kw.get("precision", "fp16"), values, fields,
                   names=names, given=tuple(k for k in kw if k != "topology_override"))
     refuse_extended(a)
     return a
@@ -322,6 +346,8 @@ def describe(a: Arguments) -> str:
     for (k, p), v in zip(keywords().items(), a.keywords):
         if k in a.searched:
             continue
+        if p.record_default and a.model.extended and _same_number(v, getattr(a.workload, p.record_default)):
+            continue            # the card's own value (its keys' and values' width): the default for it
         text = _part(p, v, always=k == "batch_size")
         if text:
             (own if p.fidelity == "extended" else mlsysim).append(text)

@@ -41,7 +41,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Dict, Optional, Tuple
 
-from .types import Accelerator, Fabric, Fleet, Node, Workload
+from .types import CARD_FIELDS, Accelerator, Fabric, Fleet, Node, Workload
 
 __all__ = [
     "CATALOG_FORMAT",
@@ -52,6 +52,8 @@ __all__ = [
     "fleet",
     "fleet_names",
     "from_mlsysim",
+    "hardware",
+    "hardware_names",
     "mlsysim_registry",
     "workload",
     "workload_category",
@@ -95,7 +97,7 @@ def _raw() -> Dict[str, Any]:
 
 
 def _record(cls, d: Dict[str, Any], **override):
-    kw = {f.name: d.get(f.name, f.default) for f in fields(cls) if f.name not in override}
+    kw = {f.name: d.get(f.name, f.default) for f in fields(cls) if f.name not in override and f.init}
     kw.update(override)
     return cls(**kw)
 
@@ -401,7 +403,28 @@ def mlsysim_registry() -> Dict[str, Dict[str, Any]]:
             if attr in workloads:
                 raise ValueError(f"workload name {attr!r} is in both {workloads[attr][0]} and {cat}")
             workloads[attr] = (cat, obj)
-    return {"workloads": workloads, "fleets": members(mlsysim.Systems.Clusters, MFleet)}
+    return {"workloads": workloads, "fleets": members(mlsysim.Systems.Clusters, MFleet),
+            "hardware": hardware_zoo()}
+
+
+def hardware_zoo() -> Dict[str, Any]:
+    """mlsysim's ``Hardware`` registry, flat: attribute name -> ``HardwareNode``, the first of a name in the order
+    ``mlsysim eval`` searches it (its ``_find_flat``: ``Cloud``, ``Workstation``, ...), so a plan's
+    ``hardware.name`` means here what it means there (imports mlsysim)."""
+    import mlsysim
+    from mlsysim.core.registry import Registry
+    from mlsysim.hardware.types import HardwareNode
+
+    out: Dict[str, Any] = {}
+
+    def walk(reg):
+        for k, v in vars(reg).items():
+            if isinstance(v, type) and issubclass(v, Registry):
+                walk(v)
+            elif isinstance(v, HardwareNode) and k not in out:
+                out[k] = v
+    walk(mlsysim.Hardware)
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -422,6 +445,7 @@ def build_catalog(
     workloads: Dict[str, Tuple[str, Workload]],
     fleets: Dict[str, Fleet],
     source: Optional[Dict[str, Any]] = None,
+    hardware: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """The JSON-ready catalog: workloads ``{key: (category, Workload)}``, fleets ``{key: Fleet}``.
 
@@ -439,7 +463,7 @@ def build_catalog(
         "fleets": {},
     }
     for key, (category, w) in workloads.items():
-        out["workloads"][key] = {"category": category, **_plain(w)}
+        out["workloads"][key] = {"category": category, **_plain(w, skip=CARD_FIELDS)}
     for key, f in fleets.items():
         acc = f.node.accelerator
         a = _plain(acc)
@@ -449,4 +473,38 @@ def build_catalog(
         _put(out["nodes"], f.node.name, node, "node")
         _put(out["fabrics"], f.fabric.name, _plain(f.fabric), "fabric")
         out["fleets"][key] = {"name": f.name, "node": f.node.name, "count": f.count, "fabric": f.fabric.name}
+    if hardware:
+        out["hardware"] = {}
+        for key, (acc, count, nvlink, interconnect) in hardware.items():
+            a = _plain(acc)
+            a["precision_flops"] = [[k, v] for k, v in acc.precision_flops]
+            _put(out["accelerators"], acc.name, a, "accelerator")
+            out["hardware"][key] = {"accelerator": acc.name, "accelerator_count": count, "nvlink_bw": nvlink,
+                                    "interconnect_bw": interconnect}
     return out
+
+
+def convert_hardware(h) -> Tuple[Accelerator, Optional[int], Optional[float], Optional[float]]:
+    """What a plan reads of an mlsysim ``HardwareNode``: the accelerator, ``accelerator_count`` (GPUs in one
+    NVLink domain, e.g. 72 for GB200 NVL72), the NVLink and host-link bandwidths per direction (B/s)."""
+    nv, ic = h.nvlink, h.interconnect
+    return (_convert_accelerator(h), _count(getattr(h, "accelerator_count", None)),
+            _si(nv.bandwidth_per_direction, "B/s") if nv else None,
+            _si(ic.bandwidth_per_direction, "B/s") if ic else None)
+
+
+@lru_cache(maxsize=None)
+def _hardware() -> Dict[str, Any]:
+    accs = _accelerators()
+    return {k: (accs[v["accelerator"]], v["accelerator_count"], v["nvlink_bw"], v["interconnect_bw"])
+            for k, v in _raw().get("hardware", {}).items()}
+
+
+def hardware(name: str) -> Tuple[Accelerator, Optional[int], Optional[float], Optional[float]]:
+    """mlsysim's ``Hardware`` entry under its attribute name (``"H100"``, ``"GB200_NVL72"``), as a plan reads it:
+    ``(accelerator, accelerator_count, NVLink B/s per direction, host link B/s per direction)``."""
+    return _lookup(_hardware(), name, "hardware")
+
+
+def hardware_names() -> Tuple[str, ...]:
+    return tuple(_raw().get("hardware", {}))

@@ -30,7 +30,8 @@ from typing import Dict, Tuple, Union
 
 import sympy as sp
 
-from . import catalog
+from . import catalog, files, modern
+from .architecture import Architecture
 from .model import Variant
 from .symbols import CONSTANT_VALUES, PARAMS, Kind, Origin, Param, keywords, sym
 from .types import Fleet, Workload
@@ -46,8 +47,14 @@ def _record(value, record_type, lookup, what):
     """A record of ``record_type``: itself, a catalog name looked up, or a converted mlsysim object."""
     if isinstance(value, record_type):
         return value
-    if isinstance(value, str):
-        return lookup(value)
+    if isinstance(value, Architecture) and record_type is Workload:
+        return value.workload()
+    if isinstance(value, str) and not value.startswith(modern.PREFIX) and not files.is_file_name(value):
+        return lookup(value)            # a name of mlsysim's registry: the common case, first
+    if isinstance(value, str) and value.startswith(modern.PREFIX):
+        return (modern.workload if record_type is Workload else modern.fleet)(value)
+    if files.is_file_name(value):
+        return (files.workload if record_type is Workload else files.fleet)(value)
     converted = catalog.from_mlsysim(value)
     if not isinstance(converted, record_type):
         raise TypeError(f"{what} must be a {what} (a catalog name, a record or an mlsysim object), "

@@ -16,7 +16,7 @@ Examples
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, Iterable, Optional, Tuple
 
 
@@ -32,11 +32,13 @@ class Mechanism:
     source: str
     mlsysim: str
     quantities: Tuple[str, ...] = ()     # the model quantities it adds (none: it changes existing ones)
+    short: str = ""                      # its name in a table's column head ("CP", "P2P")
 
 
 _M = Mechanism
 #: Mechanism name -> its description, in the order the documents list them.
-MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
+_SHORT = {'context_parallel': 'CP', 'sequence_parallel': 'SP', 'tp_overlap': 'TP ov.', 'gemm_shape': 'GEMM', 'pipeline_p2p': 'P2P', 'optimizer_step': 'Opt.', 'ga_once': 'GA', 'zero3_gather': 'ZeRO-3', 'moe_per_layer': 'MoE', 'recompute_collectives': 'Rc. coll.', 'attention_flops': 'Att.', 'card_activations': 'Act.'}
+MECHANISMS: Dict[str, Mechanism] = {m.name: replace(m, short=_SHORT[m.name]) for m in (
     _M("context_parallel", "context parallelism",
        "cp_size > 1: the step's work split over N_CP more ranks per replica (N_DP = N / (N_TP N_PP N_EP N_CP)), "
        "the sequence split for activations, and a key/value AllGather per layer per forward pass (again when "
@@ -96,6 +98,21 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "gathers, half the per-step count again",
        None, "Korthikanti et al. (2022), sec. 5 (full recomputation re-runs the forward, its communication "
        "included)", "no communication in the recomputed forward"),
+    _M("attention_flops", "attention FLOPs of an architecture card",
+       "workloads described by an architecture card (mlsysim_sym.architecture): the forward FLOPs per token add "
+       "attention's scores and weighted sums, 2 N_heads (d_qk + d_v) per layer per key attended, S/2 keys when "
+       "attention is causal, the window's on windowed layers, so they grow with the sequence; a record without a "
+       "card has none",
+       None, "Narayanan et al. (2021), Appendix (the 1 + s/(6h) attention term); Dao et al. (2022), "
+       "FlashAttention (causal masking skips the upper triangle); NVIDIA Megatron-LM num_floating_point_operations",
+       "forward FLOPs per token as the record gives them (the weights' products)", ("F_tok",)),
+    _M("card_activations", "activation memory of an architecture card",
+       "workloads described by an architecture card: the activation values a layer keeps per token and hidden unit "
+       "with selective recomputation are the card's (its heads, key/value heads, FFN width, gating and experts: "
+       "K_layer of mlsysim_sym.shape), not 34; a record without a card keeps 34",
+       None, "Korthikanti et al. (2022), sec. 4.1 (the 34 s b h of a multi-head layer with a 4h MLP, term by "
+       "term); Dao et al. (2022), FlashAttention (no score matrix kept)", "34 values per token and hidden unit",
+       ()),
 )}
 del _M
 
@@ -122,7 +139,7 @@ class ModelChoice:
     >>> ModelChoice("extended").on("gemm_shap")
     Traceback (most recent call last):
     ...
-    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives
+    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives, attention_flops, card_activations
     """
 
     fidelity: str = "mlsysim"

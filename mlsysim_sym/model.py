@@ -41,7 +41,7 @@ from .terms import extended as ext_terms
 from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm, labelled
 from .terms.pipeline import BubbleFraction, BubbleTime, in_flight_divisor
 
-__all__ = ["FIDELITIES", "MECHANISMS", "ModelChoice", "Quantity", "StepTimeModel", "Variant", "build_model",
+__all__ = ["FIDELITIES", "MECHANISMS", "ModelChoice", "Quantities", "Quantity", "StepTimeModel", "Variant", "build_model",
            "cached_per_arguments", "closed_form", "expand_in_order"]
 
 
@@ -117,21 +117,12 @@ class Quantity:
         return notation.DISPLAY["quantity"](self)
 
 
-class StepTimeModel(Mapping):
-    """Ordered mapping ``name -> expression`` of one :class:`Variant`.
+class Quantities(Mapping):
+    """An ordered mapping ``name -> expression`` of quantities: ``m[name]`` is a definition with every earlier
+    quantity substituted; :meth:`definition` is the structured form. The step model and an architecture card's
+    shape (:mod:`mlsysim_sym.shape`) are two."""
 
-    ``model[name]`` is expanded down to parameters (named cost terms such as
-    ``RingAllReduce`` stay as functions; :meth:`closed_form` expands them too).
-    """
-
-    def __init__(self, variant: Variant, quantities: List[Quantity], step_terms: Tuple[str, ...] = (),
-                 sections: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()):
-        self.variant = variant
-        #: ``(title, quantity names)`` of the sections that built the model, in order (:data:`SECTIONS`).
-        self.sections = sections
-        #: The addends of ``T_sync``, the step before the straggler, in reading order (replica, DP, TP, EP,
-        #: then what the variant's mechanisms add, the bubble, the optimizer update).
-        self.step_terms = tuple(step_terms)
+    def __init__(self, quantities: List[Quantity]):
         self._q: Dict[str, Quantity] = {q.name: q for q in quantities}
         self._expanded: Dict[str, sp.Basic] = {}
         subs: Dict[sp.Symbol, sp.Basic] = {}
@@ -159,6 +150,27 @@ class StepTimeModel(Mapping):
     def definition(self, name: str) -> sp.Basic:
         """The structured definition, in terms of parameters and earlier quantities."""
         return self.quantity(name).definition
+
+
+class StepTimeModel(Quantities):
+    """Ordered mapping ``name -> expression`` of one :class:`Variant`.
+
+    ``model[name]`` is expanded down to parameters (named cost terms such as
+    ``RingAllReduce`` stay as functions; :meth:`closed_form` expands them too).
+    """
+
+    def __init__(self, variant: Variant, quantities: List[Quantity], step_terms: Tuple[str, ...] = (),
+                 sections: Tuple[Tuple[str, Tuple[str, ...]], ...] = (), memory_terms: Tuple[str, ...] = ()):
+        super().__init__(quantities)
+        self.variant = variant
+        #: The addends of ``M_acc``, the memory per accelerator (weights, gradients, optimizer state, activations,
+        #: buffers; none for the generic family, whose state is one expression).
+        self.memory_terms = tuple(memory_terms)
+        #: ``(title, quantity names)`` of the sections that built the model, in order (:data:`SECTIONS`).
+        self.sections = sections
+        #: The addends of ``T_sync``, the step before the straggler, in reading order (replica, DP, TP, EP,
+        #: then what the variant's mechanisms add, the bubble, the optimizer update).
+        self.step_terms = tuple(step_terms)
 
     def closed_form(self, name: str) -> sp.Basic:
         """``model[name]`` with every named cost term expanded to its formula."""
@@ -224,6 +236,7 @@ class _Builder:
         self.on = variant.on
         self.transformer = variant.family == "transformer"
         self.step: Tuple[str, ...] = ()
+        self.memory: Tuple[str, ...] = ()
 
     def q(self, name, definition, **assumptions):
         if name in PARAMS:
@@ -291,8 +304,12 @@ def _compute(b: _Builder) -> None:
     """The replica's FLOPs and the rate it runs them at (docs/contract.md §2.3a)."""
     S, q = sym, b.q
     tokens = S.s if b.transformer else 1
-    q("O_model", 3 * S.F * tokens * b["lb"], **_NONNEG)
-    O_hw = q("O_hw", roofline.training_flop_multiplier(S.rc) * S.F * tokens * b["lb"], **_NONNEG)
+    F = S.F
+    if b.on("attention_flops") and b.transformer:
+        # an architecture card's attention: its FLOPs per token grow with the sequence (0 without a card)
+        F = q("F_tok", S.F + ext_terms.attention_flops(S.A_full, S.A_win, S.s, S.w_att, S.chi_causal), **_NONNEG)
+    q("O_model", 3 * F * tokens * b["lb"], **_NONNEG)
+    O_hw = q("O_hw", roofline.training_flop_multiplier(S.rc) * F * tokens * b["lb"], **_NONNEG)
     if b.on("gemm_shape") and b.transformer:
         f_gemm = q("f_gemm", ext_terms.GemmShapeEfficiency(S.H, S.d_half), **_POS)
         R_eff = q("R_eff", S.R_peak * S.eta * f_gemm, **_POS)
@@ -316,15 +333,19 @@ def _memory(b: _Builder) -> None:
     M_w = q("M_weights", memory.weight_bytes(P_sh, S.bpp, b.dp_grad, S.z), **_POS)
     M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, S.bpp, b.dp_grad, S.z), **_POS)
     M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, b.dp_grad, S.z), **_POS)
+    # an architecture card's activation values per token and hidden unit (34 for a record without one)
+    k_sel = S.K_card if b.on("card_activations") else S.K_sel
     if b.on("sequence_parallel"):
         whole = q("r_sp", ext_terms.unsplit_share(S.tp, S.sp), **_POS)
-        K_act = q("K_act", ext_terms.activation_values(S.tp, S.rc, whole), **_POS)
+        K_act = q("K_act", ext_terms.activation_values(S.tp, S.rc, whole, k_sel), **_POS)
         act = Ls * K_act * b.s_loc * mb * S.H * (S.bpp / 2)
     else:
-        act = memory.activation_bytes(Ls, b.s_loc, mb, S.H, S.bpp, S.tp, S.rc)
+        act = memory.activation_bytes(Ls, b.s_loc, mb, S.H, S.bpp, S.tp, S.rc, k_sel)
     M_a = q("M_activations", act, **_NONNEG)
     M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, b.s_loc, S.H, S.bpp, S.pp), **_NONNEG)
-    q("M_acc", M_w + M_g + M_o + M_a + M_b, **_POS)
+    parts = (M_w, M_g, M_o, M_a, M_b)
+    b.memory = tuple(t.name for t in parts)
+    q("M_acc", sp.Add(*parts), **_POS)
 
 
 @_section('Roofline of one replica')
@@ -473,4 +494,4 @@ def build_model(variant: Variant = Variant()) -> StepTimeModel:
         before = len(b.items)
         section(b)
         sections.append((section.title, tuple(q.name for q in b.items[before:])))
-    return StepTimeModel(variant, b.items, b.step, tuple(sections))
+    return StepTimeModel(variant, b.items, b.step, tuple(sections), b.memory)

@@ -266,12 +266,91 @@ EXTENSION.update({
                   "learning"),
 })
 # ---- issue 13 --------------------------------------------------------------------------------- end
+# ---- issue 21: architecture cards (mlsysim_sym.shape) and what the extended model reads of them ---------
+_A = "learning"
+EXTENSION.update({
+    "F_tok": _P(r"\TokenForwardOperations", "scalar",
+                "forward floating-point operations per token, the weights' matrix products and attention over the "
+                "keys attended", "performance"),
+    "A_full": _P(r"\AttentionOperationsPerKey", "scalar",
+                 "forward attention operations per token for each key attended, summed over the layers without a "
+                 "sliding window", _A),
+    "A_win": _P(r"\WindowedAttentionOperationsPerKey", "scalar",
+                "forward attention operations per token for each key attended, summed over the layers with a "
+                "sliding window", _A),
+    "w_att": _P(r"\AttentionWindowLength", "count", "number of tokens a sliding attention window spans", _A),
+    "chi_causal": _P(r"\CausalAttentionSwitch", "scalar",
+                     "one when a token attends only to the tokens before it, zero when it attends to all", _A),
+    "n_mlp": _P(r"\MlpMatrixCount", "count",
+                "number of weight matrices of one feed-forward block, three when gated and two when not", _A),
+    "n_vocab": _P(r"\VocabularySize", "count", "number of tokens in a model's vocabulary", _A,
+                  notes=r"Not the book's \TokenVocabulary, which is the set of tokens."),
+    "chi_tie": _P(r"\TiedEmbeddingSwitch", "scalar",
+                  "one when the output layer shares the input embedding matrix, zero when it does not", _A),
+    "n_shared": _P(r"\SharedExpertCount", "count",
+                   "number of shared experts of one mixture-of-experts layer that every token passes through", _A),
+    "d_ffe": _P(r"\ExpertFeedForwardWidth", "count", "width of the feed-forward block of one expert", _A),
+    "L_moe": _P(r"\MoeLayerCount", "count", "number of mixture-of-experts layers of a model", _A),
+    "r_q": _P(r"\LatentQueryRank", "count", "rank of the low-rank query projection of latent attention", _A),
+    "r_kv": _P(r"\LatentKvRank", "count", "rank of the joint key and value projection of latent attention", _A),
+    "d_rope": _P(r"\RotaryHeadDimension", "count",
+                 "width of the rotary-position part of a query or key head of latent attention", _A),
+    "d_v": _P(r"\OutputHeadDimension", "count",
+              "width of one attention head's output, the vector its weighted sum of the keys' partners gives", _A),
+    "L_win": _P(r"\WindowedLayerCount", "count", "number of layers whose attention has a sliding window", _A),
+    "P_attn_w": _P(r"\AttentionProjectionParameterCount", "count",
+                   "number of weights of the attention projections of one layer", _A),
+    "P_attn": _P(r"\AttentionParameterCount", "count",
+                 "number of parameters of the attention of one layer, projections and their norms", _A),
+    "P_mlp": _P(r"\MlpParameterCount", "count", "number of parameters of the feed-forward block of one dense layer",
+                _A),
+    "P_expert": _P(r"\ExpertParameterCount", "count", "number of parameters of one expert", _A),
+    "P_router": _P(r"\RouterParameterCount", "count", "number of parameters of the router of one mixture-of-experts "
+                   "layer", _A),
+    "P_dense_layer": _P(r"\DenseLayerParameterCount", "count", "number of parameters of one dense layer", _A),
+    "P_moe_layer": _P(r"\MoeLayerParameterCount", "count",
+                      "number of parameters of one mixture-of-experts layer, every expert counted", _A),
+    "P_embed": _P(r"\EmbeddingParameterCount", "count",
+                  "number of parameters of the input embedding and the output layer", _A),
+    "P_total": _P(r"\TotalParameterCount", "count", "number of parameters of a model, every expert counted", _A),
+    "P_active": _P(r"\TokenActiveParameterCount", "count",
+                   "number of parameters one token meets, its routed experts, the shared ones, the router and the "
+                   "embeddings", _A, notes=r"The book's \ActiveParameterCount has no convention for the embeddings."),
+    "F_mm": _P(r"\TokenGemmOperations", "scalar",
+               "forward floating-point operations per token of the matrix products of a model's weights", _A),
+    "A_att": _P(r"\LayerAttentionOperationsPerKey", "scalar",
+                "forward attention operations per token for each key attended in one layer", _A),
+    "S_keys": _P(r"\MeanKeysAttended", "scalar",
+                 "number of keys one query attends on average in a layer without a window", _A),
+    "S_keys_win": _P(r"\MeanWindowKeysAttended", "scalar",
+                     "number of keys one query attends on average in a layer with a sliding window", _A),
+    "F_att": _P(r"\TokenAttentionOperations", "scalar",
+                "forward floating-point operations per token of attention's scores and weighted sums", _A),
+    "F_shape": _P(r"\TokenShapeOperations", "scalar",
+                  "forward floating-point operations per token of a model's shape, matrix products and attention", _A),
+    "K_layer": _P(r"\CardActivationFactor", "scalar",
+                  "number of two-byte activation values a model's layer keeps per token and hidden unit, from its "
+                  "shape, on average over the layers", _A),
+    "K_card": _P(r"\WorkloadActivationFactor", "scalar",
+                 "number of two-byte activation values a layer of the workload keeps per token and hidden unit "
+                 "with selective recomputation", _A),
+    "F_train": _P(r"\TokenTrainingOperations", "scalar",
+                  "floating-point operations per token of a training step, forward and backward, under a named "
+                  "counting convention", _A),
+    "D_tok": _P(r"\TrainingTokenCount", "count", "number of tokens a training run trains on", "performance",
+                notes=r"Not the book's \TrainingDataset, which is the data set."),
+    "H_acc": _P(r"\AcceleratorHours", "scalar", "accelerator-hours a training run occupies", "performance"),
+    "E_train": _P(r"\TrainingRunEnergy", "scalar", "energy the accelerators of a training run draw over it",
+                  "performance"),
+})
+# ---- issue 21 --------------------------------------------------------------------------------- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
-                                "alpha_out": "alpha_fab"}
+                                "alpha_out": "alpha_fab", "n_heads": "a_heads", "N_experts": "n_experts"}
 for _formal, _name in SAME_MEANING.items():
-    EXTENSION[_formal] = EXTENSION[_name]
+    if _name in EXTENSION:
+        EXTENSION[_formal] = EXTENSION[_name]
 
 
 def proposal(name: str) -> Proposal:

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
 from . import notation
-from .arguments import Arguments, describe, refuse_extended
+from .arguments import Arguments, describe, from_record, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
@@ -47,6 +47,7 @@ def solve_quantities(variant: Variant) -> Tuple[str, ...]:
     m = build_model(variant)
     names = list(OUTPUTS.values())
     names += [n for n in m.step_terms if n not in names]
+    names += [n for n in m.memory_terms if n not in names]
     names += [n for n in EXTENDED_OUTPUTS.values() if n in m and n not in names]
     return tuple(names)
 
@@ -121,12 +122,19 @@ class DistributedResult:
     mfu: float                          # fleet MFU = node MFU x scaling efficiency
     values: Sequence[float] = field(default=(), compare=False)       # every quantity of solve_quantities()
     arguments: Optional[Arguments] = field(default=None, compare=False)
-    layout: tuple = field(default=((), None, False), compare=False, repr=False)   # where the parts sit in values
+    layout: tuple = field(default=((), None, False, ()), compare=False, repr=False)  # where the parts sit in values
 
     @property
     def terms(self) -> Dict[str, float]:
         """The step's terms in reading order, in s (the addends of ``T_sync``)."""
         return {n: float(self.values[i]) for n, i in self.layout[0]}
+
+    @property
+    def memory(self) -> Dict[str, float]:
+        """The memory per accelerator term by term, in B: weights, gradients, optimizer state, activations and
+        buffers (the addends of ``M_acc``; empty for a workload that is not a transformer, whose state mlsysim
+        prices as one sum)."""
+        return {n: float(self.values[i]) for n, i in self.layout[3]}
 
     @property
     def extended(self) -> Optional[Dict[str, float]]:
@@ -180,6 +188,9 @@ class DistributedResult:
             ("throughput", quantity(self.effective_throughput, "1/s")),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')} "
                                        f"({'fits' if n.feasible else 'does not fit'})"),
+            *((f"  {words(name).replace(' per accelerator', '')} {notation.plain(notation.entry(name).latex)}",
+               quantity(b, "B"))
+              for name, b in self.memory.items()),
             ("energy per replica step", quantity(n.energy, "J")),
             ("parallelism", ", ".join(f"{k} {v}" for k, v in p.items())),
         ]
@@ -192,6 +203,7 @@ class DistributedResult:
         skip = ("node_profile", "values", "arguments", "layout")
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         out["terms"] = self.terms
+        out["memory"] = self.memory
         if self.extended is not None:
             out["extended"] = self.extended
         n = self.node_profile
@@ -199,6 +211,13 @@ class DistributedResult:
         if n.feasible:
             out["node_profile"]["offload_spill_bytes"] = None
         return {k: out[k] for k in ("node_profile", *(k for k in out if k != "node_profile"))}
+
+    def plan(self, tokens=None, steps=None, price_per_gpu_hour=None):
+        """How long and how much a run of ``tokens`` (or ``steps``) takes on this configuration: steps, wall-clock
+        time, accelerator-hours, energy and, at a price per accelerator-hour, cost
+        (:func:`mlsysim_sym.planning.plan_of`)."""
+        from .run_costs import plan_of
+        return plan_of(self, tokens, steps, price_per_gpu_hour)
 
     def plot(self, path=None, ax=None):
         """A stacked bar of the step time's terms (:func:`mlsysim_sym.plot.breakdown_chart`; needs
@@ -251,7 +270,7 @@ class DistributedModel:
               straggler_factor: float = 1.0, moe_routing_imbalance_factor: float = 1.0,
               gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = 1,
               sequence_parallel: bool = False, tp_comm_overlap: bool = False,
-              kv_fraction: float = 1.0) -> DistributedResult:
+              kv_fraction: Optional[float] = None) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -308,8 +327,9 @@ class DistributedModel:
             activation split by ``tp``); TP communication overlapped with the GEMMs (``overlap_efficiency`` of
             it hidden).
         kv_fraction
-            Extended model: width of the keys and values over the hidden size (KV heads / heads, in (0, 1]; 1 for
-            multi-head attention, 1/16 for Llama 3 405B): sizes the context-parallel exchange.
+            Extended model: width of the keys and values over the hidden size (``H_KV d_head / d``, > 0; 1 for
+            multi-head attention, 1/16 for Llama 3 405B): sizes the context-parallel exchange. None (the
+            default): an architecture card's own width, else 1.
 
         Returns
         -------
@@ -334,11 +354,12 @@ class DistributedModel:
             naming the argument for a NaN, an infinity, a non-number or a fractional split.
         """
         # the signature is the keyword table's order (a test holds them equal)
-        a = Arguments(as_workload(model), as_fleet(fleet), self.choice, precision, (
+        w = as_workload(model)
+        a = Arguments(w, as_fleet(fleet), self.choice, precision, from_record((
             batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage, is_lora,
             activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor, straggler_factor,
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
-            tp_comm_overlap, kv_fraction))
+            tp_comm_overlap, kv_fraction), w, self.choice))
         return price(a, stacklevel=4)
 
 
@@ -454,11 +475,13 @@ def _layout(variant: Variant):
     model's own outputs ``((field, index), ...)`` (None in mlsysim's model), and whether its CP degree splits
     the replicas."""
     index = {n: i for i, n in enumerate(solve_quantities(variant))}
-    terms = tuple((n, index[n]) for n in build_model(variant).step_terms)
+    m = build_model(variant)
+    terms = tuple((n, index[n]) for n in m.step_terms)
+    memory = tuple((n, index[n]) for n in m.memory_terms)
     if not variant.choice.extended:
-        return terms, None, False
+        return terms, None, False, memory
     own = tuple((k, index[n]) for k, n in EXTENDED_OUTPUTS.items() if n in index)
-    return terms, own, "cp_size" in variant.choice.splits
+    return terms, own, "cp_size" in variant.choice.splits, memory
 
 
 def _result(values, a: Arguments, layout, given) -> DistributedResult:

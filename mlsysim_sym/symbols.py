@@ -119,6 +119,8 @@ class Param:
       :func:`mlsysim_sym.uncertainty` read it); by default from the kind and the sign of the symbol.
     * ``short``: its name in a configuration line (``tp``, ``m``, ``ZeRO``); ``option``: its command-line
       option (``--tp``).
+    * ``record_default``: for a keyword of the extended model, the workload field whose value (an architecture
+      card's) is its default where the call does not set it.
     """
 
     name: str
@@ -141,6 +143,7 @@ class Param:
     range: Optional[Range] = None
     short: Optional[str] = None
     option: Optional[str] = None
+    record_default: Optional[str] = None
 
     def __post_init__(self):
         if self.range is None:
@@ -386,8 +389,27 @@ _keyword("tov", "tp_comm_overlap", False, rf"\chi_{{{T}{{TP-ov}}}}", "1",
          "1 when TP communication overlaps the GEMMs, else 0", "flag", "flag", label="TP overlap", fidelity=_EXT,
          short="TP overlap", option="--tp-overlap")
 _keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
-         "width of the keys and values as a fraction of d (KV heads / heads: 1 for multi-head attention)",
-         rows=C, label="K/V width fraction", fidelity=_EXT, range=Range(0, 1, lo_open=True), short="KV fraction")
+         "width of the keys and values as a fraction of d (H_KV d_head / d: 1 for multi-head attention; an "
+         "architecture card's own where the call does not set it)",
+         rows=C, label="K/V width fraction", fidelity=_EXT, range=Range(0, math.inf, lo_open=True),
+         short="KV fraction", record_default="kv_fraction")
+# what an architecture card gives the extended model (mlsysim_sym.architecture; 0 for a record without a card)
+_field("A_full", "workload", "attention_flops", rf"C_{{{T}{{att}}}}", "flop",
+       "forward attention FLOPs per token per key attended, summed over the layers without a window "
+       "(2 N_heads (d_qk + d_v) per layer)", assume="nonnegative", fallback=0.0, label="attention FLOPs per key",
+       fidelity=_EXT)
+_field("A_win", "workload", "window_attention_flops", rf"C_{{{T}{{att,win}}}}", "flop",
+       "forward attention FLOPs per token per key attended, summed over the layers with a sliding window",
+       assume="nonnegative", fallback=0.0, label="windowed attention FLOPs per key", fidelity=_EXT)
+_field("w_att", "workload", "attention_window", rf"w_{{{T}{{att}}}}", "1", "sliding attention window, in tokens",
+       "count", "count0", fallback=0, label="attention window", fidelity=_EXT)
+_field("chi_causal", "workload", "causal", rf"\chi_{{{T}{{causal}}}}", "1",
+       "1 when a token attends only to the tokens before it, else 0", "count", "count0", fallback=1,
+       label="causal attention", fidelity=_EXT, range=Range(0, 1))
+_field("K_card", "workload", "activation_values", rf"K_{{{T}{{sel,card}}}}", "1",
+       "two-byte activation values a layer keeps per token and hidden unit with selective recomputation, from "
+       "an architecture card (34, Korthikanti's, for a record without one)", fallback=34.0,
+       label="activation values per token and hidden unit", fidelity=_EXT)
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
        992.0, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",

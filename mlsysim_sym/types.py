@@ -7,7 +7,7 @@ read from the bundled JSON catalog without a unit library.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 #: Workload classes of mlsysim that change the computation (docs/contract.md §2.2).
@@ -40,6 +40,17 @@ class Workload:
     hidden_dim: Optional[int] = None
     active_experts_per_token: Optional[int] = None
     denoising_steps: Optional[int] = None
+    # What an architecture card adds (mlsysim_sym.architecture.Architecture.workload); only the extended
+    # model reads them: attention FLOPs per token per key attended, summed over the layers without and with a
+    # sliding window (flop), the window (tokens), 1 for causal attention, the keys' and values' width as a
+    # fraction of hidden_dim, the two-byte activation values a layer keeps per token and hidden unit, and the card.
+    attention_flops: Optional[float] = None
+    window_attention_flops: Optional[float] = None
+    attention_window: Optional[int] = None
+    causal: Optional[int] = None
+    kv_fraction: Optional[float] = None
+    activation_values: Optional[float] = None
+    architecture: Optional[object] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if self.kind not in WORKLOAD_KINDS:
@@ -113,3 +124,9 @@ class Fleet:
     @property
     def total_accelerators(self) -> int:
         return self.count * self.node.accelerators_per_node
+
+
+#: The workload fields an architecture card adds (mlsysim's records have none of them).
+CARD_FIELDS = ("attention_flops", "window_attention_flops", "attention_window", "causal", "kv_fraction",
+               "activation_values", "architecture")
+

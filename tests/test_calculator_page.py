@@ -181,6 +181,10 @@ def _readme_solves():
                     "DistributedModel":
                 fidelity = {k.arg: ast.literal_eval(k.value) for k in node.func.value.keywords}.get("fidelity",
                                                                                                     "mlsysim")
+                # the calculator prices mlsysim's catalog: a call on an architecture card or the modern catalog
+                # (docs/architecture.md) is not one of its links
+                if not all(isinstance(a, ast.Constant) and not str(a.value).startswith("modern/") for a in node.args):
+                    continue
                 kw = {}
                 for k in node.keywords:
                     kw.update(names[k.value.id] if k.arg is None else {k.arg: ast.literal_eval(k.value)})

@@ -53,7 +53,12 @@ def test_counts():
     assert len(others) == 26
     assert len(catalog.workload_names()) == 42
     assert len(catalog.fleet_names()) == 18
-    assert set(catalog.accelerator_names()) == {"NVIDIA H100", "NVIDIA A100", "NVIDIA B200"}
+    assert {catalog.fleet(n).node.accelerator.name for n in catalog.fleet_names()} == {"NVIDIA H100", "NVIDIA A100",
+                                                                                        "NVIDIA B200"}
+    # mlsysim's Hardware registry, flat, as a plan names it (mlsysim eval's _find_flat: the first of a name)
+    assert len(catalog.hardware_names()) == 52 and len(catalog.accelerator_names()) == 52
+    acc, count, nvlink, host = catalog.hardware("GB200_NVL72")
+    assert count == 72 and catalog.hardware("H100")[0].name == "NVIDIA H100"
 
 
 def test_every_entry_loads():

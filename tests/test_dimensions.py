@@ -51,7 +51,9 @@ UNITS = {b: sp.Symbol(f"u_{b}", positive=True) for b in BASE}
 SPECIAL = {"z": 2, "lora": 1, "rc": 1, "ov": 1, "f_s": 1.5, "c": 1.25, "eta_ov": 0.85, "eta": 0.5,
            "B": 143, "n_nodes": 165, "apn": 7, "tp": 7, "pp": 3, "ep": 5, "m": 3, "v": 2,
            # the extended model: N = 1155 = 11 * (7 * 3 * 5) with cp 1 keeps that layout; flags on
-           "cp": 1, "sp": 1, "tov": 1, "kvf": 0.5}
+           "cp": 1, "sp": 1, "tov": 1, "kvf": 0.5,
+           # an architecture card's attention: causal (a 0/1 count), a window shorter than the sequence
+           "chi_causal": 1, "w_att": 2}
 
 
 def _unit_expr(unit):

@@ -34,9 +34,17 @@ def _env():
             + os.environ.get("PATH", ""), "PYTHONWARNINGS": ""}
 
 
+@pytest.fixture(scope="module")
+def reader_dir(tmp_path_factory):
+    """One directory for the guide's shell examples, as a reader's: a file one command writes (a plan), the next
+    reads."""
+    return tmp_path_factory.mktemp("guide")
+
+
 @pytest.mark.parametrize("command, expected", shell_examples(GUIDE.read_text()),
                          ids=lambda x: x[:60] if isinstance(x, str) else "")
-def test_the_shell_examples_print_what_the_guide_shows(command, expected, tmp_path):
+def test_the_shell_examples_print_what_the_guide_shows(command, expected, reader_dir):
+    tmp_path = reader_dir
     p = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=tmp_path, env=_env(),
                        timeout=300)
     assert p.stdout + p.stderr == expected

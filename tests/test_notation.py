@@ -113,10 +113,11 @@ def test_no_two_quantities_share_a_glyph():
     # the clashes the book's registry has within itself are listed for the authors, each a registry macro
     for macro in registry.REGISTRY_CLASHES:
         assert mlsysim.Symbols.get_by_macro(macro) is not None
-    # what the rules catch: n_DP beside N_DP, d beside d_flight
+    # what the rules catch: n_DP beside N_DP, V beside V_flight (d is a family of widths: the hidden size, a
+    # head's, an FFN's; V, the virtual stages, is not one)
     dp = notation.entry("dp")
     fake = notation.Notation("x", r"n_{\text{DP}}", r"\DataParallelDegree", "", "1", "quantity")
     assert "differ only by letter case" in registry.glyph_clashes([dp, fake])[0]
-    hidden = notation.entry("H")
-    fake = notation.Notation("x", r"d_{\text{flight}}", r"\HiddenDimension", "", "1", "quantity")
-    assert "share the letter d" in registry.glyph_clashes([hidden, fake])[0]
+    stages = notation.entry("v")
+    fake = notation.Notation("x", r"V_{\text{flight}}", r"\VirtualPipelineStagesPerDevice", "", "1", "quantity")
+    assert "share the letter V" in registry.glyph_clashes([stages, fake])[0]

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlsysim_sym.catalog import build_catalog, from_mlsysim, mlsysim_registry  # noqa: E402
+from mlsysim_sym.catalog import build_catalog, convert_hardware, from_mlsysim, mlsysim_registry  # noqa: E402
 
 DEFAULT_OUTPUT = ROOT / "mlsysim_sym" / "data" / "catalog.json"
 
@@ -34,8 +34,9 @@ def export() -> dict:
         reg = mlsysim_registry()
         workloads = {k: (cat, from_mlsysim(obj)) for k, (cat, obj) in reg["workloads"].items()}
         fleets = {k: from_mlsysim(obj) for k, obj in reg["fleets"].items()}
+        hardware = {k: convert_hardware(obj) for k, obj in reg["hardware"].items()}
     source = {"package": "mlsysim", "version": getattr(mlsysim, "__version__", "unknown")}
-    return build_catalog(workloads, fleets, source=source)
+    return build_catalog(workloads, fleets, source=source, hardware=hardware)
 
 
 def dumps(catalog: dict) -> str:

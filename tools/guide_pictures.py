@@ -18,6 +18,9 @@ def shell_examples(text: str) -> List[Tuple[str, str]]:
     for block in re.findall(r"```console\n(.*?)```", text, re.S):
         for chunk in re.split(r"^\$ ", block, flags=re.M)[1:]:
             command, _, expected = chunk.partition("\n")
+            if command.rstrip().endswith("<< 'EOF'"):      # a here-document: the command runs through EOF
+                body, _, expected = expected.partition("\nEOF\n")
+                command = f"{command}\n{body}\nEOF"
             out.append((command, expected))
     return out
 

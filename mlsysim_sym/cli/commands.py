@@ -115,6 +115,41 @@ def cmd_required(args) -> int:
     return 0
 
 
+def cmd_plan(args) -> int:
+    from ..arguments import arguments
+    from ..planning import accelerators_to_finish
+    from ..run_costs import plan_of
+    from ..solver import price
+    s = setup(args)
+    kw = single(s.kwargs)
+    if (args.tokens is None) == (args.steps is None):
+        raise UsageError("--tokens or --steps: give one of them (the run's training tokens, or its steps)")
+    if args.days is not None and args.tokens is None:
+        raise UsageError("--days: needs --tokens (the nodes that finish a token budget in time)")
+    try:
+        p = plan_of(price(arguments(s.model, s.fleet, kw, caller="plan", choice=s.choice)), tokens=args.tokens,
+                    steps=args.steps, price_per_gpu_hour=args.price)
+    except ValueError as e:
+        text = str(e)
+        flag = next((f for f in ("tokens", "steps", "price") if text.startswith(f)), None)
+        raise UsageError(f"--{flag}: {text}" if flag else text) from None
+    need = None
+    if args.days is not None:
+        if not args.days > 0:
+            raise UsageError(f"--days: must be a number > 0, got {args.days:g}")
+        need = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **kw, **model_kwargs(s))
+    if args.json:
+        _json({**p.to_dict(), "configuration": arguments(s.model, s.fleet, kw, caller="plan",
+                                                         choice=s.choice).to_dict(),
+               **({"nodes_to_finish": need.to_dict()} if need is not None else {})})
+    elif not args.quiet:
+        print(p)
+        if need is not None:
+            print(f"\nnodes to finish {args.tokens:.4g} tokens in {args.days:g} days (runnable layouts only):")
+            print(need.text(configuration=False))
+    return 0
+
+
 def cmd_equations(args) -> int:
     from .. import notation
     from ..model import Variant, build_model
@@ -169,27 +204,38 @@ def cmd_equations(args) -> int:
 
 
 def cmd_list(args) -> int:
+    from .. import modern
     from ..display import number, quantity, text_table
-    ws = [(n, catalog.workload(n)) for n in catalog.workload_names()]
-    fs = [(n, catalog.fleet(n)) for n in catalog.fleet_names()]
+    ws = [(n, catalog.workload(n), "mlsysim 0.3.0") for n in catalog.workload_names()]
+    ws += [(n, modern.workload(n), "modern") for n in modern.architecture_names()]
+    fs = [(n, catalog.fleet(n), "mlsysim 0.3.0") for n in catalog.fleet_names()]
+    fs += [(n, modern.fleet(n), "modern") for n in modern.fleet_names()]
     if args.json:
-        _json({"workloads": [{"name": n, "title": w.name, "kind": w.kind, "parameters": w.parameters,
-                              "layers": w.layers, "hidden_dim": w.hidden_dim} for n, w in ws],
-               "fleets": [{"name": n, "title": f.name, "accelerators": f.total_accelerators,
+        _json({"workloads": [{"name": n, "catalog": c, "title": w.name, "kind": w.kind, "parameters": w.parameters,
+                              "active_parameters": w.active_parameters, "layers": w.layers,
+                              "hidden_dim": w.hidden_dim} for n, w, c in ws],
+               "fleets": [{"name": n, "catalog": c, "title": f.name, "accelerators": f.total_accelerators,
                            "accelerator": f.node.accelerator.name, "accelerators_per_node":
                            f.node.accelerators_per_node, "fabric_bandwidth": f.fabric.bandwidth,
-                           "intra_node_bw": f.node.intra_node_bw} for n, f in fs]})
+                           "intra_node_bw": f.node.intra_node_bw} for n, f, c in fs]})
         return 0
-    print("workloads (--model)")
-    print("\n".join(text_table(
-        [(n, w.kind.replace("_", " "), _count(w.parameters), number(w.layers),
-          number(w.hidden_dim)) for n, w in ws], ("name", "kind", "parameters", "layers", "hidden"),
-        indent="  ", align="llrrr")))
-    print("\nclusters (--fleet)")
-    print("\n".join(text_table(
-        [(n, f"{f.total_accelerators:,}", f.node.accelerator.name, str(f.node.accelerators_per_node),
-          quantity(f.node.intra_node_bw, "B/s"), quantity(f.fabric.bandwidth, "B/s")) for n, f in fs],
-        ("name", "GPUs", "accelerator", "per node", "NVLink", "fabric per GPU"), indent="  ", align="lrlrrr")))
+    for title, catalog_name in (("mlsysim 0.3.0's registry", "mlsysim 0.3.0"),
+                                ("the modern catalog (cited sources: mlsysim_sym/data/modern.json)", "modern")):
+        print(f"workloads (--model), {title}")
+        print("\n".join(text_table(
+            [(n, w.kind.replace("_", " "), _count(w.parameters), _count(w.active_parameters), number(w.layers),
+              number(w.hidden_dim)) for n, w, c in ws if c == catalog_name],
+            ("name", "kind", "parameters", "active", "layers", "hidden"), indent="  ", align="llrrrr")))
+        print()
+    for title, catalog_name in (("mlsysim 0.3.0's registry", "mlsysim 0.3.0"), ("the modern catalog", "modern")):
+        print(f"clusters (--fleet), {title}")
+        print("\n".join(text_table(
+            [(n, f"{f.total_accelerators:,}", f.node.accelerator.name, str(f.node.accelerators_per_node),
+              quantity(f.node.intra_node_bw, "B/s"), quantity(f.fabric.bandwidth, "B/s"))
+             for n, f, c in fs if c == catalog_name],
+            ("name", "GPUs", "accelerator", "per node", "NVLink", "fabric per GPU"), indent="  ", align="lrlrrr")))
+        print()
+    print("or a plan file: --model PLAN.yaml (mlsysim eval's format, or an architecture card; docs/files.md)")
     return 0
 
 
@@ -203,4 +249,5 @@ def _count(x) -> str:
 
 COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search": cmd_search,
                                  "uncertainty": cmd_uncertainty, "required": cmd_required,
-                                 "sensitivity": cmd_sensitivity, "equations": cmd_equations, "list": cmd_list}
+                                 "sensitivity": cmd_sensitivity, "equations": cmd_equations, "list": cmd_list,
+                                 "plan": cmd_plan}

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from .. import catalog
+from .. import catalog, files, modern
 from ..arguments import settable
 from ..mechanisms import ModelChoice
 from ..symbols import Kind, Param, keywords
@@ -155,17 +155,40 @@ def setup(args, example: bool = True) -> Setup:
     if example and not given and args.model is None and args.fleet is None:
         kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
         return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, choice, "the bundled example")
-    kw = {"batch_size": BASE["batch_size"], **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
-    model, fleet = args.model or BASE["model"], args.fleet or BASE["fleet"]
+    model, fleet = args.model, args.fleet
+    from_files: Dict[str, object] = {}
+    for name in dict.fromkeys(x for x in (model, fleet) if files.is_file_name(x)):
+        doc = files.load(name)          # a bad file: one line naming it and the field
+        from_files.update(doc.keywords)
+        if name == model and fleet is None and doc.fleet is not None:
+            fleet = name                # a plan: its hardware is the fleet
+        if name == fleet and model is None and doc.workload is not None:
+            model = name
+    model, fleet = model or BASE["model"], fleet or BASE["fleet"]
     check_names(model, fleet)
+    kw = {"batch_size": BASE["batch_size"], **from_files,
+          **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
     return Setup(model, fleet, kw, choice)
 
 
+#: What ``--model`` and ``--fleet`` name: the words, the names of each catalog, and what a plan file gives.
+_NAMES = {"--model": ("workload", lambda: catalog.workload_names(), lambda: modern.architecture_names(), "workload",
+                      "give workload.name or an architecture: section"),
+          "--fleet": ("fleet", lambda: catalog.fleet_names(), lambda: modern.fleet_names(), "fleet",
+                      "give a hardware: section")}
+
+
 def check_names(model: str, fleet: str) -> None:
-    if model not in catalog.workload_names():
-        raise UsageError(f"--model: unknown workload {model!r}; see: mlsysim-sym list")
-    if fleet not in catalog.fleet_names():
-        raise UsageError(f"--fleet: unknown fleet {fleet!r}; see: mlsysim-sym list")
+    """A catalog name (mlsysim's, or the modern catalog's ``modern/...``) or a plan file, for each."""
+    for flag, name in (("--model", model), ("--fleet", fleet)):
+        what, mlsysim_names, modern_names, part, hint = _NAMES[flag]
+        if not files.is_file_name(name):
+            known = modern_names() if name.startswith(modern.PREFIX) else mlsysim_names()
+            if name not in known:
+                raise UsageError(f"{flag}: unknown {what} {name!r}; see: mlsysim-sym list (or give a plan file: "
+                                 "docs/files.md)")
+        elif getattr(files.load(name), part) is None:
+            raise UsageError(f"{flag}: {name}: no {part}: {hint}")
 
 
 def model_kwargs(s: Setup) -> Dict[str, object]:

@@ -42,8 +42,12 @@ def _help(o: Option, many: bool) -> str:
 
 def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> None:
     g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default)")
-    g.add_argument("--model", help=f"catalog workload (default {BASE['model']}; see: mlsysim-sym list)")
-    g.add_argument("--fleet", help=f"catalog cluster (default {BASE['fleet']}; see: mlsysim-sym list)")
+    g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
+                   "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "
+                   "card; its hardware is the fleet and its batch, sequence, precision and efficiency the "
+                   "defaults; docs/files.md)")
+    g.add_argument("--fleet", help=f"catalog cluster (mlsysim's, or modern/...; default {BASE['fleet']}; see: "
+                   "mlsysim-sym list), or a plan file's hardware")
     g.add_argument("--fidelity", choices=FIDELITIES, help="the model: mlsysim (mlsysim 0.3.0's, exactly; "
                    "the default) or extended (its mechanisms added: docs/extended.md)")
     g.add_argument("--without", metavar="NAME,...", help="extended model: mechanisms priced as mlsysim prices "
@@ -113,6 +117,14 @@ def parser() -> argparse.ArgumentParser:
                    help="the output at least or at most the target (default: from the configuration: an output "
                         "below the target must rise to it)")
     c.add_argument("--book", action="store_true", help="print the closed form with the book's macros")
+    c = command("plan", "how long and how much: the steps, days, GPU-hours, energy and cost of a token budget on "
+                "the configuration; with --days, the nodes that finish it in time")
+    c.add_argument("--tokens", type=float, metavar="N", help="training tokens of the run (e.g. 15e12)")
+    c.add_argument("--steps", type=int, metavar="K", help="optimizer steps of the run (instead of --tokens)")
+    c.add_argument("--price", type=float, metavar="USD", help="price of one accelerator for one hour, in US "
+                   "dollars (e.g. 2.5): adds the cost")
+    c.add_argument("--days", type=float, metavar="D", help="also answer: how many nodes (runnable layouts only) "
+                   "finish the tokens in D days, at this batch and split")
     e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
                        description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them")
     e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "

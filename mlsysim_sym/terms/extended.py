@@ -97,14 +97,15 @@ def unsplit_share(tp, seq_parallel):
     return select(sp.Eq(seq_parallel, 1), 1 / tp, 1)
 
 
-def activation_values(tp, rc, whole):
+def activation_values(tp, rc, whole, k_sel=sym.K_sel):
     """Korthikanti et al. (2022), Table 2: two-byte activation values one layer keeps per token and hidden
     unit on one TP rank. Selective recomputation ``10 + 24 / t`` (``34 / t`` with sequence parallelism), full
     recomputation ``2`` (``2 / t``): the 10 (LayerNorm inputs, dropout masks, residual) and the full-recompute
-    2 are held whole on every TP rank unless the sequence is split too."""
+    2 are held whole on every TP rank unless the sequence is split too. ``k_sel``: the 34 of selective
+    recomputation, or an architecture card's own (:mod:`mlsysim_sym.shape`, ``K_layer``)."""
     # written with indicators, not Piecewise: the memory enters the fits-in-HBM condition, and sympy would fold
     # a Piecewise out of it into every branch of the roofline. ``whole``: :func:`unsplit_share`.
-    split = sym.K_sel - 10                     # 24: the inputs of the TP-split GEMMs
+    split = k_sel - 10                         # 24: the inputs of the TP-split GEMMs (an architecture card's own)
     return select(sp.Eq(rc, 1), sym.K_full * whole, 10 * whole + split / tp)
 
 
@@ -147,3 +148,23 @@ def pipeline_send(lb, s, H, bpp, tp, m, beta, alpha):
 def exposed_tp(t_tp, tov):
     """TP communication left on the critical path: ``(1 - eta_ov)`` of it when it overlaps the GEMMs."""
     return sp.Piecewise((t_tp * (1 - sym.eta_ov), sp.Eq(tov, 1)), (t_tp, True))
+
+
+def attention_keys(S, causal):
+    """Keys one query attends, on average, in a layer without a window: ``S`` , or ``S / 2`` when attention is
+    causal (a query attends the tokens before it; the ``+ 1/2`` dropped, as Megatron-LM drops it)."""
+    return S * (1 - causal / sp.Integer(2))
+
+
+def window_keys(S, w, causal):
+    """Keys one query attends, on average, in a layer with a sliding window of ``w`` tokens: the whole layer's
+    when the window covers the sequence; else ``w`` less, when causal, the ``w^2 / (2S)`` the first ``w`` queries
+    cannot reach."""
+    return sp.Piecewise((attention_keys(S, causal), w >= S), (w - causal * w ** 2 / (2 * S), True))
+
+
+def attention_flops(full, windowed, S, w, causal):
+    """Forward attention FLOPs per token (the scores and the weighted sum over the keys attended): the FLOPs per
+    key of the layers without a window times their keys, and the windowed layers' likewise."""
+    return full * attention_keys(S, causal) + windowed * window_keys(S, w, causal)
+

@@ -96,13 +96,13 @@ def layers_per_stage(L, p):
     return sp.Max(1, CeilDiv(L, p))
 
 
-def activation_bytes(Ls, s, mb, H, bpp, tp, rc):
+def activation_bytes(Ls, s, mb, H, bpp, tp, rc, k_sel=sym.K_sel):
     """Korthikanti activations: ``Ls * K * s * mb * d * s_elem/2 / N_TP``.
 
     ``K`` is 2 with full recomputation, 34 with selective; dividing by the TP
     degree is sequence parallelism (a no-op for ``N_TP = 1``).
     """
-    K = select(sp.Eq(rc, 1), sym.K_full, sym.K_sel)
+    K = select(sp.Eq(rc, 1), sym.K_full, k_sel)
     return Ls * K * s * mb * H * (bpp / 2) / tp
 
 

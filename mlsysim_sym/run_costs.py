@@ -1,0 +1,158 @@
+r"""How long and how much a run costs: a token budget (or a number of steps) on one priced step, as sympy
+expressions.
+
+A configuration's step (:func:`mlsysim_sym.solve`) prices ``B S`` tokens in ``T_step``. A run of ``D`` tokens
+takes ``K = ceil(D / (B S))`` steps, and:
+
+* wall-clock time ``T_train = K T_step``;
+* accelerator-hours ``K T_step N / 3600``;
+* energy ``E_train = K N_DP E_rep``: the model's own energy per step, mlsysim's replica energy (TDP times the
+  idle share plus the dynamic share at the replica's HFU, over its roofline step) times the replicas; the time a
+  step spends communicating is not charged beyond it, as mlsysim does not;
+* cost ``C_train`` at a price per accelerator-hour.
+
+:data:`PLAN` holds these expressions (printable in the book's notation: ``\TrainingStepCount``,
+``\TrainingTime``, ``\TrainingCost``, ``\AcceleratorHourlyPrice``); :func:`plan_of` evaluates them at a
+priced step (``DistributedResult.plan``). The entry points that price the step first are
+:mod:`mlsysim_sym.planning`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, Optional
+
+import sympy as sp
+
+from . import notation
+from .display import quantity, text_table, wrap
+from .model import Variant, build_model
+from .symbols import sym
+
+T = r"\text"
+_PLAN_SYMBOLS = (
+    ("D_tok", rf"D_{{{T}{{tok}}}}", None, "tokens to train on", "1", {"positive": True}),
+    ("K_steps", "K", r"\TrainingStepCount", "optimizer steps of the run", "1", {"integer": True, "positive": True}),
+    ("R_hour", rf"R_{{{T}{{GPU/hr}}}}", r"\AcceleratorHourlyPrice", "price of one accelerator for one hour", "$",
+     {"nonnegative": True}),
+)
+for _name, _latex, _book, _meaning, _unit, _assume in _PLAN_SYMBOLS:
+    notation.declare(_name, _latex, _meaning, _unit, "plan", _book)
+_S = {row[0]: notation.symbol(row[0], **row[5]) for row in _PLAN_SYMBOLS}
+
+_PLAN_QUANTITIES = (
+    ("T_train", rf"T_{{{T}{{train}}}}", r"\TrainingTime", "s", "wall-clock time of the run"),
+    ("H_acc", rf"H_{{{T}{{GPU}}}}", None, "h", "accelerator-hours of the run"),
+    ("E_train", rf"E_{{{T}{{train}}}}", None, "J", "energy of the run (the model's energy per step)"),
+    ("C_train", rf"C_{{{T}{{train}}}}", r"\TrainingCost", "$", "cost of the run at the price per accelerator-hour"),
+)
+for _name, _latex, _book, _unit, _meaning in _PLAN_QUANTITIES:
+    notation.declare(_name, _latex, _meaning, _unit, "plan", _book)
+
+
+def model_symbols() -> Dict[str, sp.Symbol]:
+    m = build_model(Variant())
+    return {n: m.quantity(n).symbol for n in ("T_step", "N", "dp", "energy")}
+
+
+def steps_for(tokens) -> sp.Basic:
+    """``K = ceil(D / (B S))``: the steps that train on ``tokens`` (a number or the symbol ``D``)."""
+    return sp.ceiling(tokens / (sym.B * sym.s))
+
+
+def _plan() -> Dict[str, sp.Basic]:
+    q, K, R = model_symbols(), _S["K_steps"], _S["R_hour"]
+    t_train = K * q["T_step"]
+    hours = t_train * q["N"] / 3600
+    return {"K_steps": steps_for(_S["D_tok"]), "T_train": t_train, "H_acc": hours,
+            "E_train": K * q["dp"] * q["energy"], "C_train": hours * R}
+
+
+#: The plan's expressions, by name (in the step model's quantities and parameters, ``K``, ``D`` and the price).
+PLAN: Dict[str, sp.Basic] = _plan()
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """A run on one configuration: ``tokens`` (None when it was given in steps), ``steps``, ``step_time`` (s),
+    ``wall_time`` (s), ``accelerator_hours``, ``energy`` (J), ``cost`` (None without a price), the ``price`` per
+    accelerator-hour, and the configuration it describes."""
+
+    configuration: str
+    tokens: Optional[float]
+    tokens_per_step: int
+    steps: int
+    step_time: float
+    accelerators: int
+    wall_time: float
+    accelerator_hours: float
+    energy: float
+    price: Optional[float]
+    cost: Optional[float]
+
+    @property
+    def days(self) -> float:
+        return self.wall_time / 86400
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"configuration": self.configuration, "tokens": self.tokens, "tokens_per_step": self.tokens_per_step,
+                "steps": self.steps, "step_time": self.step_time, "accelerators": self.accelerators,
+                "wall_time": self.wall_time, "days": self.days, "accelerator_hours": self.accelerator_hours,
+                "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
+                "cost": self.cost}
+
+    def _rows(self):
+        rows = []
+        if self.tokens is not None:
+            rows.append(("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)"))
+        rows += [("steps K", f"{self.steps:,}"),
+                 ("step time T_step", quantity(self.step_time, "s")),
+                 ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {self.days:,.1f} days"),
+                 ("accelerator-hours H_GPU", f"{self.accelerator_hours:,.0f} GPU-h on {self.accelerators:,} GPUs"),
+                 ("energy E_train", f"{self.energy / 3.6e9:,.1f} MWh (the model's energy per step)")]
+        if self.cost is not None:
+            rows.append(("cost C_train", f"${self.cost:,.0f} at ${self.price:g} per GPU-hour"))
+        return rows
+
+    def __str__(self) -> str:
+        return "\n".join(wrap(f"configuration: {self.configuration}", "", 98) + text_table(self._rows(), indent="  "))
+
+    __repr__ = __str__
+
+
+def positive(name: str, v, whole: bool = False) -> float:
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+    if ok and whole:
+        ok = float(v).is_integer()
+    if not ok:
+        raise ValueError(f"{name} must be {'a whole number >= 1' if whole else 'a finite number > 0'}, got {v!r}")
+    return v
+
+
+def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> TrainingPlan:
+    """The plan of a run of ``tokens`` (or ``steps``) on the configuration ``result`` prices (a
+    :class:`~mlsysim_sym.solver.DistributedResult`), at a price per accelerator-hour when given."""
+    if (tokens is None) == (steps is None):
+        raise ValueError("give tokens (the run's training tokens) or steps (its optimizer steps), one of them")
+    if price_per_gpu_hour is not None and not (isinstance(price_per_gpu_hour, (int, float))
+                                               and not isinstance(price_per_gpu_hour, bool)
+                                               and math.isfinite(price_per_gpu_hour) and price_per_gpu_hour >= 0):
+        raise ValueError(f"price_per_gpu_hour must be a finite number >= 0, got {price_per_gpu_hour!r}")
+    a = result.arguments
+    batch, seq = int(a["batch_size"]), int(a["seq_len"])
+    per_step = batch * seq
+    q = model_symbols()
+    values = {q["T_step"]: result.step_latency_total, q["N"]: a.accelerators, q["dp"]: result.parallelism["dp"],
+              q["energy"]: result.node_profile.energy, sym.B: batch, sym.s: seq,
+              _S["R_hour"]: price_per_gpu_hour if price_per_gpu_hour is not None else 0}
+    if tokens is not None:
+        positive("tokens", tokens)
+        values[_S["D_tok"]] = sp.Integer(int(tokens)) if float(tokens).is_integer() else sp.Float(tokens)
+        k = int(PLAN["K_steps"].xreplace(values))
+    else:
+        k = int(positive("steps", steps, whole=True))
+    values[_S["K_steps"]] = k
+    num = {n: float(PLAN[n].xreplace(values)) for n in ("T_train", "H_acc", "E_train", "C_train")}
+    return TrainingPlan(result.configuration, None if tokens is None else float(tokens), per_step, k,
+                        result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
+                        price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"])

@@ -1,0 +1,238 @@
+"""Records from files (docs/files.md): mlsysim eval's plan read as it is, the extension (architecture cards, full
+hardware records) in YAML and TOML, through Python and the command line; bad files answer one line, exit 2."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mlsysim_sym import DistributedModel, files, search, sweep
+
+PLAN = """\
+version: "1"
+name: llama70b-on-h100
+workload: {name: Llama3_70B, batch_size: 256, seq_len: 4096}
+hardware:
+  name: H100
+  node_count: 32
+  accelerators_per_node: 8
+  fabric_bandwidth: 50 GB/s
+  precision: bf16
+  efficiency: 0.45
+ops: {region: US_Avg, duration_days: 30}
+"""
+
+# a 13B-class model with grouped-query attention (Mistral NeMo 12B's shape) on 64 B200 nodes described in full
+CARD_YAML = """\
+version: "1"
+name: my-13b-on-b200
+workload: {name: my-13b, batch_size: 512, seq_len: 8192}
+architecture: {layers: 40, hidden: 5120, heads: 32, kv_heads: 8, head_dim: 128, ffn: 14336, vocab: 131072}
+hardware:
+  node_count: 64
+  accelerators_per_node: 8
+  intra_node_bw: 900 GB/s
+  precision: bf16
+  accelerator:
+    name: B200
+    peak_flops: 2250 TFLOP/s
+    memory_capacity: 180 GiB
+    memory_bandwidth: 7.7 TB/s
+    tdp: 1000 W
+    precision_flops: {bf16: 2250 TFLOP/s, fp8: 4500 TFLOP/s}
+  fabric: {name: ConnectX-7, bandwidth: 400 Gb/s, latency: 5 us}
+"""
+
+CARD_TOML = """\
+version = "1"
+name = "my-13b-on-b200"
+
+[workload]
+name = "my-13b"
+batch_size = 512
+seq_len = 8192
+
+[architecture]
+layers = 40
+hidden = 5120
+heads = 32
+kv_heads = 8
+head_dim = 128
+ffn = 14336
+vocab = 131072
+
+[hardware]
+node_count = 64
+accelerators_per_node = 8
+intra_node_bw = "900 GB/s"
+precision = "bf16"
+
+[hardware.accelerator]
+name = "B200"
+peak_flops = "2250 TFLOP/s"
+memory_capacity = "180 GiB"
+memory_bandwidth = "7.7 TB/s"
+tdp = "1000 W"
+precision_flops = { bf16 = "2250 TFLOP/s", fp8 = "4500 TFLOP/s" }
+
+[hardware.fabric]
+name = "ConnectX-7"
+bandwidth = "400 Gb/s"
+latency = "5 us"
+"""
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "mlsysim_sym", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_an_mlsysim_plan_builds_the_fleet_mlsysim_eval_builds(tmp_path):
+    pytest.importorskip("mlsysim")
+    import yaml
+    from mlsysim.cli.schemas import MlsysPlanSchema
+
+    from tests.mlsysim_oracle import compare, flatten, mlsysim_solve
+    path = _write(tmp_path, "plan.yaml", PLAN)
+    theirs = MlsysPlanSchema.model_validate(yaml.safe_load(PLAN))
+    doc = files.load(path)
+    assert doc.keywords == {"batch_size": 256, "seq_len": 4096, "precision": "bf16", "efficiency": 0.45}
+    kw = dict(doc.keywords, tp_size=8, pp_size=4, microbatch_count=8)
+    ours = flatten(DistributedModel().solve(path, path, **kw))
+    assert compare(ours, mlsysim_solve(theirs.model_obj, theirs.fleet_obj, **kw)) == []
+
+
+def test_the_gb200_rack_is_one_72_gpu_node_as_mlsysim_eval_reads_it(tmp_path):
+    path = _write(tmp_path, "gb200.yaml", PLAN.replace("name: H100\n  node_count: 32\n  accelerators_per_node: 8",
+                                                       "name: GB200_NVL72\n  accelerators: 1152"))
+    f = files.fleet(path)
+    # mlsysim's Hardware.GB200_NVL72 has accelerator_count 72: 16 nodes of 72
+    assert (f.count, f.node.accelerators_per_node) == (16, 72)
+
+
+@pytest.mark.parametrize("name,text", [("card.yaml", CARD_YAML), ("card.toml", CARD_TOML)])
+def test_an_architecture_card_and_a_full_hardware_record(tmp_path, name, text):
+    path = _write(tmp_path, name, text)
+    doc = files.load(path)
+    w, f = doc.workload, doc.fleet
+    # Mistral NeMo 12B's shape: 12,247,782,400 parameters (docs/architecture.md)
+    assert w.parameters == 12_247_782_400 and w.architecture.kv_heads == 8
+    acc = f.node.accelerator
+    assert (acc.peak_flops, acc.memory_capacity, acc.memory_bandwidth) == (2.25e15, 180 * 2 ** 30, 7.7e12)
+    assert acc.flops_for("fp8") == 4.5e15
+    assert (f.count, f.node.intra_node_bw, f.fabric.bandwidth, f.fabric.latency) == (64, 900e9, 50e9, 5e-6)
+    kw = dict(doc.keywords, tp_size=4, pp_size=2, microbatch_count=16)
+    r = DistributedModel().solve(path, path, **kw)
+    same = DistributedModel().solve(w, f, **kw)
+    assert r.mfu == same.mfu and 0.1 < r.mfu < 0.7
+
+
+def test_files_through_sweep_and_search(tmp_path):
+    path = _write(tmp_path, "plan.yaml", PLAN)
+    s = sweep(path, path, batch_size=256, tp_size=[4, 8], pp_size=4, microbatch_count=8, seq_len=4096,
+              precision="bf16")
+    one = DistributedModel().solve(path, path, batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+                                   seq_len=4096, precision="bf16")
+    assert s.values["mfu"][1] == pytest.approx(one.mfu, rel=1e-12)
+    best = search(path, path, 256, top_k=1, seq_len=4096, precision="bf16")
+    b = best.best
+    again = DistributedModel().solve(path, path, batch_size=256, seq_len=4096, precision="bf16", **b.config)
+    assert b.result.mfu == pytest.approx(again.mfu, rel=1e-12) and b.result.mfu > 0.2
+
+
+def test_the_cli_prices_a_plan_and_a_card(tmp_path):
+    plan = _write(tmp_path, "plan.yaml", PLAN)
+    r = _cli("solve", "--model", plan, "--tp", "8", "--pp", "4", "--microbatches", "8", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    # the plan's batch, sequence, precision and efficiency are the defaults
+    c = out["configuration"]
+    assert (c["batch_size"], c["seq_len"], c["precision"], c["efficiency"]) == (256, 4096, "bf16", 0.45)
+    one = DistributedModel().solve(plan, plan, batch_size=256, seq_len=4096, precision="bf16", efficiency=0.45,
+                                   tp_size=8, pp_size=4, microbatch_count=8)
+    assert out["mfu"] == pytest.approx(one.mfu, rel=1e-12)
+    card = _write(tmp_path, "card.yaml", CARD_YAML)
+    r = _cli("solve", "--model", card, "--fleet", card, "--tp", "4", "--pp", "2", "--microbatches", "16",
+             "--fidelity", "extended")
+    assert r.returncode == 0, r.stderr
+    assert "my-13b" in r.stdout and "step time" in r.stdout
+
+
+BAD = [
+    ("missing.yaml", None, "cannot read the file"),
+    ("broken.yaml", "workload: {name: Llama3_70B\n", "not valid YAML"),
+    ("notplan.yaml", "- 1\n- 2\n", "expected a mapping of sections"),
+    ("extra.yaml", PLAN + "colour: blue\n", "colour: unknown section; a plan has version, name, workload"),
+    ("model.yaml", PLAN.replace("Llama3_70B", "Llama9_70B"), "workload.name: unknown workload 'Llama9_70B'"),
+    ("hw.yaml", PLAN.replace("name: H100", "name: H1000"), "hardware.name: unknown hardware 'H1000'"),
+    ("bw.yaml", PLAN.replace("50 GB/s", "fast"), "hardware.fabric_bandwidth: expected a bandwidth such as"),
+    ("eff.yaml", PLAN.replace("0.45", "1.5"), "hardware.efficiency: must be a number in (0, 1], got 1.5"),
+    ("nodes.yaml", PLAN.replace("  accelerators_per_node: 8\n", ""),
+     "hardware.node_count: requires hardware.accelerators_per_node"),
+    ("card.yaml", CARD_YAML.replace("kv_heads: 8", "kv_heads: 5"), "architecture: kv_heads must divide heads (32), "
+                                                                   "got 5"),
+    ("card2.yaml", CARD_YAML.replace("vocab: 131072", "vocab: 131072, experts_n: 8"),
+     "architecture.experts_n: unknown field; an architecture card has name, layers"),
+    ("acc.toml", CARD_TOML.replace('memory_capacity = "180 GiB"', 'memory_capacity = "180 parsecs"'),
+     "hardware.accelerator.memory_capacity: expected a size such as '80 GiB'"),
+    ("toml.toml", "version = \n", "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("name,text,words", BAD, ids=[b[0] for b in BAD])
+def test_a_bad_file_is_one_line_naming_the_file_and_the_field(tmp_path, name, text, words):
+    path = str(tmp_path / name) if text is None else _write(tmp_path, name, text)
+    r = _cli("solve", "--model", path)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and not r.stdout, r.stderr
+    assert lines[0].startswith(f"mlsysim-sym: error: {path}: "), lines[0]
+    assert words in lines[0], lines[0]
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        DistributedModel().solve(path, "Research_256")
+
+
+def test_magnitudes_read_units_and_never_evaluate():
+    assert files.magnitude("400 Gb/s", "bandwidth", "x") == 50e9
+    assert files.magnitude("400 Gbps", "bandwidth", "x") == 50e9
+    assert files.magnitude("3.35 TB/s", "bandwidth", "x") == 3.35e12
+    assert files.magnitude("80 GiB", "bytes", "x") == 80 * 2 ** 30
+    assert files.magnitude("1.2 kW", "power", "x") == 1200.0
+    assert files.magnitude(5e-6, "time", "x") == 5e-6
+    for bad in ("__import__('os')", "2**10 GB", "1e400 B", "-5 GB"):
+        with pytest.raises(ValueError, match="x: "):
+            files.magnitude(bad, "bytes", "x")
+
+
+def test_list_shows_both_catalogs():
+    r = _cli("list", "--json")
+    out = json.loads(r.stdout)
+    cats = {(w["name"], w["catalog"]) for w in out["workloads"]}
+    assert ("Llama3_70B", "mlsysim 0.3.0") in cats and ("modern/DeepSeek-V3", "modern") in cats
+    assert ("modern/GB200-NVL72-1152", "modern") in {(f["name"], f["catalog"]) for f in out["fleets"]}
+    text = _cli("list").stdout
+    assert "the modern catalog" in text and "modern/Qwen3-30B-A3B" in text
+
+
+def test_the_documented_examples_read_and_price(tmp_path):
+    # every YAML and TOML block of docs/files.md is a plan this package reads
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "files.md").read_text()
+    blocks = re.findall(r"```(yaml|toml)\n(.*?)```", text, re.S)
+    assert len(blocks) == 3
+    for i, (fmt, body) in enumerate(blocks):
+        path = _write(tmp_path, f"doc{i}.{fmt}", body)
+        doc = files.load(path)
+        kw = dict(doc.keywords, tp_size=8, pp_size=1 if doc.workload.kind == "sparse_transformer" else 4,
+                  microbatch_count=8, ep_size=8 if doc.workload.kind == "sparse_transformer" else 1)
+        r = DistributedModel(fidelity="extended").solve(path, path, **kw)
+        assert r.step_latency_total > 0
+    # the DeepSeek-V3-shaped card is DeepSeek-V3's: 671.03B parameters
+    dsv3 = files.load(str(tmp_path / "doc2.toml")).workload
+    assert dsv3.parameters == 671_026_404_352 and dsv3.architecture.attention == "mla"

@@ -1,0 +1,100 @@
+"""How long and how much (mlsysim_sym.planning), and the memory per accelerator term by term."""
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from mlsysim_sym import DistributedModel
+from mlsysim_sym.planning import PLAN, accelerators_to_finish, plan
+
+KW = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+
+
+def test_a_token_budget_worked_by_hand():
+    r = DistributedModel().solve("Llama3_70B", "Research_256", **KW)
+    p = r.plan(tokens=1e12, price_per_gpu_hour=2.5)
+    # 256 samples of 2048 tokens a step: ceil(1e12 / 524,288) = ceil(1,907,348.6) = 1,907,349 steps
+    assert p.tokens_per_step == 524_288 and p.steps == 1_907_349
+    assert p.wall_time == pytest.approx(1_907_349 * r.step_latency_total, rel=1e-12)
+    assert p.accelerator_hours == pytest.approx(p.wall_time * 256 / 3600, rel=1e-12)
+    # the model's energy per step: 8 replicas, each its roofline step's energy
+    assert p.energy == pytest.approx(1_907_349 * 8 * r.node_profile.energy, rel=1e-12)
+    assert p.cost == pytest.approx(2.5 * p.accelerator_hours, rel=1e-12)
+    assert p.days == pytest.approx(p.wall_time / 86400)
+    same = plan("Llama3_70B", "Research_256", steps=1_907_349, price_per_gpu_hour=2.5, **KW)
+    assert same.wall_time == p.wall_time and same.tokens is None
+
+
+def test_the_plan_is_sympy():
+    import sympy as sp
+    from mlsysim_sym.printing import latex
+    assert isinstance(PLAN["C_train"], sp.Basic)
+    assert r"T_{\text{train}}" not in latex(PLAN["C_train"])   # written in the step's quantities
+    assert "R_{\\text{GPU/hr}}" in latex(PLAN["C_train"])
+
+
+def test_the_nodes_that_finish_a_budget_in_time():
+    kw = dict(batch_size=2048, tp_size=8, pp_size=4, microbatch_count=16, seq_len=4096)
+    r = accelerators_to_finish(2e12, 30, "Llama3_70B", "Research_256", **kw)
+    # the root (121.6 nodes): the run crosses 30 days between the node counts around it that the split divides
+    # (a multiple of 4 nodes: 32 accelerators a replica)
+    below, above = 4 * math.floor(r.value / 4), 4 * math.ceil(r.value / 4)
+    assert (below, above) == (120, 124)
+    assert plan("Llama3_70B", "Research_256", tokens=2e12, count=below, **kw).days > 30
+    assert plan("Llama3_70B", "Research_256", tokens=2e12, count=above, **kw).days <= 30
+    # the whole-number answer is a layout a framework runs: 128 nodes = 32 replicas of 64 samples
+    assert r.integer == 128
+    assert plan("Llama3_70B", "Research_256", tokens=2e12, count=128, **kw).days <= 30
+
+
+@pytest.mark.parametrize("bad,words", [
+    (dict(tokens=-1.0), "tokens must be a finite number > 0, got -1.0"),
+    (dict(steps=2.5), "steps must be a whole number >= 1, got 2.5"),
+    (dict(), "give tokens"),
+    (dict(tokens=1e12, price_per_gpu_hour=float("nan")), "price_per_gpu_hour must be a finite number >= 0"),
+])
+def test_bad_plans_name_the_argument(bad, words):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        plan("Llama3_70B", "Research_256", **KW, **bad)
+
+
+def test_memory_per_accelerator_term_by_term():
+    r = DistributedModel().solve("Llama3_70B", "Research_256", **KW)
+    m = r.memory
+    assert list(m) == ["M_weights", "M_grads", "M_optimizer", "M_activations", "M_buffers"]
+    # 70.6e9 parameters over tp 8 x pp 4, 2 bytes each, no ZeRO: 4.4125 GB of weights and as much of gradients;
+    # Adam's 12 bytes per parameter: 26.475 GB
+    assert m["M_weights"] == pytest.approx(70.6e9 / 32 * 2, rel=1e-12)
+    assert m["M_grads"] == pytest.approx(70.6e9 / 32 * 2, rel=1e-12)
+    assert m["M_optimizer"] == pytest.approx(70.6e9 / 32 * 12, rel=1e-12)
+    assert sum(m.values()) == pytest.approx(r.node_profile.memory_footprint, rel=1e-12)
+    assert r.to_dict()["memory"] == m
+    # a workload that is not a transformer: mlsysim prices its state as one sum
+    assert DistributedModel().solve("ResNet50", "Research_256", batch_size=256).memory == {}
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "mlsysim_sym", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_the_cli_plans_and_shows_the_memory():
+    r = _cli("plan", "--model", "Llama3_70B", "--batch-size", "256", "--tp", "8", "--pp", "4", "--microbatches",
+             "8", "--tokens", "1e12", "--price", "2.5", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    p = plan("Llama3_70B", "Research_256", tokens=1e12, price_per_gpu_hour=2.5, **KW)
+    assert out["steps"] == p.steps and out["cost"] == pytest.approx(p.cost, rel=1e-12)
+    assert out["configuration"]["tp_size"] == 8
+    text = _cli("plan", "--tokens", "1e12", "--price", "2.5").stdout
+    assert "days" in text and "GPU-h" in text and "MWh" in text and "$" in text
+    solve = _cli("solve", "--json")
+    assert set(json.loads(solve.stdout)["memory"]) == {"M_weights", "M_grads", "M_optimizer", "M_activations",
+                                                       "M_buffers"}
+    assert "activation memory M_activations" in _cli("solve").stdout
+    bad = _cli("plan", "--tokens", "-5")
+    assert bad.returncode == 2 and bad.stderr.strip() == \
+        "mlsysim-sym: error: --tokens: tokens must be a finite number > 0, got -5.0"
+    bad = _cli("plan")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
