@@ -29,7 +29,8 @@ def lacking() -> Tuple[Notation, ...]:
 # --------------------------------------------------------------------------------------------
 #: our unit -> the unit as the registry's vocabulary writes it
 _REGISTRY_UNITS = {"1": "dimensionless", "B": "bytes", "s": "s", "flop": "FLOP", "flop/s": "FLOP/s",
-                   "B/s": "bytes/s", "1/s": "samples/s", "flop/B": "FLOP/byte", "J": "J", "W": "W"}
+                   "B/s": "bytes/s", "1/s": "samples/s", "flop/B": "FLOP/byte", "J": "J", "W": "W", "h": "hours",
+                   "$": "USD"}
 
 
 def _registry_entry(name: str, latex: str, unit: str, meaning: str, note: str) -> Dict[str, str]:
@@ -115,6 +116,8 @@ REGISTRY_CLASHES: Dict[str, str] = {
     r"\OversubscriptionRatio": r"R is the oversubscription ratio, while R_peak and R_train are rates and "
                                r"\RealizedDeviceComputeRate is drawn R as well",
     r"\AdapterRank": r"r is the LoRA adapter rank; \CommunicationSlowdownFactor is drawn r as well",
+    r"\TrainingStepCount": r"K is a run's optimizer steps, while K_sel, K_full and K_act are Korthikanti's activation "
+                            r"values per token and hidden unit",
     r"\ContextParallelDegree": r"c is the context-parallel degree, while the registry's c_decode, c_start and c_end "
                                 r"are other counts (and the congestion factor here is c_cong)",
 }

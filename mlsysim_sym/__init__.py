@@ -13,6 +13,7 @@ imported on first use.
 from importlib import import_module
 
 from . import printing as _printing  # noqa: F401  (registers the notebook display of the model's objects)
+from . import run_costs as _run_costs  # noqa: F401  (declares the plan's notation: one table, whatever is imported)
 from .arguments import Arguments, parameters_of
 from .mechanisms import ModelChoice
 from .model import StepTimeModel, Variant, build_model, closed_form
@@ -24,18 +25,20 @@ from .types import Accelerator, Fabric, Fleet, Node, Workload
 _LAZY = {"sweep": "sweeps", "search": "optimize", "ParallelismOptimizer": "optimize", "resolve": "branches",
          "sensitivities": "sensitivity", "sensitivity_sweep": "sensitivity", "latex": "printing",
          "simplify_model": "simplify", "operating_point_of": "operating_point", "operating_point": "operating_point",
-         "uncertainty": "sensitivity", "required": "requirements"}
+         "uncertainty": "sensitivity", "required": "requirements", "plan": "planning",
+         "accelerators_to_finish": "planning", "Architecture": "architecture"}
 
 #: Submodules reachable as attributes (imported on first use).
-_SUBMODULES = ("arguments", "bounds", "branches", "catalog", "checks", "cli", "compile", "decisions", "display",
-               "inputs", "masks", "mechanisms", "model", "notation", "operating_point", "optimize", "outputs", "plot",
-               "printing", "requirements", "sensitivity", "simplify", "solver", "sweeps", "symbols", "terms", "types",
-               "units")
+_SUBMODULES = ("architecture", "arguments", "bounds", "branches", "catalog", "checks", "cli", "compile", "decisions",
+               "display", "files", "inputs", "masks", "mechanisms", "model", "modern", "notation", "operating_point",
+               "optimize", "outputs", "planning", "plot", "printing", "requirements", "run_costs", "sensitivity",
+               "shape", "simplify", "solver", "sweeps", "symbols", "terms", "types", "units")
 
 __all__ = [
-    "Accelerator", "Arguments", "DistributedModel", "ModelChoice", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
+    "Accelerator", "Architecture", "Arguments", "DistributedModel", "ModelChoice", "DistributedResult", "Fabric", "Fleet", "Node", "NodeProfile",
     "PARAMS", "ParallelismOptimizer", "StepTimeModel", "Variant", "Workload", "build_model", "closed_form", "latex",
-    "operating_point", "operating_point_of", "parameters_of", "required", "resolve", "search", "sensitivities",
+    "accelerators_to_finish", "operating_point", "operating_point_of", "parameters_of", "plan", "required", "resolve",
+    "search", "sensitivities",
     "sensitivity_sweep", "simplify_model", "sweep", "sym", "uncertainty",
 ]
 __version__ = "0.1.0"

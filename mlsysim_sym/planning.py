@@ -31,11 +31,11 @@ def plan(model, fleet, tokens=None, steps=None, price_per_gpu_hour=None, fidelit
 
 
 def accelerators_to_finish(tokens, days, model, fleet, **solve_kwargs):
-    """How many nodes finish ``tokens`` in ``days``: :func:`mlsysim_sym.required` of ``K T_step <= days``, solved
+    """How many nodes finish ``tokens`` in ``days``: :func:`mlsysim_sym.required` of ``K T_step / 86400 s <= days``, solved
     for the fleet's node ``count`` at the configuration's batch (runnable layouts only); ``K`` is the run's steps."""
     positive("tokens", tokens)
     positive("days", days)
     batch, seq = int(solve_kwargs.get("batch_size", 1)), int(solve_kwargs.get("seq_len", 2048))
     k = int(steps_for(sp.Integer(int(tokens))).xreplace({sym.B: batch, sym.s: seq}))
-    return required(k * model_symbols()["T_step"], days * 86400.0, "count", model, fleet, side="at most",
-                    **solve_kwargs)
+    return required(k * model_symbols()["T_step"] / 86400, days, "count", model, fleet, side="at most",
+                    label=f"days of the {tokens:.4g}-token run ({k:,} steps)", **solve_kwargs)

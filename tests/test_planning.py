@@ -98,3 +98,17 @@ def test_the_cli_plans_and_shows_the_memory():
         "mlsysim-sym: error: --tokens: tokens must be a finite number > 0, got -5.0"
     bad = _cli("plan")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_required_answers_the_nodes_for_a_token_budget_through_the_cli():
+    args = ["--batch-size", "2048", "--seq-len", "4096", "--tp", "8", "--pp", "4", "--microbatches", "16",
+            "--tokens", "2e12", "--days", "30"]
+    r = _cli("required", *args, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    # 128 nodes: the runnable count above the root (121.6), as accelerators_to_finish answers
+    assert out["integer"] == 128 and abs(out["value"] - 121.55) < 0.01
+    text = _cli("required", *args).stdout
+    assert "days of the 2e+12-token run (238,419 steps)" in text
+    bad = _cli("required", "--tokens", "2e12")
+    assert bad.returncode == 2 and bad.stderr.startswith("mlsysim-sym: error: --tokens and --days: give both")

@@ -39,6 +39,8 @@ SRC = {
     "pcie5": "PCIe Gen5 x16: 128 GB/s both directions on the product pages, 64 GB/s per direction",
     "gib": "memory as NVIDIA labels it, read as GiB (mlsysim's reading of its own H100 record, 80 GiB)",
     "mlsysim": "mlsysim 0.3.0's defaults (dispatch_tax 10 us, nvlink_latency 500 ns, fabric latency 5 us)",
+    "superpod": "NVIDIA DGX SuperPOD reference architecture (docs.nvidia.com/dgx-superpod): the compute fabric is "
+                "a rail-optimized, non-blocking fat tree (oversubscription 1)",
 }
 
 
@@ -101,7 +103,8 @@ NODES = {
 }
 FABRICS = {
     "ConnectX-7 400G per GPU": {"bandwidth": 50e9, "oversubscription_ratio": 1.0, "latency": 5e-6,
-                                "sources": {"bandwidth": "dgx-basepod", "latency": "mlsysim"}},
+                                "sources": {"bandwidth": "dgx-basepod", "latency": "mlsysim",
+                                            "oversubscription_ratio": "superpod"}},
 }
 FLEETS = {
     "H100-SXM-1024": ("128 DGX H100 on 400G InfiniBand (1024 H100 SXM)", "DGX H100 (8 H100 SXM)", 128),

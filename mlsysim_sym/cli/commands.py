@@ -108,8 +108,23 @@ def cmd_uncertainty(args) -> int:
 def cmd_required(args) -> int:
     from ..requirements import required
     s = setup(args)
-    r = required(args.output, args.target, args.solve_for.replace("-", "_"), s.model, s.fleet, side=args.side,
-                 **single(s.kwargs), **model_kwargs(s))
+    if args.tokens is not None or args.days is not None:
+        if args.tokens is None or args.days is None or args.output or args.target is not None:
+            raise UsageError("--tokens and --days: give both, and not --output or --target (the output is the "
+                             "run's days)")
+        from ..planning import accelerators_to_finish
+        if args.solve_for not in (None, "count"):
+            raise UsageError(f"--solve-for: with --tokens and --days the answer is the node count, got "
+                             f"{args.solve_for!r}")
+        r = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **single(s.kwargs), **model_kwargs(s))
+    else:
+        missing = [f for f, v in (("--output", args.output), ("--target", args.target),
+                                  ("--solve-for", args.solve_for)) if v is None]
+        if missing:
+            raise UsageError(f"{', '.join(missing)}: required (or --tokens and --days: the nodes that finish a "
+                             "token budget in time)")
+        r = required(args.output, args.target, args.solve_for.replace("-", "_"), s.model, s.fleet,
+                     side=args.side, **single(s.kwargs), **model_kwargs(s))
     _emit(args, s, r,
           lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
     return 0

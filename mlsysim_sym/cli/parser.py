@@ -107,12 +107,15 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     c = command("required", "the value of one input at which an output reaches a target, as a closed form "
                 "(every other input held)")
-    c.add_argument("--output", required=True, help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "
+    c.add_argument("--output", help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "
                    "memory, ... (a solve() result field or a model quantity)")
-    c.add_argument("--target", required=True, type=float, help="the value the output must reach")
-    c.add_argument("--solve-for", required=True, metavar="NAME",
+    c.add_argument("--target", type=float, help="the value the output must reach")
+    c.add_argument("--solve-for", metavar="NAME",
                    help="the input to solve for: a solve() keyword or record field (microbatch_count, "
                         "fabric_bandwidth, efficiency, batch_size, parameters, ...)")
+    c.add_argument("--tokens", type=float, metavar="N", help="with --days, instead of --output and --target: the "
+                   "nodes (runnable layouts only) that train on N tokens in D days")
+    c.add_argument("--days", type=float, metavar="D", help="the days the --tokens run may take")
     c.add_argument("--side", default="auto", choices=("auto", "at least", "at most"),
                    help="the output at least or at most the target (default: from the configuration: an output "
                         "below the target must rise to it)")

@@ -1,0 +1,64 @@
+"""The modern catalog (mlsysim_sym/data/modern.json): every field cited, the figures NVIDIA publishes, and the
+names that say which catalog they come from."""
+import json
+from importlib import resources
+
+import pytest
+
+from mlsysim_sym import DistributedModel, catalog, modern
+
+GiB = 2 ** 30
+
+
+def _raw():
+    return json.loads(resources.files("mlsysim_sym").joinpath("data", "modern.json").read_text())
+
+
+def test_every_field_has_a_source():
+    raw = _raw()
+    for kind in ("architectures", "accelerators", "nodes", "fabrics"):
+        for name, rec in raw[kind].items():
+            cited = {f for fields, refs in rec["sources"].items() for f in fields.split(",")
+                     if all(r.strip() in raw["citations"] for r in refs.split(";"))}
+            given = set(rec["fields"]) if kind == "architectures" else set(rec) - {"name", "sources", "accelerator"}
+            if kind == "architectures":
+                # a card's shape is cited as a whole ("shape") and field by field where another source gives it
+                assert "shape" in cited, name
+            else:
+                assert given <= cited, (name, given - cited)
+    for name in modern.architecture_names() + modern.fleet_names():
+        assert modern.sources(name), name
+
+
+@pytest.mark.parametrize("fleet,peak,fp8,hbm_gib,bw,nvlink,per_node,tdp", [
+    # dense Tensor Core rates: half of NVIDIA's sparse figures (H100 SXM: 1,979 / 3,958 TFLOPS with sparsity)
+    ("H100-SXM-1024", 989.5e12, 1979e12, 80, 3.35e12, 450e9, 8, 700),
+    ("H200-1024", 989.5e12, 1979e12, 141, 4.8e12, 450e9, 8, 700),
+    ("B200-1024", 2250e12, 4500e12, 180, 7.7e12, 900e9, 8, 1000),
+    ("GB200-NVL72-1152", 2500e12, 5000e12, 186, 8.0e12, 900e9, 72, 1200),
+])
+def test_the_systems_are_nvidias_figures(fleet, peak, fp8, hbm_gib, bw, nvlink, per_node, tdp):
+    f = modern.fleet(fleet)
+    a = f.node.accelerator
+    assert (a.peak_flops, a.flops_for("bf16"), a.flops_for("fp8")) == (peak, peak, fp8)
+    assert (a.memory_capacity, a.memory_bandwidth, a.tdp) == (hbm_gib * GiB, bw, tdp)
+    assert (f.node.intra_node_bw, f.node.accelerators_per_node) == (nvlink, per_node)
+    # 400 Gb/s per GPU: ConnectX-7
+    assert f.fabric.bandwidth == 50e9 and f.total_accelerators in (1024, 1152)
+
+
+def test_names_say_which_catalog():
+    assert all(n.startswith("modern/") for n in modern.architecture_names() + modern.fleet_names())
+    assert not any(n.startswith("modern/") for n in catalog.workload_names() + catalog.fleet_names())
+    with pytest.raises(KeyError, match="unknown modern architecture 'Llama-9'"):
+        modern.architecture("modern/Llama-9")
+    # a name from one catalog is not found in the other
+    with pytest.raises(KeyError):
+        catalog.workload("DeepSeek-V3")
+
+
+def test_fp8_on_blackwell_doubles_the_peak_the_model_reads():
+    kw = dict(batch_size=512, tp_size=4, pp_size=2, microbatch_count=16, seq_len=8192)
+    bf16 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/B200-1024", precision="bf16", **kw)
+    fp8 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/B200-1024", precision="fp8", **kw)
+    assert fp8.node_profile.peak_flops_actual == 2 * bf16.node_profile.peak_flops_actual
