@@ -184,17 +184,19 @@ _ACCELERATOR = {"name": None, "peak_flops": "rate", "memory_capacity": "bytes", 
 _FABRIC = {"name": None, "bandwidth": "bandwidth", "oversubscription_ratio": None, "latency": "time"}
 
 
-def _section(doc: Dict[str, Any], key: str, allowed, path: str, where: str = "") -> Dict[str, Any]:
-    sec = doc.get(key)
-    at = f"{path}: {where}{key}"
-    if sec is None:
-        return {}
+def _mapping(sec, allowed, at: str, what: str) -> Dict[str, Any]:
+    """``sec`` when it is a mapping of fields ``allowed`` (``what`` names its kind in the message)."""
     if not isinstance(sec, dict):
         raise FileError(f"{at}: expected a mapping of {', '.join(allowed)}, got {sec!r}")
     for k in sec:
         if k not in allowed:
-            raise FileError(f"{at}.{k}: unknown field; {key} takes {', '.join(allowed)}")
+            raise FileError(f"{at}.{k}: unknown field; {what} {', '.join(allowed)}")
     return sec
+
+
+def _section(doc: Dict[str, Any], key: str, allowed, path: str) -> Dict[str, Any]:
+    sec = doc.get(key)
+    return {} if sec is None else _mapping(sec, allowed, f"{path}: {key}", f"{key} takes")
 
 
 def _whole(sec, key, at, lo=1):
@@ -268,12 +270,7 @@ def _workload(doc, path, keywords) -> Optional[Workload]:
 
 def _card(card, name, path) -> Architecture:
     at = f"{path}: architecture"
-    if not isinstance(card, dict):
-        raise FileError(f"{at}: expected a mapping of {', '.join(CARD_FIELDS)}, got {card!r}")
-    for k in card:
-        if k not in CARD_FIELDS:
-            raise FileError(f"{at}.{k}: unknown field; an architecture card has {', '.join(CARD_FIELDS)}")
-    fields = dict(card)
+    fields = dict(_mapping(card, CARD_FIELDS, at, "an architecture card has"))
     fields.setdefault("name", name or os.path.splitext(os.path.basename(path))[0])
     missing = [k for k in ("layers", "hidden", "heads", "vocab") if k not in fields]
     if missing:
@@ -351,11 +348,7 @@ def _catalog_fleet(h, at) -> Fleet:
 
 
 def _accelerator(sec, at) -> Accelerator:
-    if not isinstance(sec, dict):
-        raise FileError(f"{at}: expected a mapping of {', '.join(_ACCELERATOR)}, got {sec!r}")
-    for k in sec:
-        if k not in _ACCELERATOR:
-            raise FileError(f"{at}.{k}: unknown field; an accelerator has {', '.join(_ACCELERATOR)}")
+    _mapping(sec, _ACCELERATOR, at, "an accelerator has")
     for k in ("name", "peak_flops", "memory_capacity", "memory_bandwidth"):
         if k not in sec:
             raise FileError(f"{at}: missing {k} (an accelerator needs name, peak_flops, memory_capacity and "
@@ -369,11 +362,7 @@ def _accelerator(sec, at) -> Accelerator:
 
 
 def _fabric(sec, at) -> Fabric:
-    if not isinstance(sec, dict):
-        raise FileError(f"{at}: expected a mapping of {', '.join(_FABRIC)}, got {sec!r}")
-    for k in sec:
-        if k not in _FABRIC:
-            raise FileError(f"{at}.{k}: unknown field; a fabric has {', '.join(_FABRIC)}")
+    _mapping(sec, _FABRIC, at, "a fabric has")
     if "bandwidth" not in sec:
         raise FileError(f"{at}: missing bandwidth")
     osr = sec.get("oversubscription_ratio", 1.0)
