@@ -39,9 +39,16 @@ def _b(x: float) -> str:
     return f"{x / 1e9:,.2f}B"
 
 
+#: How a card sets the symbols that are not one field each.
+_FROM = {"moe_layers": "first_dense, moe_every", "gated": "gated"}
+
+
 def _symbol_rows() -> List[List[str]]:
-    """(card field, LaTeX, meaning) of each symbol a card sets."""
-    return [[field, notation.entry(str(s)).latex, notation.entry(str(s)).meaning] for field, s in FIELD_SYMBOLS.items()]
+    """(card field, LaTeX, meaning) of each symbol a card sets; the experts per token (the step model's) too."""
+    rows = [[_FROM.get(field, field), notation.entry(str(s)).latex, notation.entry(str(s)).meaning]
+            for field, s in FIELD_SYMBOLS.items()]
+    rows.insert(8, ["top_k", notation.entry("k_e").latex, notation.entry("k_e").meaning])
+    return rows
 
 
 def _catalog_rows() -> List[List[str]]:

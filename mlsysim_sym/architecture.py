@@ -140,6 +140,8 @@ class Architecture:
         """Training FLOPs per token at ``seq_len`` under a named convention (:data:`~mlsysim_sym.shape.CONVENTIONS`),
         forward and backward; with ``recompute`` (full activation recomputation) one more forward pass, the
         FLOPs the hardware executes: ``(3 + 1) / 3`` of them."""
+        if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
+            raise ValueError(f"seq_len must be a whole number >= 1, got {seq_len!r}")
         c = convention(convention_name)
         model = self.evaluate(c.expression(self.kind), seq_len)
         return model * sp.Rational(4, 3) if recompute else model

@@ -48,6 +48,21 @@ def check_card(card) -> None:
         raise ValueError(f"{_name(card)}: head_dim must be given when heads ({card.heads}) does not divide "
                          f"hidden ({card.hidden})")
     _whole(card, "experts", 0)
+    for f in ("shared_experts", "first_dense", "q_rank", "kv_rank", "rope_dim"):
+        _whole(card, f, 0)
+    _whole(card, "top_k", 1)
+    _whole(card, "moe_every", 1)
+    if card.experts == 0:
+        for f, neutral in (("top_k", 1), ("shared_experts", 0), ("expert_ffn", None), ("first_dense", 0),
+                           ("moe_every", 1)):
+            if getattr(card, f) != neutral:
+                raise ValueError(f"{_name(card)}: {f} applies to a mixture of experts; give experts (>= 1) too, "
+                                 f"or leave {f} out")
+    if card.attention != "mla":
+        for f in ("q_rank", "kv_rank", "rope_dim"):
+            if getattr(card, f):
+                raise ValueError(f"{_name(card)}: {f} applies to latent attention; give attention: mla too, or "
+                                 f"leave {f} out")
     _whole(card, "ffn", 0)
     _whole(card, "window", 0)
     if card.window_layers is not None:

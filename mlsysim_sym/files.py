@@ -73,6 +73,12 @@ class Document:
     keywords: Dict[str, object] = field(default_factory=dict)
     name: str = ""
 
+    def section_keywords(self, section: str) -> Dict[str, object]:
+        """The keywords one section sets: ``"workload"`` (batch, sequence) or ``"hardware"`` (precision,
+        efficiency)."""
+        own = ("batch_size", "seq_len") if section == "workload" else ("precision", "efficiency")
+        return {k: v for k, v in self.keywords.items() if k in own}
+
 
 # --------------------------------------------------------------------------------------------
 # Magnitudes with units (a parser, not an evaluator)
@@ -257,6 +263,9 @@ def _workload(doc, path, keywords) -> Optional[Workload]:
     name = _name(w, "name", at)
     card = doc.get("architecture")
     if card is not None:
+        if name is not None and (name in catalog.workload_names() or name.startswith(modern.PREFIX)):
+            raise FileError(f"{at}.name: {name!r} names a catalog workload; with an architecture: section, name "
+                            "the card itself (or leave workload.name out)")
         return _card(card, name, path).workload()
     if name is None:
         return None
@@ -324,6 +333,8 @@ def _fleet(doc, path, keywords) -> Optional[Fleet]:
     total = nodes * apn if nodes is not None else (total or 1)
     if total % apn:
         raise FileError(f"{at}: the accelerators ({total}) must be a multiple of accelerators_per_node ({apn})")
+    if "fabric" in h and "fabric_bandwidth" in h:
+        raise FileError(f"{at}: give one of fabric_bandwidth (mlsysim's) and fabric (a full record), not both")
     fab_bw = magnitude(h.get("fabric_bandwidth", 50e9), "bandwidth", f"{at}.fabric_bandwidth")
     intra = (magnitude(h["intra_node_bw"], "bandwidth", f"{at}.intra_node_bw") if "intra_node_bw" in h
              else nvlink or host or fab_bw)
@@ -344,7 +355,10 @@ def _catalog_fleet(h, at) -> Fleet:
             raise FileError(f"{at}.{k}: a catalog fleet takes only node_count beside it (and precision, "
                             "efficiency)")
     nodes = _whole(h, "node_count", at)
-    return f if nodes is None else Fleet(f.name, f.node, nodes, f.fabric)
+    if nodes is None or nodes == f.count:
+        return f
+    return Fleet(f"{nodes} nodes of {f.node.name} ({nodes * f.node.accelerators_per_node:,} GPUs; from {name})",
+                 f.node, nodes, f.fabric)
 
 
 def _accelerator(sec, at) -> Accelerator:

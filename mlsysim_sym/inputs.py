@@ -47,8 +47,11 @@ def _record(value, record_type, lookup, what):
     """A record of ``record_type``: itself, a catalog name looked up, or a converted mlsysim object."""
     if isinstance(value, record_type):
         return value
-    if isinstance(value, Architecture) and record_type is Workload:
-        return value.workload()
+    if isinstance(value, Architecture):
+        if record_type is Workload:
+            return value.workload()
+        raise TypeError(f"{what} must be a fleet (a catalog name, a plan file, a Fleet record or an mlsysim Fleet), "
+                        f"got the architecture card {value.name!r}")
     if isinstance(value, str) and not value.startswith(modern.PREFIX) and not files.is_file_name(value):
         return lookup(value)            # a name of mlsysim's registry: the common case, first
     if isinstance(value, str) and value.startswith(modern.PREFIX):

@@ -1,6 +1,6 @@
 """The planning questions of a run, from a configuration: how long and how much (:func:`plan`), and how many
-nodes finish a token budget in time (:func:`accelerators_to_finish`). The expressions are
-:mod:`mlsysim_sym.run_costs`.
+nodes finish a token budget in time (:func:`accelerators_to_finish`, an exact walk over the runnable node
+counts). The expressions are :mod:`mlsysim_sym.run_costs`.
 
 >>> from mlsysim_sym.planning import plan
 >>> p = plan("Llama3_70B", "Research_256", tokens=1e12, batch_size=256, tp_size=8, pp_size=4,
@@ -10,16 +10,15 @@ nodes finish a token budget in time (:func:`accelerators_to_finish`). The expres
 """
 from __future__ import annotations
 
-import sympy as sp
+from dataclasses import dataclass
+from typing import Dict, Optional
 
 from .arguments import arguments
 from .mechanisms import ModelChoice
-from .requirements import required
-from .run_costs import PLAN, TrainingPlan, model_symbols, plan_of, positive, steps_for
+from .run_costs import PLAN, TrainingPlan, plan_of, positive
 from .solver import price
-from .symbols import sym
 
-__all__ = ["PLAN", "TrainingPlan", "accelerators_to_finish", "plan", "plan_of"]
+__all__ = ["PLAN", "Finish", "TrainingPlan", "accelerators_to_finish", "plan", "plan_of"]
 
 
 def plan(model, fleet, tokens=None, steps=None, price_per_gpu_hour=None, fidelity: str = "mlsysim",
@@ -30,12 +29,73 @@ def plan(model, fleet, tokens=None, steps=None, price_per_gpu_hour=None, fidelit
     return plan_of(price(a), tokens, steps, price_per_gpu_hour)
 
 
-def accelerators_to_finish(tokens, days, model, fleet, **solve_kwargs):
-    """How many nodes finish ``tokens`` in ``days``: :func:`mlsysim_sym.required` of ``K T_step / 86400 s <= days``, solved
-    for the fleet's node ``count`` at the configuration's batch (runnable layouts only); ``K`` is the run's steps."""
+@dataclass(frozen=True)
+class Finish:
+    """The fewest nodes that finish a token budget in time: ``nodes`` (None when no runnable count does),
+    the ``plan`` there, the deadline, and the configuration's own count and days (``now``)."""
+
+    tokens: float
+    days: float
+    nodes: Optional[int]
+    plan: Optional[TrainingPlan]
+    now_nodes: int
+    now_days: Optional[float]
+    best: Optional[TrainingPlan]
+    searched: int
+    reason: str = ""
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"tokens": self.tokens, "days": self.days, "nodes": self.nodes,
+                "accelerators": None if self.plan is None else self.plan.accelerators,
+                "days_there": None if self.plan is None else self.plan.days, "now_nodes": self.now_nodes,
+                "now_days": self.now_days, "node_counts_searched": self.searched, "reason": self.reason or None}
+
+    def text(self) -> str:
+        head = f"nodes to finish {self.tokens:.4g} tokens in {self.days:g} days (runnable layouts only):"
+        now = (f"  now: {self.now_nodes:,} nodes take {self.now_days:,.1f} days" if self.now_days is not None
+               else f"  now: {self.now_nodes:,} nodes (not a runnable layout)")
+        if self.nodes is None:
+            best = (f"; the fastest runnable count is {self.best.accelerators:,} GPUs, {self.best.days:,.1f} days"
+                    if self.best else "")
+            return "\n".join([head, now, f"  no runnable node count finishes in time: {self.reason}{best}"])
+        return "\n".join([head, now, f"  answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take "
+                                      f"{self.plan.days:,.1f} days; {self.searched:,} runnable counts searched"])
+
+    __str__ = text
+
+
+def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim", without=(),
+                           **solve_kwargs) -> Finish:
+    """The fewest nodes that finish ``tokens`` in ``days`` at this configuration's batch, split and schedule: every
+    node count whose layout a framework runs (:attr:`~mlsysim_sym.arguments.Arguments.runnable`: the batch splits
+    over the replicas, the microbatches over a replica's samples), up to one sample per replica, priced by
+    ``solve()``; the run's days are :data:`~mlsysim_sym.run_costs.PLAN`'s ``T_train``. Exact, where
+    :func:`mlsysim_sym.required`'s closed form for the node count spans many regimes."""
     positive("tokens", tokens)
     positive("days", days)
-    batch, seq = int(solve_kwargs.get("batch_size", 1)), int(solve_kwargs.get("seq_len", 2048))
-    k = int(steps_for(sp.Integer(int(tokens))).xreplace({sym.B: batch, sym.s: seq}))
-    return required(k * model_symbols()["T_step"] / 86400, days, "count", model, fleet, side="at most",
-                    label=f"days of the {tokens:.4g}-token run ({k:,} steps)", **solve_kwargs)
+    a = arguments(model, fleet, solve_kwargs, caller="accelerators_to_finish", choice=ModelChoice(fidelity, without))
+    apn = int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node))
+    now_nodes = int(a.get("count", a.fleet.count))
+    replica = a.replica
+    most = -(-int(a["batch_size"]) * replica // apn)        # one sample per replica
+    now_days = plan_of(price(a), tokens=tokens).days if a.runnable else None
+    found, best, searched = None, None, 0
+    for n in range(1, most + 1):
+        b = a.replace(count=n)
+        if (n * apn) % replica or not b.runnable:
+            continue
+        searched += 1
+        try:
+            p = plan_of(price(b), tokens=tokens)
+        except ValueError:          # a count the checks refuse (memory tiers, ...): not an answer
+            continue
+        if best is None or p.days < best.days:
+            best = p
+        if p.days <= days:
+            found = (n, p)
+            break
+    if found is None:
+        reason = ("no node count gives a runnable layout at this batch and split" if searched == 0 else
+                  f"{searched:,} runnable counts up to {most:,} nodes searched")
+        return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason)
+    return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched)

@@ -109,7 +109,9 @@ class TrainingPlan:
                  ("step time T_step", quantity(self.step_time, "s")),
                  ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {self.days:,.1f} days"),
                  ("accelerator-hours H_GPU", f"{self.accelerator_hours:,.0f} GPU-h on {self.accelerators:,} GPUs"),
-                 ("energy E_train", f"{self.energy / 3.6e9:,.1f} MWh (the model's energy per step)")]
+                 ("energy E_train", f"{self.energy / 3.6e9:,.1f} MWh (replica roofline steps at TDP; not the "
+                                    f"communication or bubble)" if self.energy > 0 else
+                  "unknown (the accelerator has no TDP)")]
         if self.cost is not None:
             rows.append(("cost C_train", f"${self.cost:,.0f} at ${self.price:g} per GPU-hour"))
         return rows

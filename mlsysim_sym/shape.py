@@ -273,8 +273,9 @@ def _package(kind: ShapeKind) -> sp.Basic:
 _C = Convention
 #: Convention name -> its definition, in the order the documents list them.
 CONVENTIONS: Dict[str, Convention] = {c.name: c for c in (
-    _C("6N", "six FLOPs per parameter a token meets", "Kaplan et al. (2020), Scaling Laws for Neural Language "
-       "Models, sec. 2.1 (C = 6N); mlsysim's lowering (inference_flops = 2 P when not given)", _six_n),
+    _C("6N", "six FLOPs per parameter a token meets, the embeddings counted", "mlsysim's lowering "
+       "(inference_flops = 2 P when not given); the C = 6N of Kaplan et al. (2020), Scaling Laws for Neural "
+       "Language Models, sec. 2.1, whose N leaves the embeddings out", _six_n),
     _C("palm", "6N + 12 L H Q T: the parameters and the attention over the whole sequence (not causal)",
        "Chowdhery et al. (2022), PaLM, Appendix B", _palm),
     _C("megatron", "Megatron-LM's num_floating_point_operations: the GEMMs, the logits and the causal attention "

@@ -144,6 +144,9 @@ def test_causal_and_windowed_attention_count_the_keys_attended():
     (dict(experts=8, top_k=9), "top_k must be a whole number in [1, 8], got 9"),
     (dict(attention="linear"), "attention must be 'gqa'"),
     (dict(ffn=0), "ffn must be a whole number >= 1 for the dense layers, got 0"),
+    (dict(top_k=2), "top_k applies to a mixture of experts; give experts (>= 1) too, or leave top_k out"),
+    (dict(q_rank=1536), "q_rank applies to latent attention; give attention: mla too, or leave q_rank out"),
+    (dict(shared_experts=-1), "shared_experts must be a whole number >= 0, got -1"),
 ])
 def test_a_bad_card_names_the_field_and_the_allowed_values(changes, words):
     with pytest.raises(ValueError) as e:
@@ -218,3 +221,12 @@ def test_the_extended_model_keeps_the_cards_activations():
     # mlsysim's model keeps its 34 for the card as for any record
     twin = DistributedModel().solve(c, "Research_256", **kw).memory["M_activations"]
     assert twin == pytest.approx(DistributedModel().solve(c.workload(), "Research_256", **kw).memory["M_activations"])
+
+
+def test_a_bad_sequence_and_a_card_as_the_fleet_are_refused():
+    c = card("Llama-3.1-8B")
+    for bad in (0, -1, 4096.5, float("nan"), True):
+        with pytest.raises(ValueError, match="seq_len must be a whole number >= 1"):
+            c.flops_per_token(bad)
+    with pytest.raises(TypeError, match="fleet must be a fleet .* got the architecture card 'modern/Llama-3.1-8B'"):
+        DistributedModel().solve(c, c)

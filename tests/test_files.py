@@ -181,6 +181,10 @@ BAD = [
     ("acc.toml", CARD_TOML.replace('memory_capacity = "180 GiB"', 'memory_capacity = "180 parsecs"'),
      "hardware.accelerator.memory_capacity: expected a size such as '80 GiB'"),
     ("toml.toml", "version = \n", "not valid TOML"),
+    ("twofab.yaml", CARD_YAML.replace("  intra_node_bw: 900 GB/s\n", "  intra_node_bw: 900 GB/s\n  fabric_bandwidth: 10 GB/s\n"),
+     "hardware: give one of fabric_bandwidth (mlsysim's) and fabric (a full record), not both"),
+    ("named.yaml", CARD_YAML.replace("name: my-13b,", "name: Llama3_70B,"),
+     "workload.name: 'Llama3_70B' names a catalog workload; with an architecture: section, name the card itself"),
 ]
 
 
@@ -236,3 +240,28 @@ def test_the_documented_examples_read_and_price(tmp_path):
     # the DeepSeek-V3-shaped card is DeepSeek-V3's: 671.03B parameters
     dsv3 = files.load(str(tmp_path / "doc2.toml")).workload
     assert dsv3.parameters == 671_026_404_352 and dsv3.architecture.attention == "mla"
+
+
+def test_the_model_file_gives_the_batch_and_the_fleet_file_the_precision(tmp_path):
+    card = _write(tmp_path, "card.yaml", CARD_YAML)
+    other = _write(tmp_path, "fleet.yaml", PLAN.replace("batch_size: 256, seq_len: 4096", "batch_size: 64, seq_len: 1024"))
+    r = _cli("solve", "--model", card, "--fleet", other, "--tp", "4", "--json")
+    c = json.loads(r.stdout)["configuration"]
+    # batch and sequence from the card's plan, precision and efficiency from the fleet's
+    assert (c["batch_size"], c["seq_len"], c["precision"], c["efficiency"]) == (512, 8192, "bf16", 0.45)
+
+
+def test_a_catalog_fleet_at_another_node_count_says_so():
+    import textwrap
+    from pathlib import Path
+    import tempfile
+    d = Path(tempfile.mkdtemp())
+    p = d / "gb.yaml"
+    p.write_text(textwrap.dedent("""\
+        version: "1"
+        name: two-racks
+        workload: {name: Llama3_70B}
+        hardware: {fleet: modern/GB200-NVL72-1152, node_count: 2}
+        """))
+    f = files.fleet(str(p))
+    assert f.total_accelerators == 144 and f.name.startswith("2 nodes of GB200 NVL72") and "144 GPUs" in f.name

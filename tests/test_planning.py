@@ -38,15 +38,21 @@ def test_the_plan_is_sympy():
 def test_the_nodes_that_finish_a_budget_in_time():
     kw = dict(batch_size=2048, tp_size=8, pp_size=4, microbatch_count=16, seq_len=4096)
     r = accelerators_to_finish(2e12, 30, "Llama3_70B", "Research_256", **kw)
-    # the root (121.6 nodes): the run crosses 30 days between the node counts around it that the split divides
-    # (a multiple of 4 nodes: 32 accelerators a replica)
-    below, above = 4 * math.floor(r.value / 4), 4 * math.ceil(r.value / 4)
-    assert (below, above) == (120, 124)
-    assert plan("Llama3_70B", "Research_256", tokens=2e12, count=below, **kw).days > 30
-    assert plan("Llama3_70B", "Research_256", tokens=2e12, count=above, **kw).days <= 30
-    # the whole-number answer is a layout a framework runs: 128 nodes = 32 replicas of 64 samples
-    assert r.integer == 128
-    assert plan("Llama3_70B", "Research_256", tokens=2e12, count=128, **kw).days <= 30
+    # runnable counts: the 2048 sequences split over dp = 2 n replicas, 16 microbatches over a replica's share;
+    # 64 nodes (dp 16) take more than 30 days, 128 (dp 32) fewer
+    assert r.nodes == 128 and r.plan.accelerators == 1024 and r.plan.days <= 30
+    assert plan("Llama3_70B", "Research_256", tokens=2e12, count=64, **kw).days > 30
+    assert r.now_nodes == 32 and r.now_days == pytest.approx(plan("Llama3_70B", "Research_256", tokens=2e12,
+                                                                   **kw).days)
+    # a target the fleet already meets: the fewest nodes that still meet it
+    small = accelerators_to_finish(1e12, 30, "modern/Llama-3.1-8B", "modern/H100-SXM-1024", batch_size=1024,
+                                   seq_len=8192, precision="bf16")
+    assert small.nodes == 8 and small.plan.days <= 30
+    assert plan("modern/Llama-3.1-8B", "modern/H100-SXM-1024", tokens=1e12, batch_size=1024, seq_len=8192,
+                precision="bf16", count=4).days > 30
+    # no runnable count in time: said, with the fastest runnable count
+    none = accelerators_to_finish(2e12, 1, "Llama3_70B", "Research_256", **kw)
+    assert none.nodes is None and "runnable counts" in none.reason and none.best.days > 1
 
 
 @pytest.mark.parametrize("bad,words", [
@@ -106,9 +112,8 @@ def test_required_answers_the_nodes_for_a_token_budget_through_the_cli():
     r = _cli("required", *args, "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    # 128 nodes: the runnable count above the root (121.6), as accelerators_to_finish answers
-    assert out["integer"] == 128 and abs(out["value"] - 121.55) < 0.01
+    assert out["nodes"] == 128 and out["accelerators"] == 1024 and out["now_nodes"] == 32
     text = _cli("required", *args).stdout
-    assert "days of the 2e+12-token run (238,419 steps)" in text
+    assert "answer: 128 nodes (1,024 GPUs) take 28.6 days" in text
     bad = _cli("required", "--tokens", "2e12")
     assert bad.returncode == 2 and bad.stderr.startswith("mlsysim-sym: error: --tokens and --days: give both")

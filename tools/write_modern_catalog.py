@@ -81,7 +81,8 @@ def acc(name, cite, peak, mem_gib, bw, tdp, pcie, fp8):
                   "precision_flops": [["bf16", peak], ["fp16", peak], ["fp8", fp8]],
                   "dispatch_tax": 1e-5, "tdp": tdp, "pcie_bandwidth": pcie, "nvlink_latency": 5e-7,
                   "sources": {"peak_flops,precision_flops,memory_bandwidth,tdp": cite, "memory_capacity": cite + "; gib",
-                              "pcie_bandwidth": "pcie5", "dispatch_tax,nvlink_latency": "mlsysim"}}
+                              "dispatch_tax,nvlink_latency": "mlsysim",
+                              **({"pcie_bandwidth": "pcie5"} if pcie else {})}}
 
 
 ACCS = dict([

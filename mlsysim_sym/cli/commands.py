@@ -117,6 +117,8 @@ def cmd_required(args) -> int:
             raise UsageError(f"--solve-for: with --tokens and --days the answer is the node count, got "
                              f"{args.solve_for!r}")
         r = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **single(s.kwargs), **model_kwargs(s))
+        _emit(args, s, _Described(r, s), lambda: r.text())
+        return 0
     else:
         missing = [f for f, v in (("--output", args.output), ("--target", args.target),
                                   ("--solve-for", args.solve_for)) if v is None]
@@ -128,6 +130,18 @@ def cmd_required(args) -> int:
     _emit(args, s, r,
           lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
     return 0
+
+
+class _Described:
+    """A planning answer with the configuration line ``_emit`` prints above it."""
+
+    def __init__(self, answer, s):
+        from ..arguments import arguments, describe
+        self.answer = answer
+        self.configuration = describe(arguments(s.model, s.fleet, single(s.kwargs), choice=s.choice))
+
+    def to_dict(self):
+        return self.answer.to_dict()
 
 
 def cmd_plan(args) -> int:
@@ -160,8 +174,7 @@ def cmd_plan(args) -> int:
     elif not args.quiet:
         print(p)
         if need is not None:
-            print(f"\nnodes to finish {args.tokens:.4g} tokens in {args.days:g} days (runnable layouts only):")
-            print(need.text(configuration=False))
+            print("\n" + need.text())
     return 0
 
 

@@ -159,11 +159,14 @@ def setup(args, example: bool = True) -> Setup:
     from_files: Dict[str, object] = {}
     for name in dict.fromkeys(x for x in (model, fleet) if files.is_file_name(x)):
         doc = files.load(name)          # a bad file: one line naming it and the field
-        from_files.update(doc.keywords)
         if name == model and fleet is None and doc.fleet is not None:
             fleet = name                # a plan: its hardware is the fleet
         if name == fleet and model is None and doc.workload is not None:
             model = name
+    # the model's file gives the batch and sequence, the fleet's the precision and efficiency
+    for name, part in ((model, "workload"), (fleet, "hardware")):
+        if files.is_file_name(name):
+            from_files.update(files.load(name).section_keywords(part))
     model, fleet = model or BASE["model"], fleet or BASE["fleet"]
     check_names(model, fleet)
     kw = {"batch_size": BASE["batch_size"], **from_files,
