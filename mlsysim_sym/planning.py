@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional
 
 from .arguments import arguments
+from .display import wrap
 from .mechanisms import ModelChoice
 from .run_costs import PLAN, TrainingPlan, plan_of, positive
 from .solver import price
@@ -57,7 +58,8 @@ class Finish:
         if self.nodes is None:
             best = (f"; the fastest runnable count is {self.best.accelerators:,} GPUs, {self.best.days:,.1f} days"
                     if self.best else "")
-            return "\n".join([head, now, f"  no runnable node count finishes in time: {self.reason}{best}"])
+            return "\n".join([head, now, *wrap(f"no runnable node count finishes in time: {self.reason}{best}",
+                                                "  ", 98)])
         return "\n".join([head, now, f"  answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take "
                                       f"{self.plan.days:,.1f} days; {self.searched:,} runnable counts searched"])
 

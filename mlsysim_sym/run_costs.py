@@ -109,9 +109,8 @@ class TrainingPlan:
                  ("step time T_step", quantity(self.step_time, "s")),
                  ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {self.days:,.1f} days"),
                  ("accelerator-hours H_GPU", f"{self.accelerator_hours:,.0f} GPU-h on {self.accelerators:,} GPUs"),
-                 ("energy E_train", f"{self.energy / 3.6e9:,.1f} MWh (replica roofline steps at TDP; not the "
-                                    f"communication or bubble)" if self.energy > 0 else
-                  "unknown (the accelerator has no TDP)")]
+                 ("energy E_train", f"{self.energy / 3.6e9:,.1f} MWh (roofline steps only)" if self.energy > 0
+                  else "unknown (no TDP)")]
         if self.cost is not None:
             rows.append(("cost C_train", f"${self.cost:,.0f} at ${self.price:g} per GPU-hour"))
         return rows
