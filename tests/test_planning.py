@@ -117,3 +117,5 @@ def test_required_answers_the_nodes_for_a_token_budget_through_the_cli():
     assert "answer: 128 nodes (1,024 GPUs) take 28.6 days" in text
     bad = _cli("required", "--tokens", "2e12")
     assert bad.returncode == 2 and bad.stderr.startswith("mlsysim-sym: error: --tokens and --days: give both")
+    bad = _cli("required", "--tokens", "2e12", "--days", "0")
+    assert bad.returncode == 2 and bad.stderr.strip() == "mlsysim-sym: error: --days: must be a finite number > 0, got 0"

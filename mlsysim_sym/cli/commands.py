@@ -116,6 +116,9 @@ def cmd_required(args) -> int:
         if args.solve_for not in (None, "count"):
             raise UsageError(f"--solve-for: with --tokens and --days the answer is the node count, got "
                              f"{args.solve_for!r}")
+        for flag, v in (("--tokens", args.tokens), ("--days", args.days)):
+            if not v > 0 or v == float("inf"):
+                raise UsageError(f"{flag}: must be a finite number > 0, got {v:g}")
         r = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **single(s.kwargs), **model_kwargs(s))
         _emit(args, s, _Described(r, s), lambda: r.text())
         return 0
