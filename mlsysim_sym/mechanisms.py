@@ -16,7 +16,7 @@ Examples
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Dict, Iterable, Optional, Tuple
 
 
@@ -37,8 +37,7 @@ class Mechanism:
 
 _M = Mechanism
 #: Mechanism name -> its description, in the order the documents list them.
-_SHORT = {'context_parallel': 'CP', 'sequence_parallel': 'SP', 'tp_overlap': 'TP ov.', 'gemm_shape': 'GEMM', 'pipeline_p2p': 'P2P', 'optimizer_step': 'Opt.', 'ga_once': 'GA', 'zero3_gather': 'ZeRO-3', 'moe_per_layer': 'MoE', 'recompute_collectives': 'Rc. coll.', 'attention_flops': 'Att.', 'card_activations': 'Act.'}
-MECHANISMS: Dict[str, Mechanism] = {m.name: replace(m, short=_SHORT[m.name]) for m in (
+MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
     _M("context_parallel", "context parallelism",
        "cp_size > 1: the step's work split over N_CP more ranks per replica (N_DP = N / (N_TP N_PP N_EP N_CP)), "
        "the sequence split for activations, and a key/value AllGather per layer per forward pass (again when "
@@ -46,58 +45,58 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: replace(m, short=_SHORT[m.name]) for
        "AllReduce and ZeRO sharding span N_DP N_CP ranks",
        "cp_size", "Liu et al. (2023), Ring Attention, sec. 3; Dubey et al. (2024), The Llama 3 Herd of Models, "
        "sec. 3.3.2 (all-gather based context parallelism)",
-       "no context parallelism: cp_size folded into data parallelism", ('G_mp', 'M_kv', 'beta_cp', 'alpha_cp', 'T_cp_layer', 'T_cp_exchange', 'T_cp')),
+       "no context parallelism: cp_size folded into data parallelism", ('G_mp', 'M_kv', 'beta_cp', 'alpha_cp', 'T_cp_layer', 'T_cp_exchange', 'T_cp'), short="CP"),
     _M("sequence_parallel", "sequence parallelism",
        "tp_size > 1: with the switch on, each TP AllReduce is a ReduceScatter and an AllGather (the same time) "
        "and every activation is split by N_TP; with it off, the LayerNorm, dropout and residual activations "
        "(10 s b d of the selective 34, all of the full-recompute 2) are held whole on every TP rank",
        "sequence_parallel", "Korthikanti et al. (2022), Reducing Activation Recomputation in Large Transformer "
        "Models, sec. 4.2.2 and Table 2",
-       "activation memory always split by N_TP (the sequence-parallel formula)", ('r_sp', 'K_act', 'beta_tp', 'alpha_tp', 'T_sp_pair', 'T_tp_layer')),
+       "activation memory always split by N_TP (the sequence-parallel formula)", ('r_sp', 'K_act', 'beta_tp', 'alpha_tp', 'T_sp_pair', 'T_tp_layer'), short="SP"),
     _M("tp_overlap", "TP communication overlap",
        "tp_comm_overlap: the share eta_ov (overlap_efficiency) of the TP communication hidden behind the GEMMs",
        "tp_comm_overlap", "Wang et al. (2023), Overlap Communication with Dependent Computation via Decomposition "
        "(ASPLOS); NVIDIA Transformer Engine userbuffers (tp_comm_overlap in Megatron-Core)",
-       "TP communication never overlapped", ('T_tp_exposed',)),
+       "TP communication never overlapped", ('T_tp_exposed',), short="TP ov."),
     _M("gemm_shape", "GEMM-shape efficiency",
        "transformers, always: the achieved FLOP/s are R_peak eta f_GEMM with f_GEMM = d / (d + x_1/2), one fitted "
        "constant",
        None, "Narayanan et al. (2021), Table 1 (throughput per GPU rising with the hidden size); Korthikanti et al. "
        "(2022), sec. 4.1 (the elementwise work per layer, O(s b d) against the GEMMs' O(s b d^2))",
-       "one efficiency for every GEMM shape", ('f_gemm',)),
+       "one efficiency for every GEMM shape", ('f_gemm',), short="GEMM"),
     _M("pipeline_p2p", "pipeline stage-to-stage sends",
        "transformers with pp_size > 1: two point-to-point sends (activation forward, gradient backward) of "
        "b s d s_elem / (N_CP N_TP) bytes per microbatch per virtual stage and per fill step, 2 (V m + N_PP - 1) on "
        "the critical path, on NVLink only when the whole job is in one node (beyond, some stage boundary crosses "
        "a node and gates the pipeline)",
        None, "Narayanan et al. (2021), sec. 3.2 and 4.1 (b s h per microbatch between stages; the scatter/gather "
-       "optimization divides it by t)", "no stage-to-stage sends", ('beta_pp', 'alpha_pp', 'n_p2p', 'T_p2p')),
+       "optimization divides it by t)", "no stage-to-stage sends", ('beta_pp', 'alpha_pp', 'n_p2p', 'T_p2p'), short="P2P"),
     _M("optimizer_step", "optimizer update",
        "transformers: the memory-bound Adam update of the parameters this accelerator updates (sharded over "
        "N_DP N_CP from ZeRO-1), b_update = 30 bytes per parameter",
-       None, "Rajbhandari et al. (2020), ZeRO, sec. 3 (mixed-precision Adam states)", "no optimizer step", ('P_update', 'T_opt')),
+       None, "Rajbhandari et al. (2020), ZeRO, sec. 3 (mixed-precision Adam states)", "no optimizer step", ('P_update', 'T_opt'), short="Opt."),
     _M("ga_once", "one gradient AllReduce per optimizer step",
        "gradient_accumulation_steps > 1: the step already prices the whole batch, so its one AllReduce is paid "
        "once, not divided by the accumulation steps",
        None, "Shoeybi et al. (2019), Megatron-LM; PyTorch DistributedDataParallel no_sync (gradients reduced "
-       "once per accumulated batch)", "the AllReduce divided by the accumulation steps"),
+       "once per accumulated batch)", "the AllReduce divided by the accumulation steps", short="GA"),
     _M("zero3_gather", "ZeRO-3 / FSDP gathers",
        "transformers with zero_stage 3: the gradients' ReduceScatter (half their AllReduce) once per step, and "
        "the whole weights' two AllGathers (forward, backward; one AllReduce's time of them) in every micro-step: "
        "3/2 of the AllReduce without LoRA or accumulation, and the weights' full size under LoRA",
        None, "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2 (1.5x the data-parallel volume); Zhao et al. (2023), "
        "PyTorch FSDP (parameters gathered again in every micro-step)", "ZeRO-3 communicates as plain data "
-       "parallelism", ('T_dp_gather',)),
+       "parallelism", ('T_dp_gather',), short="ZeRO-3"),
     _M("moe_per_layer", "MoE all-to-all per layer",
        "ep_size > 1: n_A2A = 4 AllToAlls (dispatch and combine, forward and backward) per MoE layer of the stage, "
        "each of the rank's own tokens (1 / N_EP of the replica's)",
        None, "Lepikhin et al. (2021), GShard, sec. 3; Fedus et al. (2022), Switch Transformer, sec. 2.2",
-       "one AllToAll of the local batch per step"),
+       "one AllToAll of the local batch per step", short="MoE"),
     _M("recompute_collectives", "collectives of the recomputed forward",
        "activation_recomputation: the recomputed forward pass repeats its TP AllReduces, MoE AllToAlls and CP "
        "gathers, half the per-step count again",
        None, "Korthikanti et al. (2022), sec. 5 (full recomputation re-runs the forward, its communication "
-       "included)", "no communication in the recomputed forward"),
+       "included)", "no communication in the recomputed forward", short="Rc. coll."),
     _M("attention_flops", "attention FLOPs of an architecture card",
        "workloads described by an architecture card (mlsysim_sym.architecture): the forward FLOPs per token add "
        "attention's scores and weighted sums, 2 N_heads (d_qk + d_v) per layer per key attended, S/2 keys when "
@@ -105,14 +104,14 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: replace(m, short=_SHORT[m.name]) for
        "card has none",
        None, "Narayanan et al. (2021), Appendix (the 1 + s/(6h) attention term); Dao et al. (2022), "
        "FlashAttention (causal masking skips the upper triangle); NVIDIA Megatron-LM num_floating_point_operations",
-       "forward FLOPs per token as the record gives them (the weights' products)", ("F_tok",)),
+       "forward FLOPs per token as the record gives them (the weights' products)", ("F_tok",), short="Att."),
     _M("card_activations", "activation memory of an architecture card",
        "workloads described by an architecture card: the activation values a layer keeps per token and hidden unit "
        "with selective recomputation are the card's (its heads, key/value heads, FFN width, gating and experts: "
        "K_layer of mlsysim_sym.shape), not 34; a record without a card keeps 34",
        None, "Korthikanti et al. (2022), sec. 4.1 (the 34 s b h of a multi-head layer with a 4h MLP, term by "
        "term); Dao et al. (2022), FlashAttention (no score matrix kept)", "34 values per token and hidden unit",
-       ()),
+       (), short="Act."),
 )}
 del _M
 
