@@ -41,7 +41,7 @@ from .whole import MAX_WALK
 __all__ = ["required", "Requirement", "TARGET", "MAX_REGIMES", "MAX_WALK", "plain"]
 
 
-def required(output, target: float, solve_for: str, model, fleet, *, side: str = "auto", label=None,
+def required(output, target: float, solve_for: str, model, fleet, *, side: str = "auto",
              **solve_kwargs) -> Requirement:
     """The value of one input (``solve_for``: a ``solve()`` argument or record field, e.g.
     ``"fabric_bandwidth"``, ``"microbatch_count"``, ``"efficiency"``, ``"parameters"``) at which ``output``
@@ -51,7 +51,7 @@ def required(output, target: float, solve_for: str, model, fleet, *, side: str =
     (``"bubble_fraction"``), an alias (``"memory"``, ``"step_time"``, ``"mfu"``), or a sympy expression in
     model quantities and parameters (``T_dp / T_compute``). ``side``: ``"at least"`` or ``"at most"`` the
     target; ``"auto"`` (default) reads it from the configuration (an output below the target must rise to
-    it). ``label``: the output's name in the answer's text (an expression's own, else). See the module docstring;
-    :func:`mlsysim_sym.planning.accelerators_to_finish` asks it for the nodes that finish a token budget in time.
+    it). See the module docstring; the nodes that finish a token budget in time are
+    :func:`mlsysim_sym.planning.accelerators_to_finish`.
     """
-    return answer(Problem(output, target, solve_for, model, fleet, solve_kwargs, side, label))
+    return answer(Problem(output, target, solve_for, model, fleet, solve_kwargs, side))

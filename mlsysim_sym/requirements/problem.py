@@ -43,7 +43,7 @@ class Problem:
     """One ``required`` question: the configuration, the input and how parameters follow it, the output now
     (``current``) and which side of the target meets it (``direction``: +1 at least, -1 at most)."""
 
-    def __init__(self, output, target, solve_for, model, fleet, kwargs, side, label=None):
+    def __init__(self, output, target, solve_for, model, fleet, kwargs, side):
         if isinstance(target, bool) or not isinstance(target, (numbers.Real, sp.Number)) \
                 or not math.isfinite(float(target)):
             raise ValueError(f"target must be a finite number, got {target!r}")
@@ -86,7 +86,7 @@ class Problem:
         self.start = self.point(self.x0)
         self.current = self.value_of(self.start)
         self.direction = {"at least": 1, "at most": -1}.get(side, 1 if self.target >= self.current else -1)
-        self.label = label or (output if isinstance(output, str) else str(output))
+        self.label = output if isinstance(output, str) else str(output)
 
     def answer(self, regimes: int, **fields) -> Requirement:
         """The answer, the question's own fields filled in (what a :class:`Requirement` lacks is None)."""
