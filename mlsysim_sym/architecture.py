@@ -171,7 +171,8 @@ class Architecture:
             active_experts_per_token=self.top_k if moe else None,
             attention_flops=a1 * (self.layers - win), window_attention_flops=a1 * win,
             attention_window=self.window, causal=int(self.causal), kv_fraction=self.kv_fraction,
-            activation_values=float(self.evaluate(m["K_layer"])), architecture=self)
+            activation_values=float(self.evaluate(m["K_layer"])),
+            expert_parameters=self.quantity("P_routed") if moe else None, architecture=self)
 
     def replace(self, **changes) -> "Architecture":
         return replace(self, **changes)

@@ -78,7 +78,8 @@ class Rule:
     the caller's line (else at the package's, as mlsysim's own warning does).
     ``lowered``: the first check mlsysim makes after lowering the workload (the
     lowering's own errors come just before it). ``extended``: the check exists in the
-    extended model only; ``generic_only``: for workloads other than transformers only.
+    extended model only; ``generic_only``: for workloads other than transformers only;
+    ``mechanism`` / ``unless``: only where that mechanism is / is not priced.
     """
 
     broken: sp.Basic
@@ -95,6 +96,16 @@ class Rule:
     lowered: bool = False
     extended: bool = False
     generic_only: bool = False
+    mechanism: Optional[str] = None
+    unless: Optional[str] = None
+
+    def applies(self, variant: Variant) -> bool:
+        """Whether the check exists in ``variant``'s model: ``mechanism``, when named, must be priced there,
+        ``unless`` must not (the MoE layout replaces the split checks)."""
+        def priced(name):       # the mechanisms these checks name price transformers only
+            return variant.on(name) and variant.family == "transformer"
+        return ((self.mechanism is None or priced(self.mechanism))
+                and (self.unless is None or not priced(self.unless)))
 
     @property
     def condition(self) -> sp.Basic:
@@ -195,9 +206,28 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
         Rule(A.seq_len < cp, "seq_len ({seq_len}) must be >= cp_size ({cp_size}): context parallelism gives each "
              "rank a part of every sequence", cp > 1, extended=True, transformer=True),
         Rule(G > N, "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * CP({cp_size}) > "
-             "Total({N})", extended=True),
+             "Total({N})", extended=True, unless="moe_layout"),
         Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * "
-             "CP({cp_size}) must divide total accelerators ({N}) exactly.", extended=True),
+             "CP({cp_size}) must divide total accelerators ({N}) exactly.", extended=True, unless="moe_layout"),
+        *_moe_layout_rules(N),
+    )
+
+
+def _moe_layout_rules(N) -> Tuple[Rule, ...]:
+    """The splits of the MoE layout (Megatron-Core's): the attention's TP x PP x CP and the experts' EP x ETP x PP
+    must each divide the accelerators (EP is carved out of the data- and context-parallel ranks)."""
+    dense = A.tp_size * A.pp_size * A.cp_size
+    experts = A.ep_size * A.etp_size * A.pp_size
+    kw = dict(extended=True, mechanism="moe_layout")
+    return (
+        Rule(dense > N, "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) * CP({cp_size}) > Total({N})", **kw),
+        Rule(sp.Ne(sp.Mod(N, dense), 0), "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) * CP({cp_size}) "
+             "must divide total accelerators ({N}) exactly.", **kw),
+        Rule(experts > N, "Infeasible expert parallelism: EP({ep_size}) * ETP({etp_size}) * PP({pp_size}) > "
+             "Total({N})", **kw),
+        Rule(sp.Ne(sp.Mod(N, experts), 0), "Infeasible expert parallelism: EP({ep_size}) * ETP({etp_size}) * "
+             "PP({pp_size}) must divide total accelerators ({N}) exactly: expert parallelism is carved out of the "
+             "data- and context-parallel ranks", **kw),
     )
 
 
@@ -212,9 +242,10 @@ def rules() -> Tuple[Rule, ...]:
         # V9-V10: the split must fit the fleet exactly
         # the extended model's own keywords, and its split (G includes N_CP there)
         *_extended_rules(N),
-        Rule(G > N, "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) > Total({N})"),
+        Rule(G > N, "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) > Total({N})",
+             unless="moe_layout"),
         Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 4D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) "
-                                     "must divide total accelerators ({N}) exactly."),
+                                     "must divide total accelerators ({N}) exactly.", unless="moe_layout"),
         Rule(A.batch_size < dp, "batch_size ({batch_size}) < dp_size ({dp}): some ranks will be idle. "
                                 "Using local_batch=1.", warning=True),
         # V11: the precision (resolve_precision), and the Engine path's warning when it has no peak for it
@@ -312,7 +343,8 @@ class CompiledRules:
         self.rules: Tuple[Rule, ...] = tuple(r for r in rules()
                                              if r.scope in keep and (transformer or not r.transformer)
                                              and (extended or not r.extended)
-                                             and not (transformer and r.generic_only))
+                                             and not (transformer and r.generic_only)
+                                             and r.applies(variant))
         self._given_args = tuple(RAW[a] for a in args)
         self._one: Dict[int, tuple] = {}
         self._shows: Dict[tuple, tuple] = {}

@@ -206,7 +206,9 @@ def static_values(w: Workload, f: Fleet, key: str) -> Tuple[Variant, Dict[sp.Sym
     values: Dict[sp.Symbol, object] = dict(CONSTANT_VALUES)
     values.update(field_values(w, f))
     peak = acc.flops_for(key)
+    r16 = acc.flops_for("bf16")
     values.update({sym.bpp: bpp, sym.R_peak: acc.peak_flops if peak is None else peak,
+                   sym.R_16: acc.peak_flops if r16 is None else r16,
                    sym.F: ops, sym.W_lw: W, sym.W_g: W_grad})
     return variant, values
 

@@ -1,7 +1,8 @@
 """The mechanisms of the extended model (``DistributedModel(fidelity="extended")``), by name.
 
-Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Three are switched on by a
-keyword of ``solve()`` (``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``); the others are always on
+Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Five are switched on by a
+keyword of ``solve()`` (``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``, ``fsdp_overlap``,
+``cp_overlap``); the others are always on
 in the extended model and act where their condition holds. ``DistributedModel(fidelity="extended",
 without=("pipeline_p2p",))`` prices a step with the named mechanisms priced as mlsysim prices them; with
 every mechanism named there, the extended model is mlsysim's (``tests/test_extended.py``).
@@ -33,6 +34,7 @@ class Mechanism:
     mlsysim: str
     quantities: Tuple[str, ...] = ()     # the model quantities it adds (none: it changes existing ones)
     short: str = ""                      # its name in a table's column head ("CP", "P2P")
+    needs: Tuple[str, ...] = ()          # the mechanisms it acts inside (off with them)
 
 
 _M = Mechanism
@@ -112,6 +114,53 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        None, "Korthikanti et al. (2022), sec. 4.1 (the 34 s b h of a multi-head layer with a 4h MLP, term by "
        "term); Dao et al. (2022), FlashAttention (no score matrix kept)", "34 values per token and hidden unit",
        (), short="Act."),
+    _M("attention_kernels", "attention at its kernels' efficiency",
+       "workloads described by an architecture card: attention's FLOPs (the scores and the weighted sums) run at "
+       "eta_att of the efficiency the weights' GEMMs reach, a fitted constant: FlashAttention's kernels reach less "
+       "of the peak than large GEMMs (their softmax, masking and the backward's recomputation of the scores)",
+       None, "Dao (2023), FlashAttention-2, sec. 4 (forward and backward throughput against the GEMM peak); Shah et "
+       "al. (2024), FlashAttention-3, sec. 4.1 (H100)", "attention at the GEMMs' efficiency", (), short="Att. eff.",
+       needs=("attention_flops",)),
+    _M("fp8_gemms", "FP8 GEMMs, the rest in 16-bit",
+       "precision fp8 (a peak above the 16-bit peak): only the weights' matrix multiplications run at the FP8 "
+       "rate, reaching eta_FP8 of the share of their peak that 16-bit GEMMs reach of theirs (R_GEMM = "
+       "max(min(R_peak, R_16), eta_FP8 R_peak)); attention and the elementwise work of the GEMM-shape factor run "
+       "at the 16-bit rate; weights, gradients, activations and messages keep 2-byte elements",
+       None, "Micikevicius et al. (2022), FP8 Formats for Deep Learning, sec. 4 (GEMM inputs in FP8; accumulation, "
+       "master weights and the other operations in higher precision); NVIDIA Transformer Engine (fp8_autocast "
+       "casts the inputs of its Linear layers; attention stays 16-bit unless asked)",
+       "every FLOP at the precision's peak and every element at its bytes (1 for FP8)", ("R_gemm", "R_rest"),
+       short="FP8"),
+    _M("moe_layout", "MoE laid out as frameworks lay it out",
+       "ep_size > 1: expert parallelism is carved out of the data- and context-parallel ranks (a replica spans "
+       "N_TP N_PP N_CP accelerators; N_EP N_ETP N_PP must divide N), the routed experts' weights are split over "
+       "N_EP N_ETP N_PP ranks and their gradients reduced over the N / (N_EP N_ETP N_PP) expert-data-parallel "
+       "ranks, the other weights over N_TP N_PP and the data-parallel ranks; each rank dispatches its 1 / N_TP of "
+       "the replica's tokens, on NVLink when the N_EP N_ETP ranks of an expert group fit in a node (one NVLink "
+       "domain: 72 accelerators on a GB200 NVL72)",
+       None, "NVIDIA Megatron-LM, megatron/core/parallel_state.py initialize_model_parallel (expert groups "
+       "etp-ep-dp-pp beside tp-cp-dp-pp); Rajbhandari et al. (2022), DeepSpeed-MoE, sec. 5 (expert parallelism "
+       "inside data parallelism, expert data parallelism); PyTorch torchtitan (EP borrowed from the data-parallel "
+       "shard dimension)",
+       "EP multiplies the accelerators beside data parallelism (a replica spans N_TP N_PP N_EP), every weight is "
+       "split over N_TP N_PP N_EP, and the all-to-all crosses the fabric",
+       ("G_exp", "dp_exp", "M_grad_exp", "T_dp_expert", "beta_ep", "alpha_ep"), short="MoE lay."),
+    _M("fsdp_overlap", "ZeRO-3 / FSDP overlapped",
+       "fsdp_overlap with zero_stage 3: the weights' AllGathers are prefetched during the compute of the layer "
+       "before and the gradients' ReduceScatter overlaps the backward pass; exposed is what the replica's compute "
+       "cannot cover, and at least one layer's share (the first gather, the last reduction)",
+       "fsdp_overlap", "Zhao et al. (2023), PyTorch FSDP, sec. 3.3 (backward and forward prefetching); PyTorch "
+       "FSDP2 fully_shard (the next module's AllGather issued ahead); Megatron-Core overlap_param_gather",
+       "the ZeRO-3 communication exposed (or overlap_efficiency of it hidden, with overlap_comm)", (),
+       short="FSDP ov."),
+    _M("cp_overlap", "CP ring overlapped with attention",
+       "cp_overlap with cp_size > 1: the keys and values travel around the ring of N_CP ranks while each rank "
+       "computes attention on the block it holds, so only what the attention compute cannot cover is exposed, and "
+       "at least one ring step (1 / N_CP of the exchange)",
+       "cp_overlap", "Liu et al. (2023), Ring Attention, sec. 3 (each block's transfer overlapped with the "
+       "blockwise attention); NVIDIA Transformer Engine context parallelism, cp_comm_type 'p2p'",
+       "the key/value exchange exposed (the all-gather form)", ("T_att",), short="CP ov.",
+       needs=("context_parallel",)),
 )}
 del _M
 
@@ -119,10 +168,13 @@ del _M
 #: The models: mlsysim 0.3.0's, exactly, and the extended one (``docs/extended.md``).
 FIDELITIES = ("mlsysim", "extended")
 
-#: The degrees that split a fleet's accelerators (one data-parallel replica spans their product), each with the
-#: mechanism that prices it where mlsysim 0.3.0 does not.
-SPLIT_DEGREES: Tuple[Tuple[str, Optional[str]], ...] = (("tp_size", None), ("pp_size", None), ("ep_size", None),
-                                                        ("cp_size", "context_parallel"))
+#: The degrees that split a fleet's accelerators (one data-parallel replica spans their product):
+#: ``(degree, the mechanism that makes it split the fleet where mlsysim 0.3.0 does not, the mechanism that makes it
+#: not)``. CP splits where context parallelism is priced; EP does not where the MoE layout carves it out of the
+#: data-parallel ranks.
+SPLIT_DEGREES: Tuple[Tuple[str, Optional[str], Optional[str]], ...] = (
+    ("tp_size", None, None), ("pp_size", None, None), ("ep_size", None, "moe_layout"),
+    ("cp_size", "context_parallel", None))
 
 
 @dataclass(frozen=True)
@@ -138,7 +190,7 @@ class ModelChoice:
     >>> ModelChoice("extended").on("gemm_shap")
     Traceback (most recent call last):
     ...
-    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives, attention_flops, card_activations
+    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives, attention_flops, card_activations, attention_kernels, fp8_gemms, moe_layout, fsdp_overlap, cp_overlap
     """
 
     fidelity: str = "mlsysim"
@@ -166,8 +218,9 @@ class ModelChoice:
     @property
     def splits(self) -> Tuple[str, ...]:
         """The degrees that split the fleet in this model (:data:`SPLIT_DEGREES`; ``cp_size`` where it prices
-        context parallelism)."""
-        return tuple(k for k, m in SPLIT_DEGREES if m is None or self.on(m))
+        context parallelism, ``ep_size`` where expert parallelism is not carved out of the data-parallel ranks)."""
+        return tuple(k for k, m, unless in SPLIT_DEGREES
+                     if (m is None or self.on(m)) and (unless is None or not self.on(unless)))
 
     def __str__(self) -> str:
         """``"extended model, without pipeline_p2p"``, ``"mlsysim's model"``."""

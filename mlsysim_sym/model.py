@@ -38,6 +38,8 @@ from .symbols import PARAMS, sym
 from .terms import communication as comm
 from .terms import memory, roofline
 from .terms import extended as ext_terms
+from .terms import frameworks as fw
+from .terms.collectives import AllToAll
 from .terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm, labelled
 from .terms.pipeline import BubbleFraction, BubbleTime, in_flight_divisor
 
@@ -279,11 +281,16 @@ def _decomposition(b: _Builder) -> None:
     S, q = sym, b.q
     # the extended model's context-parallel degree (1 where context parallelism is folded into DP, as mlsysim)
     b.cp = cp = S.cp if b.on("context_parallel") and b.transformer else 1
+    # the extended model's MoE layout: EP carved out of the data- and context-parallel ranks, not beside them
+    b.moe = b.on("moe_layout") and b.transformer
+    # FP8 trains with 2-byte weights, gradients, activations and messages (only the GEMMs' inputs are FP8)
+    b.s_el = sp.Max(S.bpp, S.s_16) if b.on("fp8_gemms") and b.transformer else S.bpp
     N = q("N", S.n_nodes * S.apn, **_COUNT)
+    shard = S.tp * S.pp if b.moe else S.tp * S.pp * S.ep
     if cp == 1:
-        G = b.G_mp = q("G", S.tp * S.pp * S.ep, **_COUNT)
+        G = b.G_mp = q("G", shard, **_COUNT)
     else:
-        b.G_mp = q("G_mp", S.tp * S.pp * S.ep, **_COUNT)
+        b.G_mp = q("G_mp", shard, **_COUNT)
         G = q("G", b.G_mp * cp, **_COUNT)
     dp = q("dp", FloorDiv(N, G), **_COUNT)
     q("lb", labelled(sp.Max(1, FloorDiv(S.B, dp)), {1: "batch < dp: one sample per replica"},
@@ -295,8 +302,12 @@ def _decomposition(b: _Builder) -> None:
     if b.variant.explicit_weights:
         W_def, b.Wg_def = S.W_lw, S.W_g
     else:
-        W_def = b.Wg_def = S.P * S.bpp
+        W_def = b.Wg_def = S.P * b.s_el
     q("W", W_def, **_POS)
+    if b.moe:
+        b.G_exp = q("G_exp", S.ep * S.etp * S.pp, **_COUNT)
+        b.dp_exp = q("dp_exp", FloorDiv(N, b.G_exp), **_COUNT)
+        b.share = fw.expert_share(S.P, S.P_exp)
 
 
 @_section('Compute of one replica')
@@ -304,14 +315,30 @@ def _compute(b: _Builder) -> None:
     """The replica's FLOPs and the rate it runs them at (docs/contract.md §2.3a)."""
     S, q = sym, b.q
     tokens = S.s if b.transformer else 1
-    F = S.F
+    F, b.F_att = S.F, 0
     if b.on("attention_flops") and b.transformer:
         # an architecture card's attention: its FLOPs per token grow with the sequence (0 without a card)
-        F = q("F_tok", S.F + ext_terms.attention_flops(S.A_full, S.A_win, S.s, S.w_att, S.chi_causal), **_NONNEG)
+        b.F_att = ext_terms.attention_flops(S.A_full, S.A_win, S.s, S.w_att, S.chi_causal)
+        F = q("F_tok", S.F + b.F_att, **_NONNEG)
     q("O_model", 3 * F * tokens * b["lb"], **_NONNEG)
-    O_hw = q("O_hw", roofline.training_flop_multiplier(S.rc) * F * tokens * b["lb"], **_NONNEG)
-    if b.on("gemm_shape") and b.transformer:
+    b.mult = roofline.training_flop_multiplier(S.rc)
+    O_hw = q("O_hw", b.mult * F * tokens * b["lb"], **_NONNEG)
+    shape = b.on("gemm_shape") and b.transformer
+    if shape:
         f_gemm = q("f_gemm", ext_terms.GemmShapeEfficiency(S.H, S.d_half), **_POS)
+    fp8 = b.on("fp8_gemms") and b.transformer
+    kernels = b.on("attention_kernels") and b.transformer and b.F_att != 0
+    b.R_att = S.R_peak * S.eta      # the rate attention runs at (the GEMMs' unless priced apart)
+    if fp8 or kernels:
+        # the weights' GEMMs at the precision's rate, attention and the elementwise work at the 16-bit one
+        # (FP8), attention at its kernels' own share of the GEMMs' efficiency
+        R_gemm = q("R_gemm", fw.gemm_rate(S.R_peak, S.R_16, S.eta_8), **_POS) if fp8 else S.R_peak
+        R_rest = q("R_rest", fw.rest_rate(S.R_peak, S.R_16), **_POS) if fp8 else S.R_peak
+        eta_att = S.eta_att if kernels else 1
+        b.R_att = R_rest * eta_att * S.eta
+        loss = 1 / f_gemm - 1 if shape else 0
+        R_eff = q("R_eff", fw.effective_rate(F, S.F, loss, R_gemm, R_rest, S.eta, eta_att), **_POS)
+    elif shape:
         R_eff = q("R_eff", S.R_peak * S.eta * f_gemm, **_POS)
     else:
         R_eff = q("R_eff", S.R_peak * S.eta, **_POS)
@@ -329,20 +356,23 @@ def _memory(b: _Builder) -> None:
     ifd = q("ifd", in_flight_divisor(S.m, S.pp), **_COUNT)
     mb = q("mb", memory.microbatch(b["lb"], S.GA, ifd), **_COUNT)
     Ls = q("L_stage", memory.layers_per_stage(S.L, S.pp), **_COUNT)
-    P_sh = q("P_shard", S.P / b.G_mp, **_POS)
-    M_w = q("M_weights", memory.weight_bytes(P_sh, S.bpp, b.dp_grad, S.z), **_POS)
-    M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, S.bpp, b.dp_grad, S.z), **_POS)
+    if b.moe:   # the routed experts split over EP x ETP x PP, the rest over TP x PP
+        P_sh = q("P_shard", S.P * (1 - b.share) / b.G_mp + S.P_exp / b.G_exp, **_POS)
+    else:
+        P_sh = q("P_shard", S.P / b.G_mp, **_POS)
+    M_w = q("M_weights", memory.weight_bytes(P_sh, b.s_el, b.dp_grad, S.z), **_POS)
+    M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, b.s_el, b.dp_grad, S.z), **_POS)
     M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, b.dp_grad, S.z), **_POS)
     # an architecture card's activation values per token and hidden unit (34 for a record without one)
     k_sel = S.K_card if b.on("card_activations") else S.K_sel
     if b.on("sequence_parallel"):
         whole = q("r_sp", ext_terms.unsplit_share(S.tp, S.sp), **_POS)
         K_act = q("K_act", ext_terms.activation_values(S.tp, S.rc, whole, k_sel), **_POS)
-        act = Ls * K_act * b.s_loc * mb * S.H * (S.bpp / 2)
+        act = Ls * K_act * b.s_loc * mb * S.H * (b.s_el / 2)
     else:
-        act = memory.activation_bytes(Ls, b.s_loc, mb, S.H, S.bpp, S.tp, S.rc, k_sel)
+        act = memory.activation_bytes(Ls, b.s_loc, mb, S.H, b.s_el, S.tp, S.rc, k_sel)
     M_a = q("M_activations", act, **_NONNEG)
-    M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, b.s_loc, S.H, S.bpp, S.pp), **_NONNEG)
+    M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, b.s_loc, S.H, b.s_el, S.pp), **_NONNEG)
     parts = (M_w, M_g, M_o, M_a, M_b)
     b.memory = tuple(t.name for t in parts)
     q("M_acc", sp.Add(*parts), **_POS)
@@ -381,16 +411,28 @@ def _roofline(b: _Builder) -> None:
 def _data_parallel(b: _Builder) -> None:
     """The gradient all-reduce of one DP group by placement (docs/contract.md §2.6), and ZeRO-3's gathers."""
     S, q = sym, b.q
-    grad = q("M_grad_msg", b.Wg_def / (S.tp * S.pp) * S.f_lora ** S.lora, **_POS)
+    dense = (1 - b.share) if b.moe else 1          # the share of the weights the data-parallel ranks reduce
+    grad = q("M_grad_msg", b.Wg_def * dense / (S.tp * S.pp) * S.f_lora ** S.lora, **_POS)
     BW_inter = q("BW_inter", S.BW_fab / S.osr, **_POS)
     rpn = q("rpn", comm.dp_ranks_per_node(S.apn, b.G_mp), **_COUNT)
     nodes = q("nodes_dp", comm.dp_nodes_spanned(b.dp_grad, rpn), **_COUNT)
     t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, b.dp_grad, rpn, nodes, BW_inter), **_NONNEG)
+    expert = lambda msg: 0                                                  # noqa: E731
+    if b.moe:
+        # the routed experts' gradients, reduced over the ranks that hold the same experts
+        rpn_e = comm.dp_ranks_per_node(S.apn, b.G_exp)
+        nodes_e = comm.dp_nodes_spanned(b.dp_exp, rpn_e)
+        expert = lambda msg: fw.only_with_experts(S.P_exp, comm.dp_allreduce(  # noqa: E731
+            msg, b.dp_exp, rpn_e, nodes_e, BW_inter))
+        g_exp = q("M_grad_exp", b.Wg_def * b.share / b.G_exp * S.f_lora ** S.lora, **_NONNEG)
+        t_dp0 = t_dp0 + q("T_dp_expert", expert(g_exp), **_NONNEG)
     if b.on("zero3_gather") and b.transformer:
         # ZeRO-3 / FSDP: the gradients' ReduceScatter (half the all-reduce) once, and the weights' two
-        # AllGathers (forward, backward: one all-reduce's time of the whole weights) in every micro-step
-        t_gather = q("T_dp_gather", comm.dp_allreduce(b["W"] / (S.tp * S.pp), b.dp_grad, rpn, nodes, BW_inter),
-                     **_NONNEG)
+        # AllGathers (forward, backward: one all-reduce's time of the whole weights) in every micro-step; under the
+        # MoE layout each rank gathers its experts over the expert data-parallel ranks
+        W = b["W"]
+        t_gather = q("T_dp_gather", comm.dp_allreduce(W * dense / (S.tp * S.pp), b.dp_grad, rpn, nodes, BW_inter)
+                     + (expert(W * b.share / b.G_exp) if b.moe else 0), **_NONNEG)
         b.dp_sync = ext_terms.zero3_sync(t_dp0, t_gather, S.z, S.GA)
     else:
         b.dp_sync = t_dp0
@@ -401,7 +443,7 @@ def _model_parallel(b: _Builder) -> None:
     """TP collectives and EP all-to-alls of one step (docs/contract.md §2.6), and the extended model's
     context-parallel exchange; ``b.again`` counts a recomputed forward's collectives."""
     S, q = sym, b.q
-    msg = q("M_act_msg", b["lb"] * b.s_loc * S.H * S.bpp, **_NONNEG)
+    msg = q("M_act_msg", b["lb"] * b.s_loc * S.H * b.s_el, **_NONNEG)
     nl = q("L_tp", CeilDiv(sp.Max(1, S.L), S.pp), **_COUNT)
     b.again = again = ext_terms.recomputed(S.rc) if b.on("recompute_collectives") else 1
     if b.on("sequence_parallel"):
@@ -415,7 +457,14 @@ def _model_parallel(b: _Builder) -> None:
     else:
         t_tp_def = again * comm.tp_allreduces(msg, S.tp, nl, S.apn, b["BW_inter"])
     q("T_tp_allreduce", t_tp_def, **_NONNEG)
-    if b.on("moe_per_layer"):
+    if b.on("moe_per_layer") and b.moe:
+        # each rank dispatches its 1 / N_TP of the replica's tokens over the EP group's link
+        alone = sp.Eq(S.ep, 1)
+        g = S.ep * S.etp
+        beta_ep = q("beta_ep", ext_terms.group_link(g, S.apn, S.BW_intra, b["BW_inter"], "EP", alone), **_POS)
+        alpha_ep = q("alpha_ep", ext_terms.group_link(g, S.apn, S.alpha_nv, S.alpha_fab, "EP", alone), **_NONNEG)
+        t_ep_def = again * S.n_a2a * nl * AllToAll(msg * S.k_e * S.iota / S.tp, S.ep, beta_ep, alpha_ep)
+    elif b.on("moe_per_layer"):
         # each EP rank exchanges its own tokens: 1 / N_EP of the replica's
         t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(msg * S.k_e * S.iota / S.ep, S.ep, b["BW_inter"])
     else:
@@ -437,6 +486,10 @@ def _context_parallel(b: _Builder, msg, nl) -> None:
     t_cp1 = q("T_cp_layer", ext_terms.cp_layer_exchange(M_kv, cp, beta_cp, alpha_cp, S.rc,
                                                         b.on("recompute_collectives")), **_NONNEG)
     t_cp0 = q("T_cp_exchange", nl * t_cp1, **_NONNEG)
+    if b.on("cp_overlap"):
+        # ring attention: the exchange runs beside the attention compute of the step, at least one ring step exposed
+        t_att = q("T_att", b.mult * b.F_att * S.s * b["lb"] / (b["G"] * b.R_att), **_NONNEG)
+        t_cp0 = sp.Piecewise((fw.overlapped(t_cp0, t_att, t_cp0 / cp), sp.Eq(S.cov, 1)), (t_cp0, True))
     b.extra.append(q("T_cp", S.c * t_cp0, **_NONNEG))
 
 
@@ -449,7 +502,7 @@ def _pipeline(b: _Builder) -> None:
         beta_pp = q("beta_pp", ext_terms.stage_link(N, S.apn, S.BW_intra, b["BW_inter"], S.pp), **_POS)
         alpha_pp = q("alpha_pp", ext_terms.stage_link(N, S.apn, S.alpha_nv, S.alpha_fab, S.pp), **_NONNEG)
         n_p2p = q("n_p2p", ext_terms.critical_sends(S.pp, S.v, S.m), integer=True, nonnegative=True)
-        b.extra.append(q("T_p2p", S.c * n_p2p * ext_terms.pipeline_send(b["lb"], b.s_loc, S.H, S.bpp, S.tp, S.m,
+        b.extra.append(q("T_p2p", S.c * n_p2p * ext_terms.pipeline_send(b["lb"], b.s_loc, S.H, b.s_el, S.tp, S.m,
                                                                         beta_pp, alpha_pp), **_NONNEG))
     q("bubble_fraction", BubbleFraction(S.pp, S.v, S.m), **_NONNEG)
     q("T_bubble", BubbleTime(b["T_node"], S.pp, S.v, S.m), **_NONNEG)
@@ -468,7 +521,13 @@ def _step(b: _Builder) -> None:
     t_tp = q("T_tp", S.c * b["T_tp_allreduce"])
     t_ep = q("T_ep", S.c * b["T_ep_alltoall"])
     q("T_comm", t_dp + t_tp + t_ep + sum(b.extra))
-    t_dpx = q("T_dp_exposed", comm.exposed_dp(t_dp, S.ov, b["dp"]))
+    t_dpx_def = comm.exposed_dp(t_dp, S.ov, b["dp"])
+    if b.on("fsdp_overlap") and b.transformer:
+        # prefetched gathers and the reduction beside the backward: what the replica's compute cannot cover, at
+        # least one layer's share
+        t_dpx_def = sp.Piecewise((fw.overlapped(t_dp, b["T_node"], t_dp / b["L_tp"]),
+                                  sp.And(sp.Eq(S.fov, 1), S.z >= 3)), (t_dpx_def, True))
+    t_dpx = q("T_dp_exposed", t_dpx_def)
     if b.on("tp_overlap"):
         t_tp = q("T_tp_exposed", ext_terms.exposed_tp(t_tp, S.tov))
     terms = (b["T_node"], t_dpx, t_tp, t_ep, *b.extra, b["T_bubble"], *b.optimizer)      # as STEP_ORDER reads

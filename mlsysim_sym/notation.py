@@ -272,6 +272,22 @@ _QUANTITIES += (
      "the keys attended)"),
 )
 # ---- issue 13 --------------------------------------------------------------------------------- end
+# ---- issue 22: today's runs ------------------------------------------------------------------- begin
+_QUANTITIES += (
+    ("R_gemm", rf"R_{{{T}{{GEMM}}}}", None, "flop/s",
+     "peak FLOP/s the weights' GEMMs reach at the precision (FP8: eta_FP8 of the FP8 peak)"),
+    ("R_rest", rf"R_{{{T}{{other}}}}", None, "flop/s",
+     "peak FLOP/s of the work outside the weights' GEMMs (the 16-bit peak, or the precision's when lower)"),
+    ("G_exp", rf"G_{{{T}{{exp}}}}", None, "1", "accelerators sharing one copy of the routed experts (EP x ETP x PP)"),
+    ("dp_exp", rf"N_{{{T}{{EDP}}}}", None, "1", "expert data-parallel degree: ranks holding the same experts"),
+    ("M_grad_exp", rf"M_{{{T}{{grad,exp}}}}", None, "B", "routed experts' gradient bytes one rank reduces"),
+    ("T_dp_expert", rf"T_{{{T}{{EDP}}}}", None, "s",
+     "AllReduce of the routed experts' gradients over the expert data-parallel ranks"),
+    ("beta_ep", rf"\beta_{{{T}{{EP}}}}", None, "B/s", "link bandwidth of the EP group"),
+    ("alpha_ep", rf"\alpha_{{{T}{{EP}}}}", None, "s", "message latency of the EP group"),
+    ("T_att", rf"T_{{{T}{{att}}}}", None, "s", "attention compute of one step on one accelerator"),
+)
+# ---- issue 22 --------------------------------------------------------------------------------- end
 for _row in _QUANTITIES:
     declare(_row[0], _row[1], _row[4], _row[3], "quantity", _row[2], _row[5] if len(_row) > 5 else "")
 

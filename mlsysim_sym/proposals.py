@@ -308,6 +308,8 @@ EXTENSION.update({
     "P_router": _P(r"\RouterParameterCount", "count", "number of parameters of the router of one mixture-of-experts "
                    "layer", _A),
     "P_dense_layer": _P(r"\DenseLayerParameterCount", "count", "number of parameters of one dense layer", _A),
+    "P_routed": _P(r"\RoutedExpertParameterCount", "count",
+                   "number of parameters of the routed experts of every mixture-of-experts layer of a model", _A),
     "P_moe_layer": _P(r"\MoeLayerParameterCount", "count",
                       "number of parameters of one mixture-of-experts layer, every expert counted", _A),
     "P_embed": _P(r"\EmbeddingParameterCount", "count",
@@ -344,6 +346,49 @@ EXTENSION.update({
                   "performance"),
 })
 # ---- issue 21 --------------------------------------------------------------------------------- end
+# ---- issue 22: today's runs (FP8 GEMMs, MoE laid out as frameworks do, FSDP and CP overlapped) --------- begin
+EXTENSION.update({
+    "etp": _P(r"\ExpertTensorParallelDegree", "count",
+              "number of ranks that split the matrices of each expert, the tensor-parallel degree of the experts"),
+    "fov": _P(r"\ShardedDataParallelOverlapSwitch", "scalar",
+              "one when sharded data parallelism prefetches the next layer's weights during the current layer's "
+              "compute and overlaps the gradient reduction with the backward pass, zero when it does not"),
+    "cov": _P(r"\ContextParallelOverlapSwitch", "scalar",
+              "one when context parallelism passes the keys and values around a ring overlapped with the attention "
+              "compute, zero when it gathers them first"),
+    "R_16": _P(r"\HalfPrecisionPeakRate", "scalar",
+               "peak operation rate of one accelerator at a sixteen-bit precision", "performance"),
+    "P_exp": _P(r"\RoutedExpertParameters", "count",
+                "number of parameters of the routed experts of every mixture-of-experts layer of a model", "learning"),
+    "eta_8": _P(r"\LowPrecisionGemmEfficiency", "scalar",
+                "share of the eight-bit peak that eight-bit matrix multiplications reach, relative to the share of "
+                "the sixteen-bit peak that sixteen-bit ones reach", "performance"),
+    "eta_att": _P(r"\AttentionKernelEfficiency", "scalar",
+                  "share of the efficiency of the weights' matrix multiplications that attention kernels reach",
+                  "performance"),
+    "s_16": _P(r"\HalfPrecisionElementSize", "scalar", "bytes of one sixteen-bit element", "performance"),
+    "R_gemm": _P(r"\GemmPeakRate", "scalar",
+                 "peak operation rate the weights' matrix multiplications reach at the training precision, before "
+                 "the hardware efficiency", "performance"),
+    "R_rest": _P(r"\NonGemmPeakRate", "scalar",
+                 "peak operation rate of the work outside the weights' matrix multiplications, the sixteen-bit "
+                 "rate or the precision's when lower", "performance"),
+    "G_exp": _P(r"\ExpertShardAcceleratorCount", "count",
+                "number of accelerators that share one copy of the routed experts' weights, the expert-parallel, "
+                "expert tensor-parallel and pipeline degrees multiplied"),
+    "dp_exp": _P(r"\ExpertDataParallelDegree", "count",
+                 "number of ranks that hold the same experts' weights and reduce their gradients"),
+    "M_grad_exp": _P(r"\ExpertGradientPayload", "scalar",
+                     "bytes of the routed experts' gradients one rank reduces per step"),
+    "T_dp_expert": _P(r"\ExpertGradientAllReduceTime", "scalar",
+                      "time of the all-reduce of the routed experts' gradients over the expert data-parallel ranks"),
+    "beta_ep": _P(r"\ExpertParallelLinkBandwidth", "scalar", "link bandwidth of the expert-parallel group"),
+    "alpha_ep": _P(r"\ExpertParallelLinkLatency", "scalar", "message latency of the expert-parallel group"),
+    "T_att": _P(r"\AttentionComputeTime", "scalar",
+                "time one accelerator computes attention over a step, forward and backward, at its achieved rate",
+                "performance"),
+})
+# ---- issue 22 --------------------------------------------------------------------------------- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",

@@ -100,6 +100,7 @@ _QUANTITIES = (
     ("P_router", rf"P_{{{T}{{router}}}}", "1", "parameters of one MoE layer's router"),
     ("P_dense_layer", rf"P_{{{T}{{layer}}}}", "1", "parameters of one dense layer"),
     ("P_moe_layer", rf"P_{{{T}{{layer,MoE}}}}", "1", "parameters of one MoE layer (every expert)"),
+    ("P_routed", rf"P_{{{T}{{routed}}}}", "1", "parameters of the routed experts of every MoE layer"),
     ("P_embed", rf"P_{{{T}{{embed}}}}", "1", "parameters of the input embedding and the output layer"),
     ("P_total", rf"P_{{{T}{{total}}}}", "1", "parameters of the model"),
     ("P_active", rf"P_{{{T}{{active}}}}", "1",
@@ -174,6 +175,7 @@ def _build(kind: ShapeKind) -> List[Quantity]:
         router = q("P_router", c.n_experts * d)
         moe = q("P_moe_layer", attn + (c.n_experts + c.n_shared) * expert + router + norms)
         q("P_total", n_dense * dense + c.L_moe * moe + embed + d)
+        q("P_routed", c.L_moe * c.n_experts * expert)
         moe_active = attn + (k + c.n_shared) * expert + router + norms
         q("P_active", n_dense * dense + c.L_moe * moe_active + embed + d)
         # the router's product counts; the norms do not (elementwise)

@@ -240,8 +240,8 @@ class DistributedModel:
     ``DistributedModel()`` (``fidelity="mlsysim"``) is mlsysim 0.3.0's model, exactly.
     ``DistributedModel(fidelity="extended")`` adds the mechanisms of :mod:`mlsysim_sym.mechanisms`
     (context and sequence parallelism, TP overlap, pipeline sends, ZeRO-3 gathers, the optimizer update, ...;
-    ``docs/extended.md``), and ``solve()`` then takes ``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``
-    and ``kv_fraction``; ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
+    ``docs/extended.md``), and ``solve()`` then takes ``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``,
+    ``kv_fraction``, ``etp_size``, ``fsdp_overlap`` and ``cp_overlap``; ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
     The choice is checked once, here (:class:`~mlsysim_sym.mechanisms.ModelChoice`).
     """
 
@@ -270,7 +270,8 @@ class DistributedModel:
               straggler_factor: float = 1.0, moe_routing_imbalance_factor: float = 1.0,
               gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = 1,
               sequence_parallel: bool = False, tp_comm_overlap: bool = False,
-              kv_fraction: Optional[float] = None) -> DistributedResult:
+              kv_fraction: Optional[float] = None, etp_size: int = 1, fsdp_overlap: bool = False,
+              cp_overlap: bool = False) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -330,6 +331,15 @@ class DistributedModel:
             Extended model: width of the keys and values over the hidden size (``H_KV d_head / d``, > 0; 1 for
             multi-head attention, 1/16 for Llama 3 405B): sizes the context-parallel exchange. None (the
             default): an architecture card's own width, else 1.
+        etp_size
+            Extended model: expert tensor-parallel degree, >= 1 (Megatron-Core's
+            ``expert_tensor_parallel_size``): the ranks that split each expert's matrices. With ``ep_size``, expert
+            parallelism is carved out of the data- and context-parallel ranks (``ep x etp x pp`` must divide the
+            accelerators; ``dp`` = accelerators / (tp x pp x cp)).
+        fsdp_overlap, cp_overlap
+            Extended model: ZeRO-3 / FSDP gathers prefetched and the gradient reduction overlapped with compute
+            (FSDP2's and Megatron-FSDP's default); the context-parallel exchange a ring overlapped with attention
+            (Megatron-Core's ``cp_comm_type="p2p"``).
 
         Returns
         -------
@@ -359,7 +369,7 @@ class DistributedModel:
             batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage, is_lora,
             activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor, straggler_factor,
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
-            tp_comm_overlap, kv_fraction), w, self.choice))
+            tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap), w, self.choice))
         return price(a, stacklevel=4)
 
 

@@ -393,6 +393,21 @@ _keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
          "architecture card's own where the call does not set it)",
          rows=C, label="K/V width fraction", fidelity=_EXT, range=Range(0, math.inf, lo_open=True),
          short="KV fraction", record_default="kv_fraction")
+_keyword("etp", "etp_size", 1, rf"N_{{{T}{{ETP}}}}", "1",
+         "expert tensor-parallel degree (ranks that split each expert's matrices; Megatron-Core's "
+         "expert_tensor_parallel_size)", "count", "count", rows=K, label="expert tensor-parallel degree",
+         fidelity=_EXT, short="etp", option="--etp")
+_keyword("fov", "fsdp_overlap", False, rf"\chi_{{{T}{{FSDP-ov}}}}", "1",
+         "1 when ZeRO-3 / FSDP prefetches the next layer's weights during the current layer's compute and "
+         "overlaps the gradient ReduceScatter with the backward pass, else 0", "flag", "flag",
+         label="FSDP overlap", fidelity=_EXT, short="FSDP overlap", option="--fsdp-overlap")
+_keyword("cov", "cp_overlap", False, rf"\chi_{{{T}{{CP-ov}}}}", "1",
+         "1 when context parallelism passes the keys and values around a ring overlapped with the attention "
+         "compute (ring attention), else 0 (the all-gather form)", "flag", "flag", label="CP overlap",
+         fidelity=_EXT, short="CP overlap", option="--cp-overlap")
+_declare("R_16", rf"R_{{{T}{{peak,16}}}}", "flop/s",
+         "peak FLOP/s of one accelerator at a 16-bit precision (precision_flops['bf16'], else peak_flops)", "real",
+         "precision", "positive", label="16-bit peak FLOP/s", fidelity=_EXT)
 # what an architecture card gives the extended model (mlsysim_sym.architecture; 0 for a record without a card)
 _field("A_full", "workload", "attention_flops", rf"C_{{{T}{{att}}}}", "flop",
        "forward attention FLOPs per token per key attended, summed over the layers without a window "
@@ -410,8 +425,18 @@ _field("K_card", "workload", "activation_values", rf"K_{{{T}{{sel,card}}}}", "1"
        "two-byte activation values a layer keeps per token and hidden unit with selective recomputation, from "
        "an architecture card (34, Korthikanti's, for a record without one)", fallback=34.0,
        label="activation values per token and hidden unit", fidelity=_EXT)
+_field("P_exp", "workload", "expert_parameters", rf"P_{{{T}{{routed}}}}", "1",
+       "parameters of the routed experts of every MoE layer (an architecture card's; 0 for a record without one)",
+       assume="nonnegative", fallback=0.0, label="routed-expert parameters", fidelity=_EXT, rows=C)
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
        992.0, fidelity=_EXT)
+_const("s_16", rf"s_{{{T}{{16}}}}", "B", "bytes of a 16-bit element (what FP8 training keeps its tensors in)", 2.0,
+       fidelity=_EXT)
+_const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
+       "share of the FP8 peak that FP8 GEMMs reach, relative to the share of the 16-bit peak 16-bit GEMMs reach "
+       "(fitted)", 0.8, fidelity=_EXT)
+_const("eta_att", rf"\eta_{{{T}{{att}}}}", "1",
+       "share of the GEMMs' achieved efficiency that attention kernels reach (fitted)", 0.6, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
        fidelity=_EXT)

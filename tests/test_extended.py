@@ -25,10 +25,16 @@ EXT = DistributedModel(fidelity="extended")
 PLAIN = DistributedModel()
 
 
+#: The extended model with EP laid out as mlsysim lays it out (beside DP): the tests of the other mechanisms on an
+#: MoE model read their terms against mlsysim's layout; the MoE layout has tests of its own (test_frameworks.py).
+MLSYSIM_LAYOUT = ("moe_layout",)
+EXT_MLSYSIM_LAYOUT = DistributedModel(fidelity="extended", without=MLSYSIM_LAYOUT)
+
+
 def _both(model, fleet, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return PLAIN.solve(model, fleet, **kw), EXT.solve(model, fleet, **kw)
+        return PLAIN.solve(model, fleet, **kw), EXT_MLSYSIM_LAYOUT.solve(model, fleet, **kw)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -76,7 +82,7 @@ def test_neutral_switches_differ_by_the_always_on_mechanisms_term_by_term():
     kw = dict(batch_size=512, tp_size=2, pp_size=2, ep_size=8, microbatch_count=4, v_stages=1, zero_stage=3,
               activation_recomputation=True, gradient_accumulation_steps=4, seq_len=4096)
     a, b = _both("Mixtral_8x7B", "Training_1K", **kw)
-    _, v = parameters_of("Mixtral_8x7B", "Training_1K", fidelity="extended", **kw)
+    _, v = parameters_of("Mixtral_8x7B", "Training_1K", fidelity="extended", without=MLSYSIM_LAYOUT, **kw)
     x = b.extended
     d = v[sym.H]
     f_gemm = d / (d + PARAMS["d_half"].value)
@@ -112,10 +118,11 @@ def test_neutral_switches_differ_by_the_always_on_mechanisms_term_by_term():
     assert x["tp_exposed_latency"] == b.tp_communication_latency
     # memory: without sequence parallelism full recomputation keeps 2 s b d whole on each TP rank (mlsysim: / t)
     _, mv = parameters_of("Mixtral_8x7B", "Training_1K", **kw)
-    m_plain, m_ext = build_model(Variant()), build_model(Variant(fidelity="extended"))
+    ext = Variant(fidelity="extended", off=MLSYSIM_LAYOUT)
+    m_plain, m_ext = build_model(Variant()), build_model(ext)
     from mlsysim_sym.compile import evaluate
     act_plain = evaluate(Variant(), ["M_activations"], mv)["M_activations"]
-    act_ext = evaluate(Variant(fidelity="extended"), ["M_activations"], v)["M_activations"]
+    act_ext = evaluate(ext, ["M_activations"], v)["M_activations"]
     assert act_ext == pytest.approx(act_plain * 2, rel=1e-15)
     assert "M_activations" in m_plain and "M_activations" in m_ext
     # the step: every term added up, the bubble from the extended replica time
@@ -128,9 +135,10 @@ def test_neutral_switches_differ_by_the_always_on_mechanisms_term_by_term():
 
 def test_the_documented_always_on_list_is_every_mechanism_without_a_switch():
     assert always_on() == ("gemm_shape", "pipeline_p2p", "optimizer_step", "ga_once", "zero3_gather",
-                           "moe_per_layer", "recompute_collectives", "attention_flops", "card_activations")
+                           "moe_per_layer", "recompute_collectives", "attention_flops", "card_activations",
+                           "attention_kernels", "fp8_gemms", "moe_layout")
     assert {m.switch for m in MECHANISMS.values() if m.switch} == {"cp_size", "sequence_parallel",
-                                                                  "tp_comm_overlap"}
+                                                                  "tp_comm_overlap", "fsdp_overlap", "cp_overlap"}
 
 
 def test_each_always_on_mechanism_alone_accounts_for_its_term():
@@ -139,10 +147,11 @@ def test_each_always_on_mechanism_alone_accounts_for_its_term():
               activation_recomputation=True, gradient_accumulation_steps=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        full = EXT.solve("Mixtral_8x7B", "Training_1K", **kw)
-        ga = DistributedModel(fidelity="extended", without="ga_once").solve("Mixtral_8x7B", "Training_1K", **kw)
-        moe = DistributedModel(fidelity="extended", without="moe_per_layer").solve("Mixtral_8x7B", "Training_1K",
-                                                                                 **kw)
+        full = EXT_MLSYSIM_LAYOUT.solve("Mixtral_8x7B", "Training_1K", **kw)
+        ga = DistributedModel(fidelity="extended", without=("ga_once",) + MLSYSIM_LAYOUT).solve(
+            "Mixtral_8x7B", "Training_1K", **kw)
+        moe = DistributedModel(fidelity="extended", without=("moe_per_layer",) + MLSYSIM_LAYOUT).solve(
+            "Mixtral_8x7B", "Training_1K", **kw)
     assert ga.dp_communication_latency == pytest.approx(full.dp_communication_latency / 4, rel=1e-14)
     assert ga.tp_communication_latency == full.tp_communication_latency
     # mlsysim's one all-to-all per step of the replica's tokens, no recomputed forward
@@ -330,8 +339,13 @@ def test_pipeline_sends_use_nvlink_only_within_one_node():
     (dict(cp_size=0), "cp_size must be >= 1, got 0"),
     (dict(cp_size=1.5), "cp_size must be a whole number, got 1.5"),
     (dict(cp_size=float("nan")), "cp_size must be finite"),
-    (dict(cp_size=3, tp_size=8), "Infeasible 5D Parallelism: TP(8) * PP(1) * EP(1) * CP(3) must divide"),
-    (dict(cp_size=512), "Infeasible 5D Parallelism: TP(1) * PP(1) * EP(1) * CP(512) > Total(256)"),
+    # EP is carved out of the data-parallel ranks (the MoE layout): the replica's split is TP x PP x CP
+    (dict(cp_size=3, tp_size=8), "Infeasible parallelism: TP(8) * PP(1) * CP(3) must divide"),
+    (dict(cp_size=512), "Infeasible parallelism: TP(1) * PP(1) * CP(512) > Total(256)"),
+    (dict(ep_size=3), "Infeasible expert parallelism: EP(3) * ETP(1) * PP(1) must divide total accelerators (256)"),
+    (dict(ep_size=64, etp_size=8), "Infeasible expert parallelism: EP(64) * ETP(8) * PP(1) > Total(256)"),
+    (dict(etp_size=0), "etp_size must be >= 1, got 0"),
+    (dict(etp_size=2.5), "etp_size must be a whole number, got 2.5"),
     (dict(kv_fraction=0), "kv_fraction must be > 0, got 0"),
     (dict(kv_fraction=-2.0), "kv_fraction must be > 0, got -2.0"),
     (dict(cp_size=4, seq_len=2), "seq_len (2) must be >= cp_size (4)"),
@@ -373,7 +387,7 @@ def test_sweep_of_the_extended_model_equals_solve_and_masks_bad_splits():
     r = sweep("Llama3_70B", "Research_256", fidelity="extended", batch_size=256, tp_size=[4, 8], pp_size=4,
               microbatch_count=8, cp_size=[1, 2, 3], sequence_parallel=True)
     assert r.valid.tolist() == [[True, True, False], [True, True, False]]
-    assert "Infeasible 5D Parallelism" in r.reason[0, 2]
+    assert "Infeasible parallelism: TP(4) * PP(4) * CP(3)" in r.reason[0, 2]
     for i, tp in enumerate((4, 8)):
         for j, cp in enumerate((1, 2)):
             with warnings.catch_warnings():
@@ -523,7 +537,7 @@ def test_context_parallel_switched_off_folds_cp_into_data_parallelism_and_still_
         warnings.simplefilter("ignore")
         r = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
     assert r.parallelism == {"dp": 32, "tp": 8, "pp": 1, "ep": 1, "cp": 1}
-    with pytest.raises(ValueError, match="Infeasible 5D Parallelism"):
+    with pytest.raises(ValueError, match=r"Infeasible parallelism: TP\(8\) \* PP\(1\) \* CP\(512\)"):
         off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=512)
 
 

@@ -203,6 +203,11 @@ class Iverson(sp.Function):
     def fdiff(self, argindex=1):
         return sp.S.Zero
 
+    def _eval_derivative(self, s):
+        # 0 wherever it is differentiable (away from the condition's edge); sympy's default would differentiate
+        # the condition itself, which a relation cannot be
+        return sp.S.Zero
+
     def _numpycode(self, printer):
         return f"{printer._module_format(printer._module + '.where')}({printer._print(self.args[0])}, 1.0, 0.0)"
 

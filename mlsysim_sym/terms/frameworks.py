@@ -1,0 +1,68 @@
+"""How today's training frameworks run a step, as the extended model prices it (``docs/extended.md``,
+``docs/modern_runs.md``): FP8 GEMMs with the rest in 16-bit, mixtures of experts laid out as Megatron-Core and
+torchtitan lay them out, ZeRO-3 / FSDP and ring attention overlapped with compute.
+
+* FP8 (:func:`gemm_rate`, :func:`effective_rate`): Transformer Engine runs the inputs of the weights' matrix
+  multiplications in FP8; attention, normalization, activations and casts stay in 16-bit, and weights, gradients
+  and the messages keep 2-byte elements (Micikevicius et al. 2022, *FP8 Formats for Deep Learning*, sec. 4).
+* MoE layout (:func:`expert_share`): expert parallelism is carved out of the data- and context-parallel ranks,
+  not multiplied beside them (NVIDIA Megatron-LM ``megatron/core/parallel_state.py``; Rajbhandari et al. 2022,
+  *DeepSpeed-MoE*, sec. 5).
+* Overlap (:func:`overlapped`): prefetched FSDP gathers (Zhao et al. 2023, *PyTorch FSDP*, sec. 3.3) and the
+  ring of ring attention (Liu et al. 2023, *Ring Attention*, sec. 3) hide behind the compute they run beside.
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from .base import Iverson
+
+
+def gemm_rate(R_peak, R_16, eta_8):
+    """The peak the weights' GEMMs reach, before the hardware efficiency: ``max(min(R_peak, R_16),
+    eta_8 R_peak)``. At a 16-bit (or slower) precision, ``R_peak`` itself; where the precision's peak is above the
+    16-bit one (FP8), ``eta_8`` of it, never below the 16-bit peak.
+
+    >>> gemm_rate(989e12, 989e12, 0.8), gemm_rate(1979e12, 989e12, 0.8)
+    (989000000000000., 1.58320000000000e+15)
+    """
+    return sp.Max(sp.Min(R_peak, R_16), eta_8 * R_peak)
+
+
+def rest_rate(R_peak, R_16):
+    """The peak of the work outside the weights' GEMMs (attention, the elementwise work): the 16-bit peak, or the
+    precision's own where it is lower (FP32)."""
+    return sp.Min(R_peak, R_16)
+
+
+def effective_rate(F_tok, F_gemm, shape_loss, R_gemm, R_rest, eta, eta_att=1):
+    """The FLOP/s one accelerator achieves on a step's work: its forward FLOPs per token ``F_tok`` over the time
+    they take at their rates, the weights' GEMMs ``F_gemm / R_GEMM``, attention (the rest of ``F_tok``) over
+    ``eta_att R_rest`` (its kernels reach ``eta_att`` of the GEMMs' efficiency) and the GEMM-shape factor's loss
+    ``shape_loss F_tok / R_rest`` (``x_1/2 / d``: elementwise work, which FP8 does not speed up), times the
+    efficiency ``eta``. At a 16-bit precision with ``eta_att = 1`` it is ``R_peak eta f_GEMM``, the extended
+    model's rate without them, since ``1 / f_GEMM = 1 + x_1/2 / d``.
+
+    >>> effective_rate(1.0, 1.0, 0.0, 2.0, 1.0, 0.5), effective_rate(2.0, 1.0, 0.0, 2.0, 1.0, 0.5)
+    (1.0, 0.6666666666666666)
+    >>> effective_rate(2.0, 1.0, 0.0, 1.0, 1.0, 0.5, eta_att=0.5)
+    0.3333333333333333
+    """
+    return eta * F_tok / (F_gemm / R_gemm + (F_tok - F_gemm) / (eta_att * R_rest) + shape_loss * F_tok / R_rest)
+
+
+def expert_share(P, P_exp):
+    """The share of the weights that are routed experts' (0 for a dense model, or a record that gives none)."""
+    return P_exp / P
+
+
+def only_with_experts(P_exp, expr):
+    """``expr`` where the model has routed-expert weights, else 0 (a dense model reduces no expert gradients, and
+    an empty collective would still pay its latency)."""
+    return Iverson(P_exp > 0) * expr
+
+
+def overlapped(t_comm, t_cover, floor):
+    """Communication ``t_comm`` run beside compute ``t_cover``: what the compute cannot cover, and at least
+    ``floor`` (the part that must come before the first compute or after the last)."""
+    return sp.Max(t_comm - t_cover, floor)
