@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 from mlsysim_sym import notation
 from mlsysim_sym.printing import environment, md_math
 
-from . import architecture, book, examples, extended, memory, notation_doc, published, required_doc, step_time, web
+from . import architecture, book, examples, extended, memory, modern, notation_doc, published, required_doc, step_time, web
 from . import registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +38,7 @@ DOCUMENTS = {
     "extended": ("The extended model, validated on held-out published runs", extended.context),
     "step_time_extended": ("The step time, term by term: the extended model", step_time.extended_context),
     "architecture": ("Architecture cards: parameters and FLOPs from a model's shape", architecture.context),
+    "modern_runs": ("The extended model on today's runs", modern.context),
 }
 
 
