@@ -309,6 +309,7 @@ def context() -> Dict[str, object]:
                                  _abs_pct(s["ablation"][m_]["worst"]), f"{a['eta']:.3f}",
                                  "-" if m_ == "gemm_shape" else f"{a['d_half']:g}",
                                  _abs_pct(a["median"]), _abs_pct(a["worst"])])
+    own = [p.argument for p in PARAMS.values() if p.fidelity == "extended" and p.origin.value == "solve"]
     consts = [{"name": n, "latex": PARAMS[n].latex, "value": f"{PARAMS[n].value:g}", "meaning": PARAMS[n].meaning}
               for n, p in PARAMS.items() if p.fidelity == "extended" and p.value is not None]
     m = build_model(_variant())
@@ -322,7 +323,7 @@ def context() -> Dict[str, object]:
         "legend": legend, "widths": width_comparison(), "fit": f, "fit_squares": fit("squares"), "squares": squares_summary(), "summary": s, "loss": LOSS,
         "interleaving": interleaving(), "interleaving_degrees": INTERLEAVING, "results": results, "ablation_header": header, "ablation": ablation,
         "ablation_still": [MECHANISMS[m_].title for m_ in still], "ablation_summary": ablation_summary,
-        "mechanisms": switches, "always_on": [MECHANISMS[n].title for n in always_on()],
+        "keywords": own, "mechanisms": switches, "always_on": [MECHANISMS[n].title for n in always_on()],
         "training": [r["id"] for r in training], "held": [r["id"] for r in held],
         "constants": consts, "goal": {"median": _abs_pct(GOAL_MEDIAN), "worst": _abs_pct(GOAL_WORST)},
         "pct": {"held": _abs_pct(s["held"]["median"]), "held_worst": _abs_pct(s["held"]["worst"]),

@@ -354,6 +354,19 @@ def ablation() -> List[List[str]]:
     return out
 
 
+def dispatchers() -> List[List[str]]:
+    """The MoE runs' errors by token dispatcher (Megatron-Core's plain all-to-all, or the fused ``flex`` one of
+    DeepEP / HybridEP): ``[dispatcher, runs, median signed error, median absolute, range]``."""
+    out = []
+    rows = [x for x in table() if "MoE" in x["r"]["classes"]]
+    for kind in ("alltoall", "flex"):
+        e = [x["error"] for x in rows if x["r"]["config"].get("moe_dispatcher") == kind]
+        if e:
+            out.append([kind, str(len(e)), _pct(statistics.median(e)), _apct(statistics.median(map(abs, e))),
+                        f"{_pct(min(e))} to {_pct(max(e))}"])
+    return out
+
+
 def context() -> Dict[str, object]:
     from mlsysim_sym.mechanisms import MECHANISMS
     rows = table()
@@ -384,7 +397,8 @@ def context() -> Dict[str, object]:
         "goal": {"median": _apct(GOAL_MEDIAN), "worst": _apct(GOAL_WORST)},
         "beyond": [[x["r"]["id"], _pct(x["error"]), _reason(x["r"])]
                    for x in sorted(beyond, key=lambda x: -abs(x["error"]))],
-        "ablation": ablation(), "classes": CLASSES,
+        "ablation": ablation(), "classes": CLASSES, "dispatchers": dispatchers(),
+        "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,
         "mechanisms": [{"name": n, "title": MECHANISMS[n].title, "short": MECHANISMS[n].short} for n in NEW],
         "results": results, "unpriced_before": sum(1 for x in rows if math.isnan(x["before"])),
         "data_dir": "derivations/data/modern_runs/",

@@ -1,0 +1,96 @@
+"""The validation set of today's runs (``derivations/data/modern_runs/``, ``docs/modern_runs.md``): what each run
+states, the split fixed before the fit, and that the model reads each run as its source configured it."""
+import hashlib
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from derivations import modern as M  # noqa: E402
+from derivations.modern_split import training  # noqa: E402
+
+#: Every configuration field a run states, each with where it comes from.
+FIELDS = ("precision", "global_batch", "micro_batch", "seq", "tp", "pp", "cp", "vp", "ep", "etp", "fsdp",
+          "recompute", "sequence_parallel", "tp_comm_overlap")
+
+
+def test_more_than_a_hundred_runs_from_at_least_three_independent_families_cover_every_class():
+    runs = M.runs()
+    assert len(runs) >= 100
+    assert set(M.families()) == {"megatron_bridge", "dgxc", "torchtitan", "llm_foundry"}
+    _, held = M.split()
+    for c in M.CLASSES:
+        assert sum(c in r["classes"] for r in held) >= 5, c
+
+
+@pytest.mark.parametrize("run", M.runs(), ids=[r["id"] for r in M.runs()])
+def test_each_run_cites_its_source_and_states_every_field_with_its_origin(run):
+    src = M.families()[run["family"]]["sources"][run["source"]]
+    assert src["citation"] and src["convention"]
+    for f in FIELDS + ("model", "gpu", "gpus"):
+        assert run["provenance"].get(f), (run["id"], f)
+    assert run["measured"]["tokens_per_sec_per_gpu"] > 0
+    # the fleet holds exactly the run's accelerators, and the layout splits them as the run did
+    fleet = M.fleet(run)
+    assert fleet.total_accelerators == run["gpus"]
+    c = run["config"]
+    kw = M.kwargs(run)
+    assert kw["tp_size"] * kw["pp_size"] * kw["cp_size"] * (run["gpus"] // (c["tp"] * c["pp"] * (c["cp"] or 1))) \
+        == run["gpus"]
+    assert kw["batch_size"] == c["global_batch"] and kw["seq_len"] == c["seq"]
+    # microbatches (with a pipeline) or accumulation steps (without): global / (dp x micro batch)
+    dp = run["gpus"] // (c["tp"] * c["pp"] * (c["cp"] or 1))
+    assert max(kw["microbatch_count"], kw["gradient_accumulation_steps"]) == max(1, c["global_batch"] //
+                                                                                 (dp * c["micro_batch"]))
+    assert kw["zero_stage"] == (3 if c["fsdp"] else (1 if c.get("distributed_optimizer") else 0))
+    assert M.architecture(run).layers > 0
+
+
+def test_the_split_is_the_committed_rule_on_the_id_alone():
+    for r in M.runs():
+        digest = int(hashlib.sha256(r["id"].encode()).hexdigest(), 16)
+        assert training(r["id"]) == (digest % 3 == 0)
+    # two ids worked by hand: sha256("mb-2509-llama31-70b-h100-fp8-64") mod 3 = 1 (held out), and
+    # sha256("tt-llama3-8b-h100-bf16-fsdp-8") mod 3 = 0 (training)
+    assert not training("mb-2509-llama31-70b-h100-fp8-64") and training("tt-llama3-8b-h100-bf16-fsdp-8")
+    train, held = M.split()
+    assert len(train) + len(held) == len(M.runs()) and 0.25 < len(train) / len(M.runs()) < 0.45
+
+
+def test_the_fit_reads_training_runs_only_and_lands_inside_its_grids():
+    f = M.fit()
+    assert M.ETA8_GRID[0] <= f["eta_8"] <= M.ETA8_GRID[-1] and M.ATT_GRID[0] <= f["eta_att"] <= M.ATT_GRID[-1]
+    train, _ = M.split()
+    assert set(f["eta"]) == {M.generation(r) for r in train}
+    # the objective is the training runs' summed absolute log error at the fitted constants
+    import numpy as np
+    total = float(np.abs(M.log_errors(train, f["eta"], f["eta_8"], f["eta_att"])).sum())
+    assert total == pytest.approx(f["objective"], rel=0.02)
+
+
+def test_the_mechanisms_lower_the_held_out_error_against_the_model_before_them():
+    _, held = M.split()
+    after = M.by_class(held, M.errors(held))
+    before = M.by_class(held, M.errors(held, M.NEW))
+    assert after["all"]["median"] < before["all"]["median"]
+    assert after["MoE"]["median"] < before["MoE"]["median"]
+    # runs mlsysim's layout cannot place (EP beside DP does not divide the fleet) have no price before
+    assert any(not M.priced(r, M.NEW) for r in M.runs()) and all(M.priced(r) for r in M.runs())
+
+
+def test_a_gb200_run_of_a_count_72_does_not_divide_is_priced_on_nvlink_domains_of_64():
+    run = dict(next(r for r in M.runs() if r["gpu"] == "GB200"), gpus=128)
+    f = M.fleet(run)
+    assert (f.node.accelerators_per_node, f.count) == (64, 2)
+    run["gpus"] = 144
+    assert (M.fleet(run).node.accelerators_per_node, M.fleet(run).count) == (72, 2)
+
+
+def test_a_run_beyond_the_goal_names_its_reason_or_says_it_is_unexplained():
+    ctx_rows = M.table()
+    for x in ctx_rows:
+        if not x["training"] and abs(x["error"]) > M.GOAL_WORST:
+            why = M._reason(x["r"])
+            assert why and not math.isnan(x["error"])
