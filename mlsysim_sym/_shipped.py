@@ -29,7 +29,8 @@ import sympy as sp
 FINGERPRINT_SOURCES = ("notation.py", "symbols.py", "model.py", "compile.py", "inputs.py", "checks.py", "outputs.py",
                        "terms/__init__.py",
                        "terms/base.py", "terms/collectives.py", "terms/communication.py", "terms/roofline.py",
-                       "terms/memory.py", "terms/pipeline.py", "terms/extended.py", "mechanisms.py")
+                       "terms/memory.py", "terms/pipeline.py", "terms/extended.py", "terms/frameworks.py",
+                       "mechanisms.py")
 
 _SPLIT = "\n\n# --- generated code ---\n"
 

@@ -356,13 +356,19 @@ def _memory(b: _Builder) -> None:
     ifd = q("ifd", in_flight_divisor(S.m, S.pp), **_COUNT)
     mb = q("mb", memory.microbatch(b["lb"], S.GA, ifd), **_COUNT)
     Ls = q("L_stage", memory.layers_per_stage(S.L, S.pp), **_COUNT)
-    if b.moe:   # the routed experts split over EP x ETP x PP, the rest over TP x PP
-        P_sh = q("P_shard", S.P * (1 - b.share) / b.G_mp + S.P_exp / b.G_exp, **_POS)
+    if b.moe:
+        # the routed experts split over EP x ETP x PP, their ZeRO state over the expert data-parallel ranks; the
+        # rest over TP x PP and the data-parallel ranks (Megatron-Core's expert and dense gradient buffers)
+        P_dense, P_exp = S.P * (1 - b.share) / b.G_mp, S.P_exp / b.G_exp
+        b.shards = ((P_dense, b.dp_grad), (P_exp, b.dp_exp))
+        P_sh = q("P_shard", P_dense + P_exp, **_POS)
     else:
         P_sh = q("P_shard", S.P / b.G_mp, **_POS)
-    M_w = q("M_weights", memory.weight_bytes(P_sh, b.s_el, b.dp_grad, S.z), **_POS)
-    M_g = q("M_grads", memory.gradient_bytes(P_sh, tf, b.s_el, b.dp_grad, S.z), **_POS)
-    M_o = q("M_optimizer", memory.optimizer_bytes(P_sh, tf, b.dp_grad, S.z), **_POS)
+        b.shards = ((P_sh, b.dp_grad),)
+    shards = b.shards
+    M_w = q("M_weights", sp.Add(*(memory.weight_bytes(p, b.s_el, n, S.z) for p, n in shards)), **_POS)
+    M_g = q("M_grads", sp.Add(*(memory.gradient_bytes(p, tf, b.s_el, n, S.z) for p, n in shards)), **_POS)
+    M_o = q("M_optimizer", sp.Add(*(memory.optimizer_bytes(p, tf, n, S.z) for p, n in shards)), **_POS)
     # an architecture card's activation values per token and hidden unit (34 for a record without one)
     k_sel = S.K_card if b.on("card_activations") else S.K_sel
     if b.on("sequence_parallel"):
@@ -393,7 +399,9 @@ def _roofline(b: _Builder) -> None:
     if b.variant.flash:
         tiers.append((S.BW_flash, sp.Eq(G, 1)))
     BW = q("BW_eff", roofline.effective_bandwidth(fits, tiers), **_POS)
-    traffic = q("traffic", roofline.memory_traffic(W, b.G_mp, lb / b.cp), **_POS)
+    # the weights one accelerator streams: its share of them (under the MoE layout, its experts and the rest)
+    streamed = (b["P_shard"] * b.s_el, 1) if b.moe else (W, b.G_mp)
+    traffic = q("traffic", roofline.memory_traffic(*streamed, lb / b.cp), **_POS)
     t_comp, t_mem = b["T_compute"], q("T_memory", traffic / BW, **_POS)
     t_over = q("T_overhead", roofline.overhead(sp.Max(1, S.L)), **_POS)
     T_node = q("T_node", roofline.node_latency(t_comp, t_mem, t_over), **_POS)
@@ -508,7 +516,8 @@ def _pipeline(b: _Builder) -> None:
     q("T_bubble", BubbleTime(b["T_node"], S.pp, S.v, S.m), **_NONNEG)
     b.optimizer = []
     if b.on("optimizer_step") and b.transformer:
-        P_upd = q("P_update", memory.zero_sharded(b["P_shard"] * b["f_train"], b.dp_grad, S.z, 1), **_POS)
+        P_upd = q("P_update", sp.Add(*(memory.zero_sharded(p * b["f_train"], n, S.z, 1) for p, n in b.shards)),
+                  **_POS)
         b.optimizer.append(q("T_opt", ext_terms.OptimizerUpdateTime(P_upd, S.b_upd, S.BW_hbm), **_POS))
 
 

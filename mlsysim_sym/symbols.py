@@ -434,9 +434,10 @@ _const("s_16", rf"s_{{{T}{{16}}}}", "B", "bytes of a 16-bit element (what FP8 tr
        fidelity=_EXT)
 _const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
        "share of the FP8 peak that FP8 GEMMs reach, relative to the share of the 16-bit peak 16-bit GEMMs reach "
-       "(fitted)", 0.8, fidelity=_EXT)
+       "(fitted: docs/modern_runs.md)", 0.87, fidelity=_EXT)
 _const("eta_att", rf"\eta_{{{T}{{att}}}}", "1",
-       "share of the GEMMs' achieved efficiency that attention kernels reach (fitted)", 0.6, fidelity=_EXT)
+       "share of the GEMMs' achieved efficiency that attention kernels reach (fitted: docs/modern_runs.md)", 0.4,
+       fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
        fidelity=_EXT)

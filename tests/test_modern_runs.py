@@ -70,6 +70,12 @@ def test_the_fit_reads_training_runs_only_and_lands_inside_its_grids():
     assert total == pytest.approx(f["objective"], rel=0.02)
 
 
+def test_the_shipped_constants_are_the_fitted_ones():
+    from mlsysim_sym.symbols import PARAMS
+    f = M.fit()
+    assert (PARAMS["eta_8"].value, PARAMS["eta_att"].value) == (f["eta_8"], f["eta_att"]), "refit: shipped != fit"
+
+
 def test_the_mechanisms_lower_the_held_out_error_against_the_model_before_them():
     _, held = M.split()
     after = M.by_class(held, M.errors(held))

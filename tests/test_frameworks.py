@@ -1,0 +1,314 @@
+"""How today's frameworks run a step, in the extended model (``mlsysim_sym.terms.frameworks``): FP8 GEMMs with the
+rest in 16-bit, attention at its kernels' efficiency, MoE laid out as Megatron-Core lays it out (``etp_size``),
+ZeRO-3 / FSDP prefetch (``fsdp_overlap``) and ring attention (``cp_overlap``) overlapped with compute.
+
+Each mechanism against its source's formula, with the numbers worked by hand in the comments, through
+``DistributedModel(fidelity="extended").solve()`` and the model's quantities (``parameters_of`` + ``evaluate``).
+"""
+import math
+import warnings
+from dataclasses import replace
+
+import pytest
+
+from mlsysim_sym import DistributedModel, modern
+from mlsysim_sym.arguments import parameters_of
+from mlsysim_sym.compile import evaluate
+from mlsysim_sym.mechanisms import MECHANISMS
+from mlsysim_sym.symbols import PARAMS, sym
+
+approx = pytest.approx
+LLAMA8, LLAMA70, MIXTRAL = "modern/Llama-3.1-8B", "modern/Llama-3.1-70B", "modern/Mixtral-8x7B"
+#: 64 H100 SXM: 8 DGX nodes of 8 (NVLink 450 GB/s, 0.5 us), 400G InfiniBand per GPU (50 GB/s, 5 us, osr 1);
+#: peaks 989.5 TFLOP/s (bf16) and 1979 TFLOP/s (fp8)
+H64 = replace(modern.fleet("modern/H100-SXM-1024"), count=8)
+#: the same with a 2:1 oversubscribed fabric (25 GB/s per GPU across nodes)
+H64_OSR2 = replace(H64, fabric=replace(H64.fabric, oversubscription_ratio=2.0))
+ETA8, ETA_ATT, D_HALF = PARAMS["eta_8"].value, PARAMS["eta_att"].value, PARAMS["d_half"].value   # 0.8, 0.6, 992
+
+
+def _solve(model, fleet, without=(), **kw):
+    with warnings.catch_warnings():      # mlsysim warns where the batch is below the replicas (or memory spills)
+        warnings.simplefilter("ignore")
+        return DistributedModel(fidelity="extended", without=without).solve(model, fleet, **kw)
+
+
+def _quantities(model, fleet, names, without=(), **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        variant, values = parameters_of(model, fleet, fidelity="extended", without=without, **kw)
+    return evaluate(variant, names, values), values
+
+
+def _all_to_all(M, n, beta, alpha):     # mlsysim_sym.terms.collectives.AllToAll (ring_phase)
+    return (n - 1) / n * M / beta + (n - 1) * alpha
+
+
+def _ring_all_reduce(M, n, beta, alpha):
+    return 2 * (n - 1) / n * M / beta + 2 * (n - 1) * alpha
+
+
+# ------------------------------------------------------------------------------------------------
+# fp8_gemms: Micikevicius et al. 2022, sec. 4; Transformer Engine (only the Linear layers' inputs in FP8)
+# ------------------------------------------------------------------------------------------------
+L70 = dict(batch_size=64, tp_size=8)        # Llama-3.1-70B on 64 H100: tp 8 -> G 8, dp 8, lb 8, s 2048
+
+
+def test_fp8_gemms_change_nothing_at_a_16_bit_precision():
+    a = _solve(LLAMA70, H64, precision="bf16", **L70)
+    b = _solve(LLAMA70, H64, without=("fp8_gemms",), precision="bf16", **L70)
+    assert a.node_profile.latency_compute == approx(b.node_profile.latency_compute, rel=1e-12)
+
+
+def test_fp8_runs_the_gemms_at_eta8_of_the_fp8_peak_and_the_rest_at_16_bit():
+    q, v = _quantities(LLAMA70, H64, ["R_gemm", "R_rest", "R_eff", "F_tok"], precision="fp8", **L70)
+    assert (v[sym.R_peak], v[sym.R_16]) == (1979e12, 989.5e12)
+    # R_GEMM = max(min(1979, 989.5), 0.87 * 1979) = 1721.73 TFLOP/s; R_rest = the 16-bit peak, 989.5 TFLOP/s
+    R_gemm = max(989.5e12, ETA8 * 1979e12)
+    assert ETA8 == 0.87 and R_gemm == approx(1721.73e12, rel=1e-15)
+    assert q["R_gemm"] == approx(R_gemm, rel=1e-14) and q["R_rest"] == 989.5e12
+    # F = 139,003,428,864 (the weights' products); attention 2,621,440 per key x 2048/2 keys (causal) = 2,684,354,560
+    F, F_tok = v[sym.F], q["F_tok"]
+    assert F_tok == F + 2621440 * 1024 == 141687783424
+    # R_eff = eta F_tok / (F / R_GEMM + (F_tok - F) / (eta_att R_rest) + (x_1/2 / d) F_tok / R_rest): ~646 TFLOP/s
+    R_eff = 0.5 * F_tok / (F / R_gemm + (F_tok - F) / (ETA_ATT * 989.5e12) + (D_HALF / 8192) * F_tok / 989.5e12)
+    assert q["R_eff"] == approx(R_eff, rel=1e-13)
+    r = _solve(LLAMA70, H64, precision="fp8", **L70)
+    assert r.node_profile.peak_flops_actual == approx(R_eff, rel=1e-13)
+    # T_compute = 3 F_tok s lb / (G R_eff) = 3 x 141,687,783,424 x 2048 x 8 / (8 x R_eff) ~ 1.35 s
+    assert r.node_profile.latency_compute == approx(3 * F_tok * 2048 * 8 / (8 * R_eff), rel=1e-13)
+
+
+def test_fp8_is_faster_than_bf16_but_by_less_than_the_peaks_ratio():
+    bf16 = _solve(LLAMA70, H64, precision="bf16", **L70).step_latency_total
+    fp8 = _solve(LLAMA70, H64, precision="fp8", **L70).step_latency_total
+    # 3.058 s against 2.324 s: 1.32x (the peaks are 2x apart; attention, the elementwise work, TP all-reduces,
+    # the optimizer update stay as they are)
+    assert 1.2 < bf16 / fp8 < 1.9
+
+
+def test_fp8_keeps_two_byte_messages_and_memory():
+    bf16 = _solve(LLAMA70, H64, precision="bf16", **L70)
+    fp8 = _solve(LLAMA70, H64, precision="fp8", **L70)
+    off = _solve(LLAMA70, H64, without=("fp8_gemms",), precision="fp8", **L70)
+    # TP: n_AR 4 x 80 layers ring all-reduces over 8 ranks on NVLink of lb s d s_elem = 8 x 2048 x 8192 x 2
+    # = 268,435,456 B: 320 x (2 x 7/8 x M / 450e9 + 14 x 0.5 us) = 320 x 1.0509e-3 = 0.33629 s
+    lat = 320 * 14 * 5e-7
+    assert bf16.tp_communication_latency == approx(320 * 2 * 7 / 8 * 268435456 / 450e9 + lat, rel=1e-13)
+    assert fp8.tp_communication_latency == approx(bf16.tp_communication_latency, rel=1e-14)
+    assert fp8.node_profile.memory_footprint == approx(bf16.node_profile.memory_footprint, rel=1e-14)
+    # priced as mlsysim prices it: 1-byte elements, the bandwidth part halves (the startups stay)
+    assert off.tp_communication_latency - lat == approx((bf16.tp_communication_latency - lat) / 2, rel=1e-12)
+    # the weights: P / tp x 2 B = 70,553,706,496 / 8 x 2 = 17,638,426,624 B (1 B each without the mechanism)
+    w = [_quantities(LLAMA70, H64, ["M_weights"], without=mechs, precision="fp8", **L70)[0]["M_weights"]
+         for mechs in ((), ("fp8_gemms",))]
+    assert w == [70553706496 / 8 * 2, 70553706496 / 8]
+
+
+# ------------------------------------------------------------------------------------------------
+# attention_kernels: Dao 2023 (FlashAttention-2), sec. 4; Shah et al. 2024 (FlashAttention-3), sec. 4.1
+# ------------------------------------------------------------------------------------------------
+def test_attention_runs_at_eta_att_of_the_gemms_efficiency():
+    # Llama-3.1-8B card, tp 1 -> G 1, dp 64, lb 1, s 8192, bf16 (R 989.5 TFLOP/s, eta 0.5), d 4096;
+    # F_tok - F = 524,288 per key x 4096 keys (causal) = 2,147,483,648
+    kw = dict(batch_size=64, tp_size=1, seq_len=8192, precision="bf16")
+    q, v = _quantities(LLAMA8, H64, ["F_tok"], **kw)
+    F, F_tok, R = v[sym.F], q["F_tok"], 989.5e12
+    assert F_tok - F == 524288 * 4096
+    R_eff = 0.5 * F_tok / (F / R + (F_tok - F) / (ETA_ATT * R) + (D_HALF / 4096) * F_tok / R)
+    t = _solve(LLAMA8, H64, **kw).node_profile.latency_compute
+    assert t == approx(3 * F_tok * 8192 * 1 / (1 * R_eff), rel=1e-13)
+    # without it (eta_att = 1): every FLOP at R eta f_GEMM, f_GEMM = 4096 / (4096 + 992)
+    t1 = _solve(LLAMA8, H64, without=("attention_kernels",), **kw).node_profile.latency_compute
+    assert t1 == approx(3 * F_tok * 8192 / (R * 0.5 * 4096 / (4096 + D_HALF)), rel=1e-13)
+    assert t > t1
+
+
+def test_attention_kernels_leave_a_workload_without_a_card_alone():
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    a = _solve("Llama3_70B", "Research_256", **kw)
+    b = _solve("Llama3_70B", "Research_256", without=("attention_kernels",), **kw)
+    assert a.node_profile.latency_compute == approx(b.node_profile.latency_compute, rel=1e-14)
+
+
+# ------------------------------------------------------------------------------------------------
+# moe_layout: Megatron-Core parallel_state (etp-ep-dp-pp beside tp-cp-dp-pp); DeepSpeed-MoE, sec. 5
+# ------------------------------------------------------------------------------------------------
+# Mixtral-8x7B card: P = 46,702,792,704, routed experts P_exp = 45,097,156,608, 32 layers, d 4096, top-2;
+# batch 256, s 2048, bf16; the fabric 2:1 oversubscribed: 25 GB/s, 5 us; NVLink 450 GB/s, 0.5 us
+@pytest.mark.parametrize("ep,etp,tp,nvlink", [(8, 1, 1, True), (4, 2, 1, True), (16, 1, 2, False),
+                                              (4, 4, 1, False)])
+def test_moe_layout_by_hand(ep, etp, tp, nvlink):
+    kw = dict(batch_size=256, tp_size=tp, ep_size=ep, etp_size=etp, zero_stage=1)
+    q, v = _quantities(MIXTRAL, H64_OSR2, ["G", "dp", "P_shard", "G_exp", "dp_exp", "beta_ep", "alpha_ep",
+                                           "T_dp_expert"], **kw)
+    r = _solve(MIXTRAL, H64_OSR2, **kw)
+    P, P_exp = v[sym.P], v[sym.P_exp]
+    assert (P, P_exp) == (46702792704, 45097156608)
+    # EP carved out of DP: a replica spans tp only -> dp = 64 / tp (mlsysim's layout: 64 / (tp ep))
+    dp, lb = 64 // tp, 256 // (64 // tp)
+    assert q["G"] == tp and q["dp"] == dp and r.parallelism["dp"] == dp and r.parallelism["ep"] == ep
+    # the rest over tp pp, the routed experts over ep etp pp: ep 8 -> 1,605,636,096 + 5,637,144,576
+    assert q["P_shard"] == approx((P - P_exp) / tp + P_exp / (ep * etp), rel=1e-12)
+    # the all-to-all on NVLink when the ep etp ranks of an expert group fit in a node of 8
+    beta, alpha = (450e9, 5e-7) if nvlink else (50e9 / 2, 5e-6)
+    assert (q["beta_ep"], q["alpha_ep"]) == (beta, alpha)
+    # T_EP = n_A2A 4 x 32 layers x AllToAll(lb s d s_elem k_e iota / tp, ep): ep 8 -> M = 4 x 2048 x 4096 x 2 x 2
+    # = 134,217,728 B, 128 x (7/8 M / 450e9 + 7 x 0.5 us) = 0.0338533 s
+    M = lb * 2048 * 4096 * 2 * 2 / tp
+    assert r.ep_communication_latency == approx(4 * 32 * _all_to_all(M, ep, beta, alpha), rel=1e-13)
+    # the experts' gradients, P_exp s_elem / (ep etp) bytes, reduced over dp_exp = 64 / (ep etp) ranks, one per
+    # node (the expert group fills a node): a fabric ring; ep 8: 11,274,289,152 B over 8 ranks, 0.789 s
+    n = 64 // (ep * etp)
+    assert q["G_exp"] == ep * etp and q["dp_exp"] == n
+    assert q["T_dp_expert"] == approx(_ring_all_reduce(P_exp * 2 / (ep * etp), n, 25e9, 5e-6), rel=1e-13)
+    assert q["T_dp_expert"] > 0
+
+
+def test_moe_layout_off_is_mlsysims_layout_and_a_dense_card_reduces_no_experts():
+    r = _solve(MIXTRAL, H64, without=("moe_layout",), batch_size=256, tp_size=1, ep_size=8)
+    assert r.parallelism["dp"] == 8           # 64 / (tp 1 x ep 8)
+    q, _ = _quantities(LLAMA8, H64, ["T_dp_expert", "T_dp"], batch_size=64, tp_size=1)
+    assert q["T_dp_expert"] == 0 and q["T_dp"] > 0
+
+
+@pytest.mark.parametrize("ep,link", [(72, 900e9), (144, None)])
+def test_an_expert_group_in_one_nvl72_domain_stays_on_nvlink(ep, link):
+    f = modern.fleet("modern/GB200-NVL72-1152")
+    q, _ = _quantities("modern/DeepSeek-V3", f, ["beta_ep", "dp"], batch_size=1152, ep_size=ep, precision="fp8")
+    assert q["dp"] == 1152
+    assert q["beta_ep"] == (link or f.fabric.bandwidth / f.fabric.oversubscription_ratio)
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(etp_size=0), "etp_size must be >= 1, got 0"),
+    (dict(ep_size=3), "Infeasible expert parallelism: EP(3) * ETP(1) * PP(1) must divide total accelerators (64)"),
+    (dict(ep_size=8, etp_size=3), "Infeasible expert parallelism"),
+])
+def test_etp_size_is_checked(kw, message):
+    with pytest.raises(ValueError) as e:
+        _solve(MIXTRAL, H64, batch_size=256, **kw)
+    assert message in str(e.value)
+
+
+def test_moe_layout_shards_expert_states_over_the_expert_data_parallel_ranks():
+    # Megatron-Core's distributed optimizer shards the expert parameters' buffers over the expert data-parallel
+    # group (DistributedDataParallel.expert_parallel_buffers on intra_expt_dp_group): ep 8 -> the 8 ranks that
+    # hold the same experts. ZeRO-1, Adam 12 B per parameter: dense 1,605,636,096 x 12 / 64 = 301,056,768 B,
+    # experts 5,637,144,576 x 12 / 8 = 8,455,716,864 B
+    kw = dict(batch_size=256, tp_size=1, ep_size=8, zero_stage=1)
+    q, v = _quantities(MIXTRAL, H64, ["M_optimizer", "P_update"], **kw)
+    dense, experts = v[sym.P] - v[sym.P_exp], v[sym.P_exp] / 8
+    assert q["P_update"] == approx(dense / 64 + experts / 8, rel=1e-12)
+    assert q["M_optimizer"] == approx(12 * (dense / 64 + experts / 8), rel=1e-12)
+
+
+def test_moe_layout_streams_the_weights_a_rank_holds():
+    # the roofline's traffic is the rank's weight shard plus 10 % of it per sample (mlsysim's), and under the MoE
+    # layout the shard is P_shard (ep 8: 7,242,780,672 parameters, 2 B), not P / (tp pp) (every expert)
+    kw = dict(batch_size=256, tp_size=1, ep_size=8, zero_stage=1)
+    q, v = _quantities(MIXTRAL, H64, ["traffic", "P_shard", "lb"], **kw)
+    assert q["traffic"] == approx(q["P_shard"] * 2 * (1 + 0.1 * q["lb"]), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# fsdp_overlap: Zhao et al. 2023 (PyTorch FSDP), sec. 3.3: prefetched gathers, the reduction beside the backward
+# ------------------------------------------------------------------------------------------------
+# Llama-3.1-8B, batch 64, tp 1: T_DP 0.199 s under the replica's 0.245 s -> the floor, one layer's share (/32);
+# Llama-3.1-70B, batch 8, tp 8: T_DP 0.926 s over the replica's 0.252 s -> what it cannot cover, 0.674 s
+FSDP = [(LLAMA8, dict(batch_size=64, tp_size=1), "floor"), (LLAMA70, dict(batch_size=8, tp_size=8), "uncovered")]
+
+
+@pytest.mark.parametrize("model,kw,regime", FSDP, ids=["8B", "70B"])
+def test_fsdp_overlap_exposes_what_the_compute_cannot_cover(model, kw, regime):
+    names = ["T_dp", "T_node", "L_tp", "T_dp_exposed"]
+    q, _ = _quantities(model, H64, names, zero_stage=3, fsdp_overlap=True, **kw)
+    uncovered, floor = q["T_dp"] - q["T_node"], q["T_dp"] / q["L_tp"]
+    assert (uncovered > floor) == (regime == "uncovered")
+    assert q["T_dp_exposed"] == approx(max(uncovered, floor), rel=1e-13)
+    on = _solve(model, H64, zero_stage=3, fsdp_overlap=True, **kw)
+    off = _solve(model, H64, zero_stage=3, **kw)
+    assert on.dp_communication_latency == approx(q["T_dp"], rel=1e-13)
+    assert off.step_latency_total - on.step_latency_total == approx(q["T_dp"] - q["T_dp_exposed"], rel=1e-9)
+    # without the switch: the old exposure, all of it, or (1 - 0.85) of it with overlap_comm
+    q0, _ = _quantities(model, H64, names, zero_stage=3, **kw)
+    assert q0["T_dp_exposed"] == q0["T_dp"] == q["T_dp"]
+    q1, _ = _quantities(model, H64, names, zero_stage=3, overlap_comm=True, **kw)
+    assert q1["T_dp_exposed"] == approx(0.15 * q["T_dp"], rel=1e-13)
+
+
+@pytest.mark.parametrize("model,kw,regime", FSDP, ids=["8B", "70B"])
+def test_fsdp_overlap_leaves_zero_1_alone(model, kw, regime):
+    q, _ = _quantities(model, H64, ["T_dp", "T_dp_exposed"], zero_stage=1, fsdp_overlap=True, **kw)
+    assert q["T_dp_exposed"] == q["T_dp"] > 0
+    a = _solve(model, H64, zero_stage=1, fsdp_overlap=True, **kw)
+    b = _solve(model, H64, zero_stage=1, **kw)
+    assert a.step_latency_total == b.step_latency_total
+
+
+# ------------------------------------------------------------------------------------------------
+# cp_overlap: Liu et al. 2023 (Ring Attention), sec. 3: each block's transfer beside the blockwise attention
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("tp,rc,fabric", [(1, False, 50e9), (1, True, 50e9), (8, False, 2e9)])
+def test_cp_overlap_exposes_what_attention_cannot_cover(tp, rc, fabric):
+    # Llama-3.1-8B card, cp 4, s 32768, batch 16, congestion 1.25: tp 1 -> G 4, dp 16, lb 1 (the ring on NVLink);
+    # tp 8 -> G 32, dp 2, lb 8, the ring (t cp = 32 ranks) on a 2 GB/s fabric: the exchange outlasts attention
+    f = replace(H64, fabric=replace(H64.fabric, bandwidth=fabric))
+    kw = dict(batch_size=16, tp_size=tp, cp_size=4, seq_len=32768, activation_recomputation=rc,
+              congestion_factor=1.25)
+    q, v = _quantities(LLAMA8, f, ["G", "lb", "F_tok", "T_cp_exchange", "T_att", "T_cp"], cp_overlap=True, **kw)
+    G, lb = 4 * tp, 16 // (64 // (4 * tp))
+    assert (q["G"], q["lb"]) == (G, lb)
+    # attention's FLOPs: 524,288 per key x 16,384 keys = 8,589,934,592 per token, x 3 (x 4 recomputed), over the
+    # step's s lb tokens on G ranks at R eta eta_att = 989.5e12 x 0.5 x 0.6: 0.711 s (0.948 s recomputed)
+    mult = 4 if rc else 3
+    F_att = q["F_tok"] - v[sym.F]
+    assert F_att == 524288 * 16384
+    T_att = mult * F_att * 32768 * lb / (G * 989.5e12 * 0.5 * ETA_ATT)
+    assert q["T_att"] == approx(T_att, rel=1e-13)
+    x = q["T_cp_exchange"]
+    assert (x - T_att > x / 4) == (fabric < 50e9)
+    assert q["T_cp"] == approx(1.25 * max(x - T_att, x / 4), rel=1e-13)
+    r = _solve(LLAMA8, f, cp_overlap=True, **kw)
+    assert r.extended["cp_communication_latency"] == approx(q["T_cp"], rel=1e-13)
+    # the all-gather form (no switch): the whole exchange exposed
+    r0 = _solve(LLAMA8, f, **kw)
+    assert r0.extended["cp_communication_latency"] == approx(1.25 * x, rel=1e-13)
+
+
+# ------------------------------------------------------------------------------------------------
+# Every mechanism off: mlsysim's numbers, on MoE configurations at FP8
+# ------------------------------------------------------------------------------------------------
+MOE_FP8 = [
+    ("Mixtral_8x7B", "Training_1K", dict(batch_size=512, tp_size=2, pp_size=2, ep_size=8, microbatch_count=4,
+                                         precision="fp8", zero_stage=3, activation_recomputation=True)),
+    (MIXTRAL, "modern/H100-SXM-1024", dict(batch_size=1024, tp_size=2, ep_size=8, precision="fp8", zero_stage=3,
+                                           gradient_accumulation_steps=2)),
+    ("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", dict(batch_size=1152, pp_size=16, microbatch_count=16,
+                                                           ep_size=8, precision="fp8")),
+]
+
+
+@pytest.mark.parametrize("model,fleet,kw", MOE_FP8, ids=[c[0] for c in MOE_FP8])
+def test_every_mechanism_off_gives_mlsysims_numbers_for_moe_at_fp8(model, fleet, kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = DistributedModel().solve(model, fleet, **kw)
+        b = DistributedModel(fidelity="extended", without=tuple(MECHANISMS)).solve(model, fleet, **kw)
+        e = DistributedModel(fidelity="extended").solve(model, fleet, **kw)
+    for name, x in a.quantities.items():
+        y = b.quantities[name]
+        assert (x is None and y is None) or x == y, name
+    assert not math.isclose(e.step_latency_total, a.step_latency_total, rel_tol=1e-3)    # the mechanisms act
+
+
+def test_the_shipped_code_is_fingerprinted_on_every_terms_module_the_model_reads():
+    # solve() runs pre-generated code while its fingerprint (a sha256 of FINGERPRINT_SOURCES) matches; a change to a
+    # terms module the model reads but the fingerprint leaves out (terms/frameworks.py: gemm_rate, effective_rate,
+    # overlapped) would leave solve() on the old expressions while evaluate() compiles the new ones
+    import inspect
+    import re
+    from mlsysim_sym import _shipped, model
+    used = {a or b for a, b in re.findall(r"from \.terms(?:\.(\w+))? import (\w+)", inspect.getsource(model))}
+    assert "frameworks" in used
+    assert sorted(m for m in used if f"terms/{m}.py" not in _shipped.FINGERPRINT_SOURCES) == []
