@@ -172,7 +172,8 @@ class Architecture:
             attention_flops=a1 * (self.layers - win), window_attention_flops=a1 * win,
             attention_window=self.window, causal=int(self.causal), kv_fraction=self.kv_fraction,
             activation_values=float(self.evaluate(m["K_layer"])),
-            expert_parameters=self.quantity("P_routed") if moe else None, architecture=self)
+            expert_parameters=self.quantity("P_routed") if moe else None,
+            output_flops=self.evaluate(m["F_logits"]), architecture=self)
 
     def replace(self, **changes) -> "Architecture":
         return replace(self, **changes)

@@ -121,6 +121,13 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        None, "Dao (2023), FlashAttention-2, sec. 4 (forward and backward throughput against the GEMM peak); Shah et "
        "al. (2024), FlashAttention-3, sec. 4.1 (H100)", "attention at the GEMMs' efficiency", (), short="Att. eff.",
        needs=("attention_flops",)),
+    _M("pipeline_balance", "the output layer on the last stage",
+       "workloads described by an architecture card, pp_size > 1: the last pipeline stage computes the output "
+       "layer (2 V d FLOPs per token) besides its 1 / N_PP of the layers, and the pipeline runs at the pace of its "
+       "slowest stage: the replica's compute times r_stage = 1 + (N_PP - 1) F_head / F_tok",
+       None, "Narayanan et al. (2021), sec. 3.2 (the pipeline's throughput is its slowest stage's); NVIDIA "
+       "Megatron-LM account_for_loss_in_pipeline_split (a layer moved off the last stage to balance the output "
+       "layer)", "every stage the same work", ("r_stage",), short="PP bal."),
     _M("fp8_gemms", "FP8 GEMMs, the rest in 16-bit",
        "precision fp8 (a peak above the 16-bit peak): only the weights' matrix multiplications run at the FP8 "
        "rate, reaching eta_FP8 of the share of their peak that 16-bit GEMMs reach of theirs (R_GEMM = "

@@ -342,7 +342,11 @@ def _compute(b: _Builder) -> None:
         R_eff = q("R_eff", S.R_peak * S.eta * f_gemm, **_POS)
     else:
         R_eff = q("R_eff", S.R_peak * S.eta, **_POS)
-    q("T_compute", roofline.compute_time(O_hw, R_eff, b["G"]), **_NONNEG)
+    t_comp = roofline.compute_time(O_hw, R_eff, b["G"])
+    if b.on("pipeline_balance") and b.transformer:
+        # the last stage computes the output layer besides its layers, and the pipeline runs at its pace
+        t_comp = t_comp * q("r_stage", fw.slowest_stage(F, S.F_head, S.pp), **_POS)
+    q("T_compute", t_comp, **_NONNEG)
 
 
 @_section('Memory per accelerator')

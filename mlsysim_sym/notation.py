@@ -286,6 +286,7 @@ _QUANTITIES += (
     ("beta_ep", rf"\beta_{{{T}{{EP}}}}", None, "B/s", "link bandwidth of the EP group"),
     ("alpha_ep", rf"\alpha_{{{T}{{EP}}}}", None, "s", "message latency of the EP group"),
     ("T_att", rf"T_{{{T}{{att}}}}", None, "s", "attention compute of one step on one accelerator"),
+    ("r_stage", rf"r_{{{T}{{stage}}}}", None, "1", "the slowest pipeline stage's work over the mean stage's"),
 )
 # ---- issue 22 --------------------------------------------------------------------------------- end
 for _row in _QUANTITIES:

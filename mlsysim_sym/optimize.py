@@ -2,7 +2,9 @@
 
 :func:`search` prices every valid split of the fleet at once, as one broadcast
 sweep: every divisor ``tp``, ``pp``, ``ep`` of the accelerator count (not only
-powers of two), with microbatch counts, virtual stages, ZeRO stages,
+powers of two; in the extended model's MoE layout ``ep`` is carved out of the
+data- and context-parallel ranks, beside ``tp``, ``pp``, ``cp``), with
+microbatch counts, virtual stages, ZeRO stages,
 recomputation and overlap on axes of their own. Schedules a training framework
 cannot run (see :func:`can_run`) and splits whose memory does not fit are
 dropped; the rest are ranked by fleet MFU, throughput or step time, ZeRO stages
@@ -92,6 +94,13 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     ``fidelity`` and ``without``: one value each, or a list of choices, which the search varies too (an axis of
     its own and a column of the table). In the extended model ``cp_size`` (default 1) joins the split.
 
+    The extended model lays a mixture of experts out as Megatron-Core does (the mechanism ``moe_layout``):
+    ``ep_size`` does not multiply the accelerators of a replica (``tp x pp x cp``, ``dp = N / (tp pp cp)``) but is
+    carved out of its data- and context-parallel ranks. For an MoE workload (or where ``ep_size`` or a list of
+    ``etp_size`` is given) the split then holds ``ep_size`` and ``etp_size`` (default 1; a list is searched)
+    beside ``tp x pp x cp``, and keeps the rows where ``tp pp cp`` and ``ep etp pp`` each divide the accelerator count;
+    the table shows them after the replicas (``tp x pp x cp x dp, ep``, with ``x etp`` where it is not 1).
+
     What is left out, as vectorized masks over the whole sweep:
 
     * configurations the model cannot tell apart but one (without a pipeline ``m`` and ``v``
@@ -128,8 +137,9 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     for k in varied:                                  # a list of an unknown name: the same error as a scalar's
         if k not in base.kwargs and k not in settable():
             arguments(base.workload, base.fleet, {k: None}, caller="search")
-    split_names = base.model.splits
-    given = dict(tp_size=tp_size, pp_size=pp_size, ep_size=ep_size, cp_size=fixed.get("cp_size"))
+    split_names = base.model.splits + _expert_degrees(base, ep_size, fixed)
+    given = dict(tp_size=tp_size, pp_size=pp_size, ep_size=ep_size, cp_size=fixed.get("cp_size"),
+                 etp_size=fixed.get("etp_size"))
     varied = [k for k in varied if k not in split_names]
     split, axes = _axes(base, given, split_names, dict(microbatch_count=microbatch_count, v_stages=v_stages,
                                                        zero_stage=zero_stage,
@@ -139,17 +149,48 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     return _rank(base, split, split_names, axes, objective, top_k, runnable)
 
 
+#: The degrees of the MoE layout's expert groups (``moe_layout``: ``ep etp pp`` must divide the accelerators).
+EXPERT_GROUP = ("ep_size", "etp_size", "pp_size")
+
+
+def _expert_degrees(base: Arguments, ep_size, fixed) -> Tuple[str, ...]:
+    """The expert degrees a search varies beside the split (``("ep_size", "etp_size")``) where the model carves
+    expert parallelism out of the data-parallel ranks (``moe_layout``, so ``ep_size`` is no splitting degree) and
+    the workload is a mixture of experts or the caller gives ``ep_size`` or a list of ``etp_size``; else none."""
+    if "ep_size" in base.model.splits or not base.model.on("moe_layout"):
+        return ()
+    if base.workload.kind == "sparse_transformer" or ep_size is not None or np.ndim(fixed.get("etp_size")) > 0:
+        return ("ep_size", "etp_size")
+    return ()
+
+
+def _groups(base: Arguments, split_names) -> Tuple[Tuple[int, ...], ...]:
+    """The columns of the split whose product must divide the accelerators: the degrees that split the fleet
+    (one replica spans their product) and, where the split holds the expert degrees, an expert group's."""
+    groups = [tuple(split_names.index(k) for k in base.model.splits)]
+    if "etp_size" in split_names:
+        groups.append(tuple(split_names.index(k) for k in EXPERT_GROUP))
+    return tuple(groups)
+
+
+def _width(base: Arguments, splits, split_names) -> np.ndarray:
+    """The accelerators one data-parallel replica spans, per split (the product of the splitting degrees)."""
+    return np.prod(splits[:, [split_names.index(k) for k in base.model.splits]], axis=1)
+
+
 def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndarray, List[Axis]]:
     """The splits (one row of degrees per split that divides the fleet) and the grid's axes: the split, the
     schedule, then each other argument given as a list."""
     n = base.accelerators
     divs = _divisors(n)
-    defaults = {"tp_size": divs, "pp_size": divs, "cp_size": (1,),
+    defaults = {"tp_size": divs, "pp_size": divs, "cp_size": (1,), "etp_size": (1,),
                 "ep_size": divs if base.workload.kind == "sparse_transformer" else (1,)}
-    splits = _splits(n, tuple(tuple(_choices(given[k], defaults[k])) for k in split_names))
+    groups = _groups(base, split_names)
+    choices = tuple(tuple(_degrees(k, _choices(given[k], defaults[k]))) for k in split_names)
+    splits = _splits(n, choices, groups)
     if not len(splits):
-        raise ValueError(f"no {' x '.join(k.split('_')[0] for k in split_names)} among the choices divides the "
-                         f"fleet's {n} accelerators")
+        say = " and ".join(" x ".join(split_names[i].split("_")[0] for i in g) for g in groups)
+        raise ValueError(f"no {say} among the choices divides the fleet's {n} accelerators")
     axes = [Axis("split", np.arange(len(splits)))]
     # ZeRO stages ascending, so that the first of a tie is the smallest stage
     schedule = dict(schedule, zero_stage=sorted(set(_choices(schedule["zero_stage"], ()))))
@@ -159,10 +200,31 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     return splits, axes
 
 
+def _degrees(name: str, values) -> List[int]:
+    """A split degree's choices as whole numbers, each in the parameter table's range (``etp_size must be >= 1,
+    got 0``, as ``solve()`` says it)."""
+    out = []
+    for x in values:
+        try:
+            whole = int(x) == x
+        except (TypeError, ValueError, OverflowError):
+            whole = False
+        if not whole:
+            raise ValueError(f"{name} must be a whole number, got {x!r}")
+        if int(x) < 1:
+            raise ValueError(f"{name} must be {by_argument()[name].range.text}, got {int(x)}")
+        out.append(int(x))
+    return out
+
+
 @lru_cache(maxsize=256)
-def _splits(n: int, choices: Tuple[Tuple[int, ...], ...]) -> np.ndarray:
-    """Every combination of the choices whose product divides ``n``, one row each (read-only: it is shared)."""
-    rows = [tuple(int(x) for x in s) for s in itertools.product(*choices) if n % math.prod(s) == 0]
+def _splits(n: int, choices: Tuple[Tuple[int, ...], ...], groups: Optional[Tuple[Tuple[int, ...], ...]] = None
+            ) -> np.ndarray:
+    """Every combination of the choices where the product of each group of columns (``groups``: indices; default
+    all the columns) divides ``n``, one row each (read-only: it is shared)."""
+    groups = groups or (tuple(range(len(choices))),)
+    rows = [tuple(int(x) for x in s) for s in itertools.product(*choices)
+            if all(n % math.prod(s[i] for i in g) == 0 for g in groups)]
     out = np.array(rows, dtype=np.int64).reshape(len(rows), len(choices))
     out.flags.writeable = False
     return out
@@ -233,7 +295,7 @@ def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str
     can = None
     if runnable:
         # the schedule rules (can_run), on the split and schedule axes only, then broadcast
-        dp_split = base.accelerators // splits.prod(axis=1)
+        dp_split = base.accelerators // _width(base, splits, split_names)
         ga, layers = (on(k, by_name[k].values) if k in at else base.get(k, d) for k, d in
                       (("gradient_accumulation_steps", 1), ("layers", base.workload.layers)))
         can = can_run(on("split", splits[:, 1]), on("split", dp_split), on("microbatch_count",
@@ -244,7 +306,7 @@ def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str
     plan = _Plan(shape, at, prepared, structural, first, column, can, _line(base, splits, split_names, axes))
     if not ({"count", "accelerators_per_node"} & set(at)) and len(axes) == 6:
         dp = _replicas(base, splits, split_names, plan)
-        distinct = _distinct(plan, dp, splits, split_names)
+        distinct = _distinct(base, plan, dp, splits, split_names)
         runs = distinct if can is None else distinct & can
         plan.static = (runs & _enough(base, dp), _count(distinct, shape),
                        0 if can is None else _count(distinct & ~can, shape))
@@ -255,14 +317,23 @@ def _replicas(base: Arguments, splits, split_names, plan: _Plan, r=None) -> np.n
     """The replicas of each split (along the split's axis); from the sweep's ``r`` where the fleet varies too."""
     if r is not None:
         return np.where(np.isnan(r["dp"]), 0.0, r["dp"])
-    return (base.accelerators // splits.prod(axis=1)).reshape(plan.column)
+    return (base.accelerators // _width(base, splits, split_names)).reshape(plan.column)
 
 
-def _distinct(plan: _Plan, dp, splits, split_names) -> np.ndarray:
+def _distinct(base: Arguments, plan: _Plan, dp, splits, split_names) -> np.ndarray:
     """The configurations the model tells apart by structure: without a pipeline m and v change nothing, without
-    ranks that share a gradient (data or context parallel) ZeRO and the DP overlap change nothing."""
-    cp = splits[:, 3].reshape(plan.column) if len(split_names) == 4 else 1
-    return plan.structural[0] & ((dp * cp > 1) | plan.structural[1])
+    ranks that share a gradient (data or context parallel, or, in the MoE layout, expert data parallel) ZeRO and
+    the DP overlap change nothing."""
+    def column(k):
+        return splits[:, split_names.index(k)].reshape(plan.column)
+
+    cp = column("cp_size") if "cp_size" in split_names else 1
+    shared = dp * cp > 1
+    if "etp_size" in split_names and base.workload.kind == "sparse_transformer":
+        # the experts' gradients, reduced over N / (ep etp pp) ranks
+        n = dp * _width(base, splits, split_names).reshape(plan.column)      # N, where the fleet varies too
+        shared = shared | (n // (column("ep_size") * column("etp_size") * column("pp_size")) > 1)
+    return plan.structural[0] & (shared | plan.structural[1])
 
 
 def _enough(base: Arguments, dp) -> np.ndarray:
@@ -299,7 +370,7 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
         keep = np.broadcast_to(runs & fits, shape)
     else:
         dp = _replicas(base, splits, split_names, plan, r if {"count", "accelerators_per_node"} & set(at) else None)
-        distinct = _distinct(plan, dp, splits, split_names)
+        distinct = _distinct(base, plan, dp, splits, split_names)
         fits = fits & _enough(base, dp)
         for ax in axes[1 + 5:]:              # another argument's choices the model cannot tell apart
             i = at[ax.name]
@@ -337,9 +408,12 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
             candidates.append(Candidate(config, int(res.parallelism["dp"]), getattr(res, o.field), res,
                                         memory_by_zero))
     line = plan.line
+    fleet = base.model.splits
+    # the expert degrees after the replicas: ep, and etp where it is not 1
+    experts = tuple(k for j, k in enumerate(split_names) if k not in fleet
+                    and (k != "etp_size" or set(splits[:, j].tolist()) != {1}))
     return SearchResult(objective, tuple(candidates), searched, count, line, unrunnable, bool(runnable),
-                        split_names,
-                        tuple(ax.name for ax in axes[1 + 5:]))
+                        fleet, tuple(ax.name for ax in axes[1 + 5:]), experts)
 
 
 def _count(mask, shape) -> int:

@@ -318,6 +318,11 @@ EXTENSION.update({
     "P_active": _P(r"\TokenActiveParameterCount", "count",
                    "number of parameters one token meets, its routed experts, the shared ones, the router and the "
                    "embeddings", _A, notes=r"The book's \ActiveParameterCount has no convention for the embeddings."),
+    "F_logits": _P(r"\LogitOperations", "scalar",
+                   "forward floating-point operations per token of a model's output layer, its logits", _A),
+    "F_head": _P(r"\OutputLayerOperations", "scalar",
+                 "forward floating-point operations per token of a model's output layer, which the last pipeline "
+                 "stage computes", "performance"),
     "F_mm": _P(r"\TokenGemmOperations", "scalar",
                "forward floating-point operations per token of the matrix products of a model's weights", _A),
     "A_att": _P(r"\LayerAttentionOperationsPerKey", "scalar",
@@ -384,6 +389,8 @@ EXTENSION.update({
                       "time of the all-reduce of the routed experts' gradients over the expert data-parallel ranks"),
     "beta_ep": _P(r"\ExpertParallelLinkBandwidth", "scalar", "link bandwidth of the expert-parallel group"),
     "alpha_ep": _P(r"\ExpertParallelLinkLatency", "scalar", "message latency of the expert-parallel group"),
+    "r_stage": _P(r"\PipelineStageImbalance", "scalar",
+                  "ratio of the slowest pipeline stage's work to the mean stage's work", "performance"),
     "T_att": _P(r"\AttentionComputeTime", "scalar",
                 "time one accelerator computes attention over a step, forward and backward, at its achieved rate",
                 "performance"),

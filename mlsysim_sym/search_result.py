@@ -1,6 +1,7 @@
 """What :func:`mlsysim_sym.search` returns: :class:`Candidate` rows, best first, in a :class:`SearchResult` that
-prints as a table for a terminal (the split as ``tp x pp x ep x dp``, the schedule, a column for each argument
-given as a list), as HTML in a notebook and as JSON (:meth:`SearchResult.to_dict`)."""
+prints as a table for a terminal (the split as ``tp x pp x ep x dp``, in the extended model ``tp x pp x cp x dp``
+and, for a mixture of experts laid out as frameworks lay it out, ``tp x pp x cp x dp, ep``; the schedule, a column
+for each argument given as a list), as HTML in a notebook and as JSON (:meth:`SearchResult.to_dict`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -83,9 +84,11 @@ class SearchResult:
     ``searched`` counts the configurations the model can tell apart; ``unrunnable`` how many of
     them were left out by the schedule rules of :func:`can_run` (0 with ``runnable=False``);
     ``feasible`` how many of the rest fit in memory and were ranked (each ZeRO stage counted; tying
-    stages then share one row in ``candidates``). ``split`` names the degrees of the split column
-    (``tp x pp x ep x dp``, with ``cp`` where the model prices context parallelism) and ``extra`` the other
-    arguments given as lists (a column each).
+    stages then share one row in ``candidates``). ``split`` names the degrees of the split column that split the
+    fleet (``tp x pp x ep x dp``; ``tp x pp x cp x dp`` in the extended model), ``extra`` the other arguments given
+    as lists (a column each) and ``experts`` the expert degrees the split column shows after the replicas where
+    expert parallelism is carved out of them (the extended model's ``moe_layout``: ``tp x pp x cp x dp, ep``, and
+    ``x etp`` where it is not 1).
     """
 
     objective: str
@@ -97,6 +100,7 @@ class SearchResult:
     runnable: bool = True
     split: Tuple[str, ...] = ("tp_size", "pp_size", "ep_size")
     extra: Tuple[str, ...] = ()
+    experts: Tuple[str, ...] = ()
 
     @property
     def best(self) -> Candidate:
@@ -108,7 +112,8 @@ class SearchResult:
         (``runnable``), and ``results``, one dict per row, best first.
 
         Each row has its ``solve()`` keywords (``tp_size``, ``pp_size``, ``ep_size``, ``cp_size`` where the model
-        prices context parallelism, ``microbatch_count``, ``v_stages``, ``zero_stage``,
+        prices context parallelism, ``etp_size`` where it lays a mixture of experts out as frameworks do,
+        ``microbatch_count``, ``v_stages``, ``zero_stage``,
         ``activation_recomputation``, ``overlap_comm``, and each other argument the search varied), ``dp``,
         ``mfu``, ``step_latency_total`` (s), ``effective_throughput`` (samples/s), ``memory_per_accelerator``
         (B per accelerator at ``zero_stage``) and ``memory_per_accelerator_by_zero_stage`` (``{"0": B, ...}``:
@@ -126,6 +131,8 @@ class SearchResult:
             piped = cfg["pp_size"] > 1
             mem = c.memory_by_zero or {cfg["zero_stage"]: r.node_profile.memory_footprint}
             split = " x ".join(str(cfg[k]) for k in self.split) + f" x {c.dp}"
+            if self.experts:
+                split += ", " + " x ".join(str(cfg[k]) for k in self.experts)
             extra = tuple(_cell(k, cfg[k]) for k in self.extra)
             rows.append((str(i), split, str(cfg["microbatch_count"]) if piped else "-",
                          str(cfg["v_stages"]) if piped else "-", _stages(c.zero_stages),
@@ -136,6 +143,8 @@ class SearchResult:
 
     def _header(self, html: bool = False):
         split = " x ".join(_short(k) for k in self.split) + " x dp"
+        if self.experts:
+            split += ", " + " x ".join(_short(k) for k in self.experts)
         words = ("microbatches", "virtual stages", "ZeRO stages", "recomputation", "overlap") if html else \
             ("m", "v", "ZeRO", "rec", "ovl")
         extra = tuple(_short(k) for k in self.extra)
@@ -149,7 +158,12 @@ class SearchResult:
                 f"configurations ({left}), ranked by {self.objective}")
 
     def _legend(self) -> str:
-        return ("m: microbatches, v: virtual stages ('-': no pipeline); rec: activation recomputation; "
+        experts = ""
+        if self.experts:
+            ranks = "dp x cp" if "cp_size" in self.split else "dp"
+            experts = (f"ep: expert-parallel degree, carved out of the {ranks} ranks"
+                       + ("; etp: expert tensor-parallel degree" if "etp_size" in self.experts else "") + "; ")
+        return (experts + "m: microbatches, v: virtual stages ('-': no pipeline); rec: activation recomputation; "
                 "ovl: DP all-reduce overlapped; ZeRO: the stages that fit and tie on "
                 f"{self.objective} (zero_stage is the first), memory/acc at each")
 

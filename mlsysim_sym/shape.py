@@ -105,6 +105,7 @@ _QUANTITIES = (
     ("P_total", rf"P_{{{T}{{total}}}}", "1", "parameters of the model"),
     ("P_active", rf"P_{{{T}{{active}}}}", "1",
      "parameters one token meets (its routed experts, the shared ones, the router, the embeddings)"),
+    ("F_logits", rf"F_{{{T}{{logits}}}}", "flop", "forward FLOPs per token of the output layer (the logits)"),
     ("F_mm", rf"F_{{{T}{{matmul}}}}", "flop", "forward FLOPs per token of the weights' matrix multiplications"),
     ("A_att", rf"A_{{{T}{{att}}}}", "flop", "forward attention FLOPs per token, per key attended, of one layer"),
     ("S_keys", rf"\bar{{S}}_{{{T}{{full}}}}", "1", "keys one query attends, on average, in a layer without a window"),
@@ -184,7 +185,7 @@ def _build(kind: ShapeKind) -> List[Quantity]:
         q("P_total", n_dense * dense + embed + d)
         q("P_active", n_dense * dense + embed + d)
         mm_layers = n_dense * (w + mlp)
-    f_mm = q("F_mm", 2 * (mm_layers + c.n_vocab * d))
+    f_mm = q("F_mm", 2 * mm_layers + q("F_logits", 2 * c.n_vocab * d))
     a1 = q("A_att", 2 * c.a_heads * (d_qk + d_v))
     full = q("S_keys", attention_keys(S, c.chi_causal))
     if kind.window:

@@ -428,13 +428,16 @@ _field("K_card", "workload", "activation_values", rf"K_{{{T}{{sel,card}}}}", "1"
 _field("P_exp", "workload", "expert_parameters", rf"P_{{{T}{{routed}}}}", "1",
        "parameters of the routed experts of every MoE layer (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="routed-expert parameters", fidelity=_EXT, rows=C)
+_field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
+       "forward FLOPs per token of the output layer, 2 V d (an architecture card's; 0 for a record without one)",
+       assume="nonnegative", fallback=0.0, label="output-layer FLOPs per token", fidelity=_EXT)
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
        992.0, fidelity=_EXT)
 _const("s_16", rf"s_{{{T}{{16}}}}", "B", "bytes of a 16-bit element (what FP8 training keeps its tensors in)", 2.0,
        fidelity=_EXT)
 _const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
        "share of the FP8 peak that FP8 GEMMs reach, relative to the share of the 16-bit peak 16-bit GEMMs reach "
-       "(fitted: docs/modern_runs.md)", 0.87, fidelity=_EXT)
+       "(fitted: docs/modern_runs.md)", 0.91, fidelity=_EXT)
 _const("eta_att", rf"\eta_{{{T}{{att}}}}", "1",
        "share of the GEMMs' achieved efficiency that attention kernels reach (fitted: docs/modern_runs.md)", 0.4,
        fidelity=_EXT)

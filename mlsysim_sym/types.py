@@ -44,7 +44,7 @@ class Workload:
     # model reads them: attention FLOPs per token per key attended, summed over the layers without and with a
     # sliding window (flop), the window (tokens), 1 for causal attention, the keys' and values' width as a
     # fraction of hidden_dim, the two-byte activation values a layer keeps per token and hidden unit, the parameters
-    # of the routed experts (every MoE layer), and the card.
+    # of the routed experts (every MoE layer), the output layer's forward FLOPs per token, and the card.
     attention_flops: Optional[float] = None
     window_attention_flops: Optional[float] = None
     attention_window: Optional[int] = None
@@ -52,6 +52,7 @@ class Workload:
     kv_fraction: Optional[float] = None
     activation_values: Optional[float] = None
     expert_parameters: Optional[float] = None
+    output_flops: Optional[float] = None
     architecture: Optional[object] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):

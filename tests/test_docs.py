@@ -34,6 +34,7 @@ def test_every_document_is_rendered_in_both_formats(rendered):
     assert set(rendered) == {"docs/index.md", "docs/step_time.md", "docs/memory.md", "docs/examples.md",
                              "docs/notation.md", "docs/book.md", "docs/published_runs.md", "docs/required.md",
                              "docs/extended.md", "docs/step_time_extended.md", "docs/architecture.md",
+                             "docs/modern_runs.md",
                              "docs/mlsysim_sym.tex",
                              "docs/calculator/mlsysim_sym.mjs", "docs/calculator/index.html",
                              "docs/registry/distributed.yaml",

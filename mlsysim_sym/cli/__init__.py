@@ -33,7 +33,8 @@ __all__ = ["main", "parser", "values", "OPTIONS", "UsageError"]
 
 #: Messages of mlsysim that do not start with the keyword they are about.
 _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
-          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "fidelity ": "--fidelity",
+          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "Infeasible parallelism": "--tp/--pp/--cp",
+          "Infeasible expert parallelism": "--ep/--etp/--pp", "fidelity ": "--fidelity",
           "Invalid precision": "--precision"}
 
 

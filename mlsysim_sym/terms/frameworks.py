@@ -51,6 +51,17 @@ def effective_rate(F_tok, F_gemm, shape_loss, R_gemm, R_rest, eta, eta_att=1):
     return eta * F_tok / (F_gemm / R_gemm + (F_tok - F_gemm) / (eta_att * R_rest) + shape_loss * F_tok / R_rest)
 
 
+def slowest_stage(F_tok, F_head, pp):
+    """The slowest pipeline stage's work over the mean stage's: the last stage computes its ``1 / N_PP`` of the
+    layers and the output layer ``F_head`` (of the ``F_tok`` forward FLOPs per token), so
+    ``(F_tok - F_head + N_PP F_head) / F_tok``; 1 without a pipeline (or without a card's output layer).
+
+    >>> slowest_stage(100, 10, 1), slowest_stage(100, 10, 4)
+    (1.0, 1.3)
+    """
+    return 1 + (pp - 1) * F_head / F_tok
+
+
 def expert_share(P, P_exp):
     """The share of the weights that are routed experts' (0 for a dense model, or a record that gives none)."""
     return P_exp / P
