@@ -407,7 +407,7 @@ _keyword("cov", "cp_overlap", False, rf"\chi_{{{T}{{CP-ov}}}}", "1",
          fidelity=_EXT, short="CP overlap", option="--cp-overlap")
 _declare("R_16", rf"R_{{{T}{{peak,16}}}}", "flop/s",
          "peak FLOP/s of one accelerator at a 16-bit precision (precision_flops['bf16'], else peak_flops)", "real",
-         "precision", "positive", label="16-bit peak FLOP/s", fidelity=_EXT)
+         "accelerator", "positive", label="16-bit peak FLOP/s", fidelity=_EXT)
 # what an architecture card gives the extended model (mlsysim_sym.architecture; 0 for a record without a card)
 _field("A_full", "workload", "attention_flops", rf"C_{{{T}{{att}}}}", "flop",
        "forward attention FLOPs per token per key attended, summed over the layers without a window "

@@ -131,5 +131,5 @@ class Fleet:
 
 #: The workload fields an architecture card adds (mlsysim's records have none of them).
 CARD_FIELDS = ("attention_flops", "window_attention_flops", "attention_window", "causal", "kv_fraction",
-               "activation_values", "architecture")
+               "activation_values", "expert_parameters", "output_flops", "architecture")
 
