@@ -246,8 +246,13 @@ def by_class(rs, errs) -> Dict[str, Dict[str, float]]:
 OUT_OF_REACH = (
     ("ao-2508-llama3-8b-b200", "the page says its B200s are power limited (limit not printed): the fleet prices "
                                "datasheet B200s"),
-    ("tt-2506-", "Grand Teton H100 96 GB HBM2e at a 500 W limit (the fleet prices a 700 W H100 SXM); the rowwise "
-                 "float8 rows are the page's own flagged slowdown (torchtitan issue #1207)"),
+    ("tt-2506-llama31-8b-h100-fp8rw", "the page's own flagged slowdown of rowwise float8 under TP (torchtitan "
+                                      "issue #1207), on Grand Teton H100 96 GB HBM2e at a 500 W limit"),
+    ("tt-2506-llama31-70b-h100-fp8rw", "the page's own flagged slowdown of rowwise float8 under TP (torchtitan "
+                                       "issue #1207), on Grand Teton H100 96 GB HBM2e at a 500 W limit"),
+    ("tt-2506-llama31-8b-h100", "Grand Teton H100 96 GB HBM2e at a 500 W limit (the fleet prices a 700 W H100 SXM)"),
+    ("tt-2506-llama31-70b-h100", "Grand Teton H100 96 GB HBM2e at a 500 W limit (the fleet prices a 700 W H100 "
+                                 "SXM)"),
     ("tt-2412-", "Grand Teton H100 96 GB HBM2e at a 500 W limit (the fleet prices a 700 W H100 SXM)"),
     ("mb-2509-qwen3", "token-drop run (capacity factor 1, padded to capacity): the padded experts' work is not in "
                       "the card's FLOPs, and the same layout printed token-dropless later measured otherwise"),

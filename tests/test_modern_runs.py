@@ -100,3 +100,17 @@ def test_a_run_beyond_the_goal_names_its_reason_or_says_it_is_unexplained():
         if not x["training"] and abs(x["error"]) > M.GOAL_WORST:
             why = M._reason(x["r"])
             assert why and not math.isnan(x["error"])
+
+
+def test_each_named_reason_is_what_the_runs_own_source_says():
+    # a reason is given only where the run's note (from its source) says it: the hardware or the page's flag
+    for r in M.runs():
+        why = M._reason(r)
+        if "Grand Teton" in why:
+            assert "Grand Teton H100 96GB HBM2e" in r["note"] and r["gpu"] == "H100", r["id"]
+        if "power limited" in why:
+            assert "power limited" in r["note"] and r["gpu"] == "B200", r["id"]
+        if "#1207" in why:
+            assert "#1207" in r["note"], r["id"]
+        if "token-drop" in why:
+            assert "Token-drop run" in r["note"] or "tokendrop" in r["id"], r["id"]
