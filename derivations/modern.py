@@ -354,7 +354,7 @@ def ablation() -> List[List[str]]:
         e = errors(held, wo)
         st = by_class(held, e)
         priced = sum(1 for x in e if not np.isnan(x))
-        out.append([m if m != "none" else "(every mechanism on)", str(priced)] +
+        out.append([(m if m != "none" else "none") + (f" ({priced})" if priced != len(held) else "")] +
                    [_apct(st[c]["median"]) for c in ("all",) + CLASSES])
     return out
 
@@ -386,14 +386,19 @@ def context() -> Dict[str, object]:
             if n:
                 sources.append([fam, key, str(n), s["convention"], s["citation"]])
     beyond = [x for x in held if abs(x["error"]) > GOAL_WORST]
-    results = []
+    configs, results = [], []
     for x in sorted(rows, key=lambda x: (x["r"]["family"], x["r"]["model"], x["r"]["gpu"], x["r"]["id"])):
         r, c = x["r"], x["r"]["config"]
-        results.append([r["id"] + (" (t)" if x["training"] else ""), r["model"], f"{r['gpus']} {r['gpu']}",
-                        c["precision"], _layout(r), f"{c['global_batch']}/{c['micro_batch']}", str(c["seq"]),
-                        str(c.get("recompute") or "?"), _origin(r), f"{r['measured']['tokens_per_sec_per_gpu']:.0f}",
-                        f"{x['predicted']:.0f}", _pct(x["error"]), _pct(x["before"])])
+        name = r["id"] + (" (t)" if x["training"] else "")
+        configs.append([name, f"{r['gpus']} {r['gpu']}", _layout(r), f"{c['global_batch']}/{c['micro_batch']} x "
+                        f"{c['seq']}", str(c.get("recompute") or "?")[:4], _origin(r)])
+        results.append([name, f"{r['measured']['tokens_per_sec_per_gpu']:.0f}", f"{x['predicted']:.0f}",
+                        _pct(x["error"]), _pct(x["before"])])
+    from mlsysim_sym.model import Variant, build_model
+    from .common import definition_chain
+    m = build_model(Variant(fidelity="extended"))
     return {
+        "rate": {n: definition_chain(m, n, alone=True) for n in ("R_gemm", "R_eff", "r_stage")},
         "count": len(rows), "families": len(fams), "n_sources": len(sources), "sources": sources,
         "n_train": len(train), "n_held": len(held),
         "fit": f, "fit_before": f0, "eta_rows": [[k, f"{v:.3f}", f"{f0['eta'].get(k, float('nan')):.3f}"]
@@ -407,6 +412,6 @@ def context() -> Dict[str, object]:
         "ablation": ablation(), "classes": CLASSES, "dispatchers": dispatchers(),
         "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,
         "mechanisms": [{"name": n, "title": MECHANISMS[n].title, "short": MECHANISMS[n].short} for n in NEW],
-        "results": results, "unpriced_before": sum(1 for x in rows if math.isnan(x["before"])),
+        "results": results, "configs": configs, "unpriced_before": sum(1 for x in held if math.isnan(x["before"])),
         "data_dir": "derivations/data/modern_runs/",
     }

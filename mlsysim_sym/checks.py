@@ -219,7 +219,14 @@ def _moe_layout_rules(N) -> Tuple[Rule, ...]:
     dense = A.tp_size * A.pp_size * A.cp_size
     experts = A.ep_size * A.etp_size * A.pp_size
     kw = dict(extended=True, mechanism="moe_layout")
+    E = A.experts
     return (
+        # an architecture card says how many routed experts a layer has (a record without one: 0, not checked)
+        Rule(sp.And(sp.Eq(E, 0), A.output_flops > 0), "ep_size ({ep_size}) > 1 needs a mixture of experts: the "
+             "architecture card has no routed experts", A.ep_size > 1, transformer=True, **kw),
+        Rule(sp.And(E > 0, sp.Ne(sp.Mod(E, A.ep_size), 0)), "ep_size ({ep_size}) must divide the routed experts "
+             "of each MoE layer ({experts}): each rank holds whole experts", A.ep_size > 1, transformer=True,
+             shows=(("experts", E),), **kw),
         Rule(dense > N, "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) * CP({cp_size}) > Total({N})", **kw),
         Rule(sp.Ne(sp.Mod(N, dense), 0), "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) * CP({cp_size}) "
              "must divide total accelerators ({N}) exactly.", **kw),

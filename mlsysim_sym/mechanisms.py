@@ -88,7 +88,7 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "3/2 of the AllReduce without LoRA or accumulation, and the weights' full size under LoRA",
        None, "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2 (1.5x the data-parallel volume); Zhao et al. (2023), "
        "PyTorch FSDP (parameters gathered again in every micro-step)", "ZeRO-3 communicates as plain data "
-       "parallelism", ('T_dp_gather',), short="ZeRO-3"),
+       "parallelism", ('M_weight_msg', 'T_dp_gather'), short="ZeRO-3"),
     _M("moe_per_layer", "MoE all-to-all per layer",
        "ep_size > 1: n_A2A = 4 AllToAlls (dispatch and combine, forward and backward) per MoE layer of the stage, "
        "each of the rank's own tokens (1 / N_EP of the replica's)",
@@ -151,7 +151,8 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "shard dimension)",
        "EP multiplies the accelerators beside data parallelism (a replica spans N_TP N_PP N_EP), every weight is "
        "split over N_TP N_PP N_EP, and the all-to-all crosses the fabric",
-       ("G_exp", "dp_exp", "M_grad_exp", "T_dp_expert", "beta_ep", "alpha_ep"), short="MoE lay."),
+       ("G_exp", "dp_exp", "rpn_exp", "nodes_exp", "M_grad_exp", "T_dp_expert", "M_weight_exp", "T_dp_gather_exp",
+        "beta_ep", "alpha_ep"), short="MoE lay."),
     _M("fsdp_overlap", "ZeRO-3 / FSDP overlapped",
        "fsdp_overlap with zero_stage 3: the weights' AllGathers are prefetched during the compute of the layer "
        "before and the gradients' ReduceScatter overlaps the backward pass; exposed is what the replica's compute "
@@ -197,7 +198,7 @@ class ModelChoice:
     >>> ModelChoice("extended").on("gemm_shap")
     Traceback (most recent call last):
     ...
-    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives, attention_flops, card_activations, attention_kernels, fp8_gemms, moe_layout, fsdp_overlap, cp_overlap
+    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives, attention_flops, card_activations, attention_kernels, pipeline_balance, fp8_gemms, moe_layout, fsdp_overlap, cp_overlap
     """
 
     fidelity: str = "mlsysim"

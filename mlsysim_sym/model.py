@@ -323,6 +323,7 @@ def _compute(b: _Builder) -> None:
     q("O_model", 3 * F * tokens * b["lb"], **_NONNEG)
     b.mult = roofline.training_flop_multiplier(S.rc)
     O_hw = q("O_hw", b.mult * F * tokens * b["lb"], **_NONNEG)
+    b.F = F                         # the forward FLOPs per token (F_tok with a card's attention)
     shape = b.on("gemm_shape") and b.transformer
     if shape:
         f_gemm = q("f_gemm", ext_terms.GemmShapeEfficiency(S.H, S.d_half), **_POS)
@@ -428,23 +429,26 @@ def _data_parallel(b: _Builder) -> None:
     BW_inter = q("BW_inter", S.BW_fab / S.osr, **_POS)
     rpn = q("rpn", comm.dp_ranks_per_node(S.apn, b.G_mp), **_COUNT)
     nodes = q("nodes_dp", comm.dp_nodes_spanned(b.dp_grad, rpn), **_COUNT)
-    t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, b.dp_grad, rpn, nodes, BW_inter), **_NONNEG)
-    expert = lambda msg: 0                                                  # noqa: E731
+    t_expert = 0
     if b.moe:
         # the routed experts' gradients, reduced over the ranks that hold the same experts
-        rpn_e = comm.dp_ranks_per_node(S.apn, b.G_exp)
-        nodes_e = comm.dp_nodes_spanned(b.dp_exp, rpn_e)
-        expert = lambda msg: fw.only_with_experts(S.P_exp, comm.dp_allreduce(  # noqa: E731
-            msg, b.dp_exp, rpn_e, nodes_e, BW_inter))
+        rpn_e = q("rpn_exp", comm.dp_ranks_per_node(S.apn, b.G_exp), **_COUNT)
+        nodes_e = q("nodes_exp", comm.dp_nodes_spanned(b.dp_exp, rpn_e), **_COUNT)
+        b.expert = lambda msg: comm.dp_allreduce(msg, b.dp_exp, rpn_e, nodes_e, BW_inter)     # noqa: E731
         g_exp = q("M_grad_exp", b.Wg_def * b.share / b.G_exp * S.f_lora ** S.lora, **_NONNEG)
-        t_dp0 = t_dp0 + q("T_dp_expert", expert(g_exp), **_NONNEG)
+        t_expert = fw.only_with_experts(S.P_exp, q("T_dp_expert", b.expert(g_exp), **_NONNEG))
+    t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, b.dp_grad, rpn, nodes, BW_inter) + t_expert, **_NONNEG)
     if b.on("zero3_gather") and b.transformer:
         # ZeRO-3 / FSDP: the gradients' ReduceScatter (half the all-reduce) once, and the weights' two
         # AllGathers (forward, backward: one all-reduce's time of the whole weights) in every micro-step; under the
         # MoE layout each rank gathers its experts over the expert data-parallel ranks
         W = b["W"]
-        t_gather = q("T_dp_gather", comm.dp_allreduce(W * dense / (S.tp * S.pp), b.dp_grad, rpn, nodes, BW_inter)
-                     + (expert(W * b.share / b.G_exp) if b.moe else 0), **_NONNEG)
+        own = 0
+        if b.moe:
+            w_exp = q("M_weight_exp", W * b.share / b.G_exp, **_NONNEG)
+            own = fw.only_with_experts(S.P_exp, q("T_dp_gather_exp", b.expert(w_exp), **_NONNEG))
+        w_msg = q("M_weight_msg", W * dense / (S.tp * S.pp), **_POS)
+        t_gather = q("T_dp_gather", comm.dp_allreduce(w_msg, b.dp_grad, rpn, nodes, BW_inter) + own, **_NONNEG)
         b.dp_sync = ext_terms.zero3_sync(t_dp0, t_gather, S.z, S.GA)
     else:
         b.dp_sync = t_dp0
@@ -500,7 +504,7 @@ def _context_parallel(b: _Builder, msg, nl) -> None:
     t_cp0 = q("T_cp_exchange", nl * t_cp1, **_NONNEG)
     if b.on("cp_overlap"):
         # ring attention: the exchange runs beside the attention compute of the step, at least one ring step exposed
-        t_att = q("T_att", b.mult * b.F_att * S.s * b["lb"] / (b["G"] * b.R_att), **_NONNEG)
+        t_att = q("T_att", b.mult * (b.F - S.F) * S.s * b["lb"] / (b["G"] * b.R_att), **_NONNEG)
         t_cp0 = sp.Piecewise((fw.overlapped(t_cp0, t_att, t_cp0 / cp), sp.Eq(S.cov, 1)), (t_cp0, True))
     b.extra.append(q("T_cp", S.c * t_cp0, **_NONNEG))
 

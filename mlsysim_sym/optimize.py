@@ -187,6 +187,11 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
                 "ep_size": divs if base.workload.kind == "sparse_transformer" else (1,)}
     groups = _groups(base, split_names)
     choices = tuple(tuple(_degrees(k, _choices(given[k], defaults[k]))) for k in split_names)
+    experts = base.workload.experts
+    if experts and "ep_size" in split_names and base.model.on("moe_layout"):
+        # each rank holds whole experts: an EP degree that does not divide the card's experts is no layout
+        i = split_names.index("ep_size")
+        choices = tuple(c if j != i else tuple(e for e in c if experts % e == 0) for j, c in enumerate(choices))
     splits = _splits(n, choices, groups)
     if not len(splits):
         say = " and ".join(" x ".join(split_names[i].split("_")[0] for i in g) for g in groups)

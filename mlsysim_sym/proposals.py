@@ -320,6 +320,7 @@ EXTENSION.update({
                    "embeddings", _A, notes=r"The book's \ActiveParameterCount has no convention for the embeddings."),
     "F_logits": _P(r"\LogitOperations", "scalar",
                    "forward floating-point operations per token of a model's output layer, its logits", _A),
+    "E_exp": _P(r"\RoutedExpertsPerLayer", "count", "number of routed experts of each mixture-of-experts layer", _A),
     "F_head": _P(r"\OutputLayerOperations", "scalar",
                  "forward floating-point operations per token of a model's output layer, which the last pipeline "
                  "stage computes", "performance"),
@@ -385,6 +386,16 @@ EXTENSION.update({
                  "number of ranks that hold the same experts' weights and reduce their gradients"),
     "M_grad_exp": _P(r"\ExpertGradientPayload", "scalar",
                      "bytes of the routed experts' gradients one rank reduces per step"),
+    "rpn_exp": _P(r"\ExpertRanksPerNode", "count",
+                  "number of ranks of one expert data-parallel group on one node"),
+    "nodes_exp": _P(r"\ExpertDataParallelNodeCount", "count", "number of nodes one expert data-parallel group spans"),
+    "M_weight_exp": _P(r"\ExpertWeightPayload", "scalar", "bytes of the weights of one rank's routed experts"),
+    "M_weight_msg": _P(r"\ShardedWeightPayload", "scalar",
+                       "bytes of the weights one rank gathers over the data-parallel ranks under fully sharded data "
+                       "parallelism, its routed experts apart"),
+    "T_dp_gather_exp": _P(r"\ExpertWeightGatherTime", "scalar",
+                          "time of the weight all-gathers of one rank's routed experts over the expert data-parallel "
+                          "ranks, under fully sharded data parallelism"),
     "T_dp_expert": _P(r"\ExpertGradientAllReduceTime", "scalar",
                       "time of the all-reduce of the routed experts' gradients over the expert data-parallel ranks"),
     "beta_ep": _P(r"\ExpertParallelLinkBandwidth", "scalar", "link bandwidth of the expert-parallel group"),

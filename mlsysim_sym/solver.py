@@ -283,7 +283,7 @@ class DistributedModel:
         ----------
         model
             The workload: a catalog name (``"Llama3_70B"``, ``"Mixtral_8x7B"``, ``"ResNet50"``; see
-            ``mlsysim-sym --list``), a :class:`~mlsysim_sym.types.Workload`, or an mlsysim workload.
+            ``mlsysim-sym list``), a :class:`~mlsysim_sym.types.Workload`, or an mlsysim workload.
         fleet
             The cluster: a catalog name (``"Research_256"``, ``"Mega_100K"``), a
             :class:`~mlsysim_sym.types.Fleet`, or an mlsysim ``Fleet``.
@@ -297,7 +297,8 @@ class DistributedModel:
             Achieved fraction of peak FLOP/s, in [1e-9, 1].
         tp_size, pp_size, ep_size
             Tensor-, pipeline- and expert-parallel degrees, >= 1; their product must divide the
-            fleet's accelerators. ``dp`` = accelerators / (tp x pp x ep).
+            fleet's accelerators. ``dp`` = accelerators / (tp x pp x ep) (the extended model carves EP out of
+            data parallelism: see ``etp_size``).
         v_stages
             Virtual pipeline stages per device (interleaved 1F1B), >= 1.
         microbatch_count
@@ -348,7 +349,7 @@ class DistributedModel:
             ``tp_communication_latency``, ``ep_communication_latency``, ``communication_latency``
             (before overlap) and ``pipeline_bubble_latency`` in s; ``bubble_fraction``,
             ``scaling_efficiency`` and fleet ``mfu`` as fractions; ``effective_throughput`` in
-            samples/s; ``parallelism`` ``{"dp", "tp", "pp", "ep"}``. ``node_profile`` (one replica):
+            samples/s; ``parallelism`` ``{"dp", "tp", "pp", "ep"}`` (and ``"cp"`` in the extended model). ``node_profile`` (one replica):
             ``latency``, ``latency_compute``, ``latency_memory``, ``latency_overhead`` in s;
             ``throughput`` in samples/s; ``arithmetic_intensity`` in flop/B; ``energy`` in J;
             ``memory_footprint`` in B per accelerator; ``peak_flops_actual`` in flop/s;

@@ -44,7 +44,8 @@ class Workload:
     # model reads them: attention FLOPs per token per key attended, summed over the layers without and with a
     # sliding window (flop), the window (tokens), 1 for causal attention, the keys' and values' width as a
     # fraction of hidden_dim, the two-byte activation values a layer keeps per token and hidden unit, the parameters
-    # of the routed experts (every MoE layer), the output layer's forward FLOPs per token, and the card.
+    # of the routed experts (every MoE layer), the output layer's forward FLOPs per token, the routed experts of a
+    # MoE layer, and the card.
     attention_flops: Optional[float] = None
     window_attention_flops: Optional[float] = None
     attention_window: Optional[int] = None
@@ -53,6 +54,7 @@ class Workload:
     activation_values: Optional[float] = None
     expert_parameters: Optional[float] = None
     output_flops: Optional[float] = None
+    experts: Optional[int] = None
     architecture: Optional[object] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -131,5 +133,6 @@ class Fleet:
 
 #: The workload fields an architecture card adds (mlsysim's records have none of them).
 CARD_FIELDS = ("attention_flops", "window_attention_flops", "attention_window", "causal", "kv_fraction",
-               "activation_values", "expert_parameters", "output_flops", "architecture")
+               "activation_values", "expert_parameters", "output_flops", "experts",
+               "architecture")
 

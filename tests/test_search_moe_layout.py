@@ -94,12 +94,13 @@ def test_the_split_keeps_only_rows_where_both_groups_divide_the_fleet_as_the_che
         try:
             res = _solve(w, f, batch_size=batch, **cfg)
         except ValueError as e:
-            assert "Infeasible expert parallelism" in str(e), e
+            # the split does not fit the fleet, or ep does not divide Qwen3-30B-A3B's 128 experts (ep 3, 5)
+            assert "Infeasible expert parallelism" in str(e) or "must divide the routed experts" in str(e), e
             continue
         valid.append((tp, pp, ep, etp))
         if res.node_profile.feasible:
             fits.append((res.mfu, (tp, pp, ep, etp)))
-    assert 5 not in {v[2] for v in valid} and (128, 2) not in {(v[2], v[3]) for v in valid}
+    assert {3, 5} & {v[2] for v in valid} == set() and (128, 2) not in {(v[2], v[3]) for v in valid}
     assert (1, 1, 128, 1) in valid and (1, 2, 128, 1) not in valid and (1, 1, 128, 2) not in valid
     assert r.searched == len(valid) and r.feasible == len(fits) == len(r.candidates)
     got = sorted((c.config["tp_size"], c.config["pp_size"], c.config["ep_size"], c.config["etp_size"])
