@@ -425,10 +425,10 @@ _field("K_card", "workload", "activation_values", rf"K_{{{T}{{sel,card}}}}", "1"
        "two-byte activation values a layer keeps per token and hidden unit with selective recomputation, from "
        "an architecture card (34, Korthikanti's, for a record without one)", fallback=34.0,
        label="activation values per token and hidden unit", fidelity=_EXT)
-_field("P_exp", "workload", "expert_parameters", rf"P_{{{T}{{routed}}}}", "1",
+_field("P_exp", "workload", "expert_parameters", rf"P_{{{T}{{exp}}}}", "1",
        "parameters of the routed experts of every MoE layer (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="routed-expert parameters", fidelity=_EXT, rows=C)
-_field("E_exp", "workload", "experts", rf"N_{{{T}{{experts}}}}", "1",
+_field("E_exp", "workload", "experts", rf"E_{{{T}{{routed}}}}", "1",
        "routed experts of each MoE layer (an architecture card's; 0 for a record without one)", "count", "count0",
        fallback=0, label="routed experts", fidelity=_EXT)
 _field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
