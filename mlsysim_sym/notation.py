@@ -282,7 +282,7 @@ _QUANTITIES += (
     ("dp_exp", rf"N_{{{T}{{EDP}}}}", None, "1", "expert data-parallel degree: ranks holding the same experts"),
     ("M_grad_exp", rf"M_{{{T}{{grad,exp}}}}", None, "B", "routed experts' gradient bytes one rank reduces"),
     ("rpn_exp", rf"r_{{{T}{{EDP}}}}", None, "1", "expert data-parallel ranks of one group on a node"),
-    ("nodes_exp", rf"n_{{{T}{{nodes,EDP}}}}", None, "1", "nodes one expert data-parallel group spans"),
+    ("nodes_exp", rf"n_{{{T}{{E}}}}", None, "1", "nodes one expert data-parallel group spans"),
     ("T_dp_expert", rf"T_{{{T}{{EDP}}}}", None, "s",
      "AllReduce of the routed experts' gradients over the expert data-parallel ranks"),
     ("M_weight_exp", rf"M_{{{T}{{W,exp}}}}", None, "B", "bytes of one rank's routed experts' weights"),

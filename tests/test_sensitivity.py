@@ -353,9 +353,9 @@ def test_knobs_name_the_next_valid_value():
     assert t.discrete["v_stages"].down is None and t.discrete["v_stages"].skipped == (
         (0, "v_stages must be >= 1, got 0"),)
     assert t.discrete["batch_size"].up.delta == 0.0          # 257 // 8 == 256 // 8
-    # the knobs of mlsysim's model (the extended model's cp_size is a knob of that model only)
+    # the knobs of mlsysim's model (the extended model's cp_size and etp_size are knobs of that model only)
     knobs = {k for k in INTEGER_KNOBS if by_argument()[k].fidelity == "mlsysim"}
-    assert knobs == set(INTEGER_KNOBS) - {"cp_size"}
+    assert knobs == set(INTEGER_KNOBS) - {"cp_size", "etp_size"}
     assert knobs == {r.knob for r in t.discrete}
     assert {r.parameter for r in t.relaxed} == knobs - {"zero_stage"}
     tp = t.relaxed["tp_size"]          # tp = 8 = GPUs per node: TP moves to the fabric just above

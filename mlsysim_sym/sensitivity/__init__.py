@@ -53,6 +53,7 @@ row                               symbol         set by
 ``sram_capacity``                 ``CAP_sram``   ``memory.sram_capacity`` (Engine path); also ``sram_bandwidth``
                                                  and ``flash_bandwidth`` (``BW_sram``, ``BW_flash``)
 ``kv_fraction``                   ``kvf``        ``solve(kv_fraction=)``, the extended model only
+``expert_parameters``             ``P_exp``      an architecture card's routed-expert parameters, the extended model only
 ================================  =============  ======================================================================
 
 ``include_constants=True`` adds rows for mlsysim's constants (``TAX``, ``alpha_h``,
@@ -61,7 +62,7 @@ row                               symbol         set by
 **Integer knobs** (:data:`INTEGER_KNOBS`: ``tp_size``, ``pp_size``, ``ep_size``,
 ``count`` (fleet nodes, i.e. data parallelism), ``microbatch_count``, ``v_stages``,
 ``batch_size``, ``gradient_accumulation_steps``, ``layers``, ``zero_stage``,
-``seq_len``; and, in the extended model, ``cp_size``) get the exact change of the output when the knob moves to its next
+``seq_len``; and, in the extended model, ``cp_size`` and ``etp_size``) get the exact change of the output when the knob moves to its next
 and previous valid value, re-evaluated through :meth:`DistributedModel.solve`
 (an invalid neighbour is skipped with the solver's reason), and a **relaxed**
 derivative: every floor and ceiling replaced by its real quotient, in the regime
