@@ -148,9 +148,13 @@ FRAMEWORKS = {"megatron_bridge": "Megatron-Core", "dgxc": "Megatron-Core", "torc
               "llm_foundry": "Composer"}
 
 
-def generation(r: dict) -> str:
-    """The key of the run's efficiency: its framework and accelerator generation."""
-    return f"{FRAMEWORKS[r['family']]}, {GENERATIONS[r['gpu']]}"
+def generation(r: dict, by_release: bool = False) -> str:
+    """The key of the run's efficiency: its framework and accelerator generation (``by_release``: a Megatron-Core
+    run's release line, :data:`RELEASE_LINES`, in place of its framework)."""
+    stack = FRAMEWORKS[r["family"]]
+    if by_release and stack == "Megatron-Core":
+        stack = RELEASE_LINES[r["source"].split("-")[0]]
+    return f"{stack}, {GENERATIONS[r['gpu']]}"
 
 
 def _unpriced(reason: str):
@@ -168,9 +172,9 @@ def priced(r: dict, without: Tuple[str, ...] = ()) -> bool:
 def efficiency_of(eta: Dict[str, float], r: dict) -> float:
     """The run's fitted efficiency: its framework's on its generation, or where no training run has that pair,
     the mean of the other frameworks' on the generation."""
-    key = generation(r)
-    if key in eta:
-        return eta[key]
+    for key in (generation(r, by_release=True), generation(r)):
+        if key in eta:
+            return eta[key]
     same = [v for k, v in eta.items() if k.endswith(", " + GENERATIONS[r["gpu"]])]
     return float(np.mean(same))
 
@@ -197,7 +201,7 @@ ATT_GRID = np.linspace(0.20, 1.00, 41)
 
 
 @lru_cache(maxsize=None)
-def fit(without: Tuple[str, ...] = ()) -> Dict[str, object]:
+def fit(without: Tuple[str, ...] = (), by_release: bool = False) -> Dict[str, object]:
     """The constants minimizing the training runs' summed absolute log error of throughput: one efficiency per
     accelerator generation, ``eta_FP8`` (where FP8 GEMMs are priced) and ``eta_att`` (where attention kernels
     are). For each pair of the shared constants on a grid, each generation's efficiency is the best of its own
@@ -208,8 +212,8 @@ def fit(without: Tuple[str, ...] = ()) -> Dict[str, object]:
     E, E8, EA = np.meshgrid(ETA_GRID, e8, ea, indexing="ij")
     total = np.zeros(E.shape[1:])
     best_eta: Dict[str, np.ndarray] = {}
-    for g in sorted({generation(r) for r in train}):
-        rs = [r for r in train if generation(r) == g]
+    for g in sorted({generation(r, by_release) for r in train}):
+        rs = [r for r in train if generation(r, by_release) == g]
         obj = np.abs(log_errors(rs, E, E8, EA, without)).sum(axis=0)       # (eta, eta_8, eta_att)
         best_eta[g] = ETA_GRID[np.argmin(obj, axis=0)]
         total = total + obj.min(axis=0)
@@ -225,8 +229,8 @@ def _stats(errors) -> Dict[str, float]:
     return {"median": statistics.median(a), "worst": max(a), "n": len(a)}
 
 
-def errors(rs, without: Tuple[str, ...] = ()) -> np.ndarray:
-    f = fit(without)
+def errors(rs, without: Tuple[str, ...] = (), by_release: bool = False) -> np.ndarray:
+    f = fit(without, by_release)
     return np.exp(log_errors(rs, f["eta"], f["eta_8"], f["eta_att"], without)) - 1
 
 
@@ -372,6 +376,84 @@ def dispatchers() -> List[List[str]]:
     return out
 
 
+def dispatcher_offsets() -> Dict[str, float]:
+    """What reading the dispatcher could at best give: one factor per dispatcher, the median log error of the MoE
+    training runs that use it, divided out of every MoE run; returns the factors' errors and the held-out MoE median
+    that results (``{"alltoall": .., "flex": .., "held_median": ..}``)."""
+    rows = [x for x in table() if "MoE" in x["r"]["classes"]]
+    out: Dict[str, float] = {}
+    for kind in ("alltoall", "flex"):
+        logs = [math.log1p(x["error"]) for x in rows if x["training"] and x["r"]["config"].get("moe_dispatcher") == kind]
+        out[kind] = statistics.median(logs) if logs else 0.0
+    held = [abs(math.expm1(math.log1p(x["error"]) - out[x["r"]["config"].get("moe_dispatcher") or "alltoall"]))
+            for x in rows if not x["training"]]
+    out["held_median"] = statistics.median(held)
+    return out
+
+
+def reprint_spread() -> List[List[str]]:
+    """How far the same layout's throughput moves between releases of the same framework's page (each run's
+    ``reprints`` with the same recipe, against the run's own figure): per class and over all,
+    ``[class, runs, reprints, median |reprint / kept - 1|, worst]``. A model of the configuration reads no release,
+    so this is an error it cannot remove on these runs."""
+    out = []
+    for c in ("all",) + CLASSES:
+        rs = [r for r in runs() if c == "all" or c in r["classes"]]
+        dev = [abs(p["tokens_per_sec_per_gpu"] / r["measured"]["tokens_per_sec_per_gpu"] - 1)
+               for r in rs for p in r.get("reprints", ()) if p["same_recipe"]]
+        n = sum(1 for r in rs if any(p["same_recipe"] for p in r.get("reprints", ())))
+        if dev:
+            out.append([c, str(n), str(len(dev)), _apct(statistics.median(dev)), _apct(max(dev))])
+    return out
+
+
+def reprint_worst() -> Dict[str, str]:
+    """The largest release-to-release change of one layout (same recipe): the run, the release and the change."""
+    best = max(((abs(p["tokens_per_sec_per_gpu"] / r["measured"]["tokens_per_sec_per_gpu"] - 1), r, p)
+                for r in runs() for p in r.get("reprints", ()) if p["same_recipe"]), key=lambda t: t[0])
+    d, r, p = best
+    return {"id": r["id"], "release": p["release"], "kept": r["source"],
+            "change": _pct(p["tokens_per_sec_per_gpu"] / r["measured"]["tokens_per_sec_per_gpu"] - 1)}
+
+
+#: The release line of a Megatron-Core run's source (by the source key's first word): NVIDIA's NeMo 2.0 containers
+#: (DGX Cloud benchmarking recipes 24.11-25.05, the NeMo performance pages to 25.07) and MLPerf Training v5.x
+#: submissions, or the Megatron-Bridge containers 25.09-26.08 and the Megatron-Core MoE model zoo.
+RELEASE_LINES = {"dgxc": "NeMo 2.0", "nemo": "NeMo 2.0", "mlperf": "MLPerf", "mb": "Megatron-Bridge",
+                 "modelzoo": "Megatron-Bridge"}
+
+
+def release_bias() -> List[List[str]]:
+    """Megatron-Core's runs (one fitted efficiency per generation) split by release line: ``[generation, dense or
+    MoE, release line, runs, median signed error]``. A model of the configuration reads no release; where one
+    generation's lines sit on both sides of zero, the efficiency cannot serve both."""
+    groups: Dict[Tuple[str, str, str], List[float]] = {}
+    for x in table():
+        r = x["r"]
+        if FRAMEWORKS[r["family"]] != "Megatron-Core":
+            continue
+        key = (GENERATIONS[r["gpu"]], "MoE" if "MoE" in r["classes"] else "dense",
+               RELEASE_LINES[r["source"].split("-")[0]])
+        groups.setdefault(key, []).append(x["error"])
+    return [[g, kind, line, str(len(e)), _pct(statistics.median(e))]
+            for (g, kind, line), e in sorted(groups.items(), key=lambda kv: (kv[0][0] != "Hopper", kv[0]))]
+
+
+def limits() -> List[List[str]]:
+    """Per class: the held-out median, the release-to-release spread of its runs' layouts, and the held-out runs
+    beyond the goal's worst, those whose source gives a reason and those without one."""
+    spread = {row[0]: row[3] for row in reprint_spread()}
+    held = [x for x in table() if not x["training"]]
+    out = []
+    for c in ("all",) + CLASSES:
+        sel = [x for x in held if c == "all" or c in x["r"]["classes"]]
+        beyond = [x for x in sel if abs(x["error"]) > GOAL_WORST]
+        known = sum(1 for x in beyond if any(x["r"]["id"].startswith(p) for p, _ in OUT_OF_REACH))
+        out.append([c, _apct(_stats([x["error"] for x in sel])["median"]), spread.get(c, "-"), str(len(beyond)),
+                    str(known), str(len(beyond) - known)])
+    return out
+
+
 def context() -> Dict[str, object]:
     from mlsysim_sym.mechanisms import MECHANISMS
     rows = table()
@@ -411,6 +493,9 @@ def context() -> Dict[str, object]:
                    for x in sorted(beyond, key=lambda x: -abs(x["error"]))],
         "ablation": ablation(), "classes": CLASSES, "dispatchers": dispatchers(),
         "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,
+        "dispatch_best": _apct(dispatcher_offsets()["held_median"]), "release_bias": release_bias(),
+        "reprints": reprint_spread(), "limits": limits(), "reprint_worst": reprint_worst(),
+        "by_release": _apct(_stats(errors([x["r"] for x in held], by_release=True))["median"]),
         "mechanisms": [{"name": n, "title": MECHANISMS[n].title, "short": MECHANISMS[n].short} for n in NEW],
         "results": results, "configs": configs, "unpriced_before": sum(1 for x in held if math.isnan(x["before"])),
         "data_dir": "derivations/data/modern_runs/",
