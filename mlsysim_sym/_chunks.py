@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
@@ -27,7 +28,8 @@ TEMPORARIES = 16
 
 
 class SweepTooLarge(MemoryError):
-    """A sweep whose outputs would not fit in the memory available."""
+    """Work that would not fit in the memory budget (:func:`memory_budget`), refused before it starts; its
+    message is one line naming the bytes asked for, the budget and the limit it comes from."""
 
 
 def full_ndim(x: np.ndarray, ndim: int) -> np.ndarray:
@@ -47,36 +49,179 @@ def output_shape(variant, quantity, values, shape) -> Tuple[int, ...]:
     return tuple(np.broadcast_shapes(*deps, (1,) * len(shape)))
 
 
-def _available_memory() -> int:
-    """Bytes of memory available to this process (``MemAvailable``), or the physical memory."""
+# --------------------------------------------------------------------------------------------
+# The memory budget: the tightest real limit on this process
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sources:
+    """Where the limits are read (a test points them at files of its own). ``cgroup``: the process's cgroups
+    (``/proc/self/cgroup``); ``cgroup2``: the unified hierarchy's mount (``memory.max`` and ``memory.current`` of
+    the process's cgroup and its ancestors); ``cgroup1``: the v1 memory controller's mount
+    (``memory.limit_in_bytes`` and ``memory.usage_in_bytes``); ``status``: the process's ``VmSize`` (its address
+    space, against ``RLIMIT_AS``); ``meminfo``: ``MemAvailable``. The kernel's documentation names them all
+    (Documentation/admin-guide/cgroup-v2.rst, cgroup-v1/memory.rst, filesystems/proc.rst)."""
+
+    cgroup: str = "/proc/self/cgroup"
+    cgroup2: str = "/sys/fs/cgroup"
+    cgroup1: str = "/sys/fs/cgroup/memory"
+    status: str = "/proc/self/status"
+    meminfo: str = "/proc/meminfo"
+
+
+#: The files the budget reads (module-level, so that a test may point every sweep at a fake cgroup).
+SOURCES = Sources()
+#: The share of the tightest limit's headroom a request may take (the interpreter, the inputs and the
+#: allocator's slack need the rest).
+HEADROOM = 0.8
+#: A v1 cgroup without a limit reports about 2**63 bytes.
+_UNLIMITED = 1 << 60
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The bytes a request may take (``limit``) and where they come from (``source``: the limit in words)."""
+
+    limit: int
+    source: str
+
+    def __str__(self) -> str:
+        return f"{_bytes(self.limit)} ({self.source})"
+
+
+def _read(path: str) -> Optional[str]:
     try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+        with open(path) as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _number(text: Optional[str]) -> Optional[int]:
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+        return int(text.split()[0]) if text else None
+    except ValueError:                   # "max": no limit
+        return None
+
+
+def _cgroup_paths(src: Sources) -> Dict[str, str]:
+    """The process's cgroup path per hierarchy: ``"2"`` for the unified one, ``"1"`` for v1's memory controller."""
+    out = {}
+    for line in (_read(src.cgroup) or "").splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            if parts[0] == "0" and parts[1] == "":
+                out["2"] = parts[2]
+            elif "memory" in parts[1].split(","):
+                out["1"] = parts[2]
+    return out
+
+
+def _levels(root: str, path: str) -> List[str]:
+    """The directories of a cgroup and its ancestors under a mount (the mount itself last); a path the mount does
+    not show (a cgroup namespace) is the mount's own files."""
+    parts = [p for p in (path or "/").split("/") if p]
+    dirs = [os.path.join(root, *parts[:i]) for i in range(len(parts), -1, -1)]
+    return [d for d in dirs if os.path.isdir(d)] or [root]
+
+
+def _cgroup_headroom(src: Sources) -> Optional[Tuple[int, str]]:
+    """``(bytes left, words)`` under the tightest cgroup memory limit (v2, else v1), or None without one."""
+    paths = _cgroup_paths(src)
+    best = None
+    for version, root, limit_file, usage_file in (("2", src.cgroup2, "memory.max", "memory.current"),
+                                                  ("1", src.cgroup1, "memory.limit_in_bytes", "memory.usage_in_bytes")):
+        if version not in paths and not os.path.exists(os.path.join(root, limit_file)):
+            continue
+        for d in _levels(root, paths.get(version, "/")):
+            limit = _number(_read(os.path.join(d, limit_file)))
+            if limit is None or limit >= _UNLIMITED:
+                continue
+            used = _number(_read(os.path.join(d, usage_file))) or 0
+            left = max(0, limit - used)
+            if best is None or left < best[0]:
+                best = (left, f"the cgroup memory limit: {os.path.join(d, limit_file)} {_bytes(limit)} minus "
+                              f"{usage_file} {_bytes(used)}")
+        if best is not None:
+            return best
+    return None
+
+
+def _address_space_headroom(src: Sources) -> Optional[Tuple[int, str]]:
+    """``(bytes left, words)`` under ``RLIMIT_AS`` (``ulimit -v``): the limit minus the address space in use."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    size = 0
+    for line in (_read(src.status) or "").splitlines():
+        if line.startswith("VmSize:"):
+            size = int(line.split()[1]) * 1024
+    return max(0, soft - size), (f"the address-space limit: RLIMIT_AS (ulimit -v) {_bytes(soft)} minus the "
+                                 f"{_bytes(size)} in use")
+
+
+def _available_headroom(src: Sources) -> Tuple[int, str]:
+    """``(bytes, words)`` of memory available (``MemAvailable``; else the free physical pages)."""
+    for line in (_read(src.meminfo) or "").splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024, f"the memory available: MemAvailable of {src.meminfo}"
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"), "the free physical memory"
     except (ValueError, OSError, AttributeError):
-        return 1 << 62
+        return 1 << 62, "no limit found"
 
 
-def refuse_if_too_large(names, out_shapes, shape, masked: bool) -> None:
-    """Raise :class:`SweepTooLarge` before any work when the outputs would not fit in memory."""
+def memory_budget(max_memory=None, sources: Optional[Sources] = None) -> Budget:
+    """The bytes one request (a sweep, a search, a Monte Carlo) may take: ``max_memory`` when given (bytes, a
+    number > 0), else :data:`HEADROOM` of the tightest of the cgroup limit's headroom (v2 ``memory.max`` minus
+    ``memory.current``, v1 ``memory.limit_in_bytes`` minus ``memory.usage_in_bytes``, of the process's cgroup
+    and its ancestors), ``RLIMIT_AS`` minus the address space in use (``VmSize``) and ``MemAvailable``."""
+    if max_memory is not None:
+        return Budget(check_max_memory(max_memory), "max_memory=")
+    src = sources or SOURCES
+    found = [h for h in (_cgroup_headroom(src), _address_space_headroom(src)) if h is not None]
+    found.append(_available_headroom(src))
+    left, words = min(found, key=lambda h: h[0])
+    return Budget(int(HEADROOM * left), f"{HEADROOM:.0%} of what is left under {words}")
+
+
+def check_max_memory(max_memory) -> int:
+    """``max_memory=`` as a whole number of bytes (a ``TypeError``/``ValueError`` naming it otherwise)."""
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, float, np.integer, np.floating)):
+        raise TypeError(f"max_memory must be a number of bytes, got {type(max_memory).__name__}")
+    if not (math.isfinite(max_memory) and max_memory > 0):
+        raise ValueError(f"max_memory must be a finite number of bytes > 0, got {max_memory!r}")
+    return int(max_memory)
+
+
+#: A request below this many bytes is not measured against the limits (reading them costs more than it).
+SMALL = 1 << 25
+
+
+def refuse(need: float, what: str, advice: str, max_memory=None) -> None:
+    """Raise :class:`SweepTooLarge` before any work when ``need`` bytes exceed :func:`memory_budget`: one line
+    naming ``what`` is asked for, the bytes it needs, the budget and the limit it comes from, and ``advice``."""
+    if need < SMALL and max_memory is None:
+        return
+    budget = memory_budget(max_memory)
+    if need > budget.limit:
+        raise SweepTooLarge(f"{what} needs about {_bytes(need)}, over the memory budget of {budget}; {advice}")
+
+
+def refuse_if_too_large(names, out_shapes, shape, masked: bool, max_memory=None, working: int = 0) -> None:
+    """Raise :class:`SweepTooLarge` before any work when a sweep's outputs would not fit the memory budget
+    (``working``: bytes per configuration the caller allocates besides them)."""
     size = math.prod(shape)
-    need = sum(8 * math.prod(out_shapes[n]) for n in names)
+    need = sum(8 * math.prod(out_shapes[n]) for n in names) + working * size
     if masked:
         need += 4 * size                             # the rule codes, the masked and the valid flags
-    if need < 1 << 28:                               # a quarter of a GB: no machine this runs on lacks it
-        return
-    need += GRID_CHUNK_BYTES                         # the arrays of one chunk
-    have = _available_memory()
-    if need > 0.8 * have:
-        raise SweepTooLarge(
-            f"a sweep of {size:,} configurations with {len(names)} output(s) needs about {_bytes(need)}, "
-            f"but only {_bytes(have)} of memory is available; ask for fewer outputs (outputs=('mfu',)) or a "
-            f"coarser grid")
+    if need >= SMALL:
+        need += min(GRID_CHUNK_BYTES, 8 * (len(names) + TEMPORARIES) * size)     # the arrays of one chunk
+    refuse(need, f"a sweep of {size:,} configurations with {len(names)} output(s)",
+           "ask for fewer outputs (outputs=('mfu',)) or a coarser grid, or pass max_memory=", max_memory)
 
 
 def _bytes(n: float) -> str:
@@ -120,11 +265,12 @@ def chunk_elements(out_shapes, shape, grid: bool) -> int:
 
 
 def arguments_of(compiled, values, ndim: int) -> list:
-    """The compiled function's arguments from ``values``: arrays with ``ndim`` axes, numbers as floats."""
+    """The compiled function's arguments from ``values``: arrays with ``ndim`` axes, numbers as numpy floats (a
+    division by zero or an overflow of one configuration is then numpy's, masked, never Python's exception)."""
     vector = []
     for a in compiled.args:
         v = values[a]
-        vector.append(full_ndim(np.asarray(v), ndim) if np.ndim(v) else float(v))
+        vector.append(full_ndim(np.asarray(v), ndim) if np.ndim(v) else np.float64(v))
     return vector
 
 

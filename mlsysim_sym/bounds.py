@@ -265,7 +265,7 @@ def _handler_for(t):
 
 
 def _compare(rel, a: Box, b: Box) -> Optional[bool]:
-    if not (a.known and b.known):
+    if not (isinstance(a, Box) and isinstance(b, Box) and a.known and b.known):    # a truth value compared: unknown
         return None
     a, b = _widen(a), _widen(b)
     if rel is sp.StrictLessThan:

@@ -19,7 +19,7 @@ from . import bounds
 from .checks import FACTS, RAW, facts, is_count
 from .symbols import Kind, by_argument
 
-__all__ = ["Explainer", "OVERFLOW", "OVERFLOW_CODE", "broken_rules", "codes", "floats", "raw", "screen"]
+__all__ = ["Explained", "Explainer", "OVERFLOW", "OVERFLOW_CODE", "broken_rules", "codes", "floats", "raw", "screen"]
 
 
 def raw(values: Mapping[sp.Symbol, object], flags) -> Dict[sp.Symbol, object]:
@@ -46,12 +46,15 @@ def floats(a: np.ndarray) -> np.ndarray:
                             otypes=[np.float64])(a)
 
 
-def _box(v) -> object:
-    """The bounds of one argument's values (a :class:`~mlsysim_sym.bounds.Box`; True/False/None for a fact)."""
+def _box(v, fact: bool = False) -> object:
+    """The bounds of one argument's values (a :class:`~mlsysim_sym.bounds.Box`; True/False/None for a fact:
+    ``fact``)."""
     if type(v) is float or (type(v) is int and -bounds.EXACT < v < bounds.EXACT):   # most arguments are one number
         return bounds.ANY if v != v else bounds.Box(float(v), float(v), float(v).is_integer(), exact=True)
     a = np.asarray(v)
     if a.dtype == bool:
+        if not fact:                    # a number given as a bool (solve() computes with True as 1)
+            return _box(a.astype(np.int8))
         return bool(a.all()) if a.all() or not a.any() else None
     if a.dtype.kind not in "iuf" or a.size == 0:
         return bounds.ANY
@@ -69,7 +72,7 @@ def screen(rules, values, flags):
     verdict is remembered for the bounds of the arguments it reads (sweeps that vary other
     arguments reuse it)."""
     raw = _raw_values(rules, values, flags)
-    boxes = [_box(raw[a]) for a in rules.args]
+    boxes = [_box(raw[a], a in _FACT_SET) for a in rules.args]
     env = dict(zip(rules.args, boxes))
     ev = bounds.evaluator(env)
     # a rule's memo key: the bounds of the arguments it reads, as plain tuples (cheap to hash)
@@ -89,6 +92,8 @@ def screen(rules, values, flags):
     return raw, out
 
 
+_FACT_SET = frozenset(FACTS)
+
 #: id(rules) -> (rules, {(rule, bounds of its arguments): may be broken}); the rules are kept alive
 _SCREENED: Dict[int, Tuple[object, Dict[tuple, bool]]] = {}
 
@@ -102,13 +107,27 @@ def broken_rules(rules, raw, candidates) -> List[Tuple[int, np.ndarray]]:
         args, fn = rules.array(i)
         for a in args:       # integers as float64 (exact below 2**53; no wrap-around of small integer types)
             if a not in converted:
-                v = raw[a]
-                converted[a] = floats(v) if isinstance(v, np.ndarray) and v.dtype.kind in "iuO" else v
+                converted[a] = _number(raw[a])
         with np.errstate(all="ignore"):
             b = np.asarray(fn(*(converted[a] for a in args))[0], dtype=bool)
         if b.any():
             out.append((j + 1, b))
     return out
+
+
+def _number(v):
+    """A rule's argument as numpy computes with it: integers as float64 (exact below 2**53; no wrap-around of
+    small integer types; beyond the float range an infinity), a Python number as a numpy one (so that a division
+    by zero or an overflow is numpy's inf or NaN, not Python's exception); the facts and floats as they are."""
+    if isinstance(v, np.ndarray):
+        return floats(v) if v.dtype.kind in "iuO" else v
+    if isinstance(v, (bool, np.bool_)) or v is None:
+        return v
+    if isinstance(v, (int, np.integer)):
+        return np.float64(v) if abs(v) < 1e308 else np.float64(math.inf if v > 0 else -math.inf)
+    if isinstance(v, float):
+        return np.float64(v)
+    return v
 
 
 def codes(broken: List[Tuple[int, np.ndarray]], shape) -> np.ndarray:
@@ -253,6 +272,28 @@ class Explainer:
             elif not (isinstance(v, (int, np.integer)) and not isinstance(v, bool)):
                 return False
         return bool(symbols)
+
+
+class Explained:
+    """The messages of a result's masked configurations, formatted once (what an :class:`Explainer` gives, kept
+    without the compiled rules: a pickled :class:`~mlsysim_sym.sweeps.SweepResult` holds this)."""
+
+    def __init__(self, messages: np.ndarray, texts: Tuple[str, ...], masked: bool):
+        self.messages, self.texts, self.masked = messages, texts, masked     # each position's text, by index
+
+    def __call__(self, code: np.ndarray):
+        return self.messages, self.texts
+
+    def examples(self, code: np.ndarray, k: int = 3):
+        """As :meth:`Explainer.examples`: one message per rule (its first masked configuration), most first."""
+        if not self.masked:
+            return [], 0
+        flat, messages = np.asarray(code).ravel(), np.asarray(self.messages).ravel()
+        counts = np.bincount(flat, minlength=1)
+        present = np.flatnonzero(counts)
+        present = present[present != 0]
+        present = present[np.argsort(-counts[present], kind="stable")]
+        return [(int(counts[c]), self.texts[messages[int(np.argmax(flat == c))]]) for c in present[:k]], len(present)
 
 
 #: Argument name -> the symbol it sets (a message names a record field nobody swept by its argument name).

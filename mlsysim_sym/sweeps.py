@@ -25,6 +25,7 @@ size it would need.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -35,11 +36,11 @@ import sympy as sp
 from . import _chunks
 from ._chunks import SweepTooLarge, full_ndim
 from .arguments import Arguments, arguments as _arguments_of, describe, settable
-from .checks import RAW, compiled_rules, facts
+from .checks import RAW, compiled_rules, facts, rules as check_rules
 from .compile import compile_quantities
 from .display import as_given, html_table, quantity, shorten, text_table, wrap
-from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, seq_len_unread, static_values
-from .masks import OVERFLOW, Explainer, broken_rules, codes, floats, screen
+from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread, static_values
+from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUTS, unit_of
 from .symbols import keywords, sym
@@ -66,6 +67,208 @@ def resolve_name(name: str, caller: str = "sweep") -> sp.Symbol:
         return table[name]
     allowed = sorted(set(table) | {"precision"})
     raise TypeError(f"{caller}() got an unexpected argument {name!r}; allowed: {', '.join(allowed)}")
+
+
+# --------------------------------------------------------------------------------------------
+# What a sweep reads: a number, or a list, tuple, range or numpy array of numbers
+# --------------------------------------------------------------------------------------------
+#: The containers a sweep reads as an axis of values.
+SEQUENCES = (list, tuple, range, np.ndarray)
+#: numpy's kinds of array a sweep reads as numbers: bool, signed and unsigned integers, floats (``O``: Python
+#: integers beyond int64 and mixed numbers, each element checked).
+_NUMERIC_KINDS = "biuf"
+
+
+def _type_name(x) -> str:
+    """A value's type as Python names it (numpy's scalars as ``int64``, ``float32`` ..., as ``solve()`` says)."""
+    return type(x).__name__
+
+
+def _is_real(x) -> bool:
+    """A real number as ``solve()`` takes one (Python's int, float and bool, numpy's real scalars)."""
+    return isinstance(x, (int, float, np.integer, np.floating, np.bool_))
+
+
+def _not_readable(caller: str, name: str, v) -> TypeError:
+    return TypeError(f"{caller}(): {name} must be a number or a list, tuple, range or numpy array of numbers, got "
+                     f"{_type_name(v)}")
+
+
+def _element_error(caller: str, name: str, index, x, scalar: bool) -> TypeError:
+    """``solve()``'s message for a value that is not a real number (``tp_size must be a real number, got str``),
+    with the position of the element in a sweep's array."""
+    at = "" if scalar else f" (element {index} of the array)"
+    return TypeError(f"{name} must be a real number, got {_type_name(x)}{at}")
+
+
+def _first_not_real(a: np.ndarray):
+    """``(index, element)`` of the first element of an object array that is not a real number, or None."""
+    if all(_is_real_type(t) for t in set(map(type, a.flat))):
+        return None
+    for i, x in zip(np.ndindex(a.shape), a.flat):
+        if not _is_real(x):
+            return (i[0] if len(i) == 1 else i), x
+    return None
+
+
+@lru_cache(maxsize=64)
+def _is_real_type(t: type) -> bool:
+    return issubclass(t, (int, float, np.integer, np.floating, np.bool_))
+
+
+def _is_bool_type(t: type) -> bool:
+    return issubclass(t, (bool, np.bool_))
+
+
+def _as_array(caller: str, name: str, v) -> np.ndarray:
+    """A list, tuple, range or array as a numpy array: of numbers, or of objects where a list holds something
+    else (for :func:`_numbers` to name it); a ragged list or a matrix is a ``TypeError`` naming the argument."""
+    if isinstance(v, (np.matrix, np.ma.MaskedArray)):
+        raise TypeError(f"{caller}(): {name} must be a plain numpy array, not {_type_name(v)} (a matrix is always "
+                        f"2-D and a masked array hides values); pass np.asarray(...) of the values meant")
+    if isinstance(v, np.ndarray):
+        return v
+    if isinstance(v, range):
+        return np.asarray(v)
+    # a list or a tuple: its elements as given first (numpy would turn [1, "a"] into strings, [True, 0.5] into
+    # floats); rows of different lengths stay lists there
+    o = np.empty(0, dtype=object) if len(v) == 0 else np.asarray(v, dtype=object)
+    if any(isinstance(x, (list, tuple, range, np.ndarray)) for x in o.flat):
+        raise TypeError(f"{caller}(): {name} is a ragged list (its rows have different lengths or hold lists); a "
+                        f"sweep takes a flat list of numbers (or, with grid=False, arrays of one shape)")
+    types = set(map(type, o.flat))
+    if not all(_is_real_type(t) for t in types) or any(_is_bool_type(t) for t in types):
+        return o                                       # named or read element by element below
+    if any(t is int for t in types):
+        try:
+            return np.asarray(v)                       # integers (object where beyond int64)
+        except (OverflowError, ValueError):
+            return o
+    return np.asarray(v)
+
+
+def _numbers(caller: str, name: str, v, bools: bool, nullable: bool, flag: bool):
+    """One argument's value as a sweep reads it: a number stays as given (a value ``solve()`` refuses is masked
+    with its message); a list, tuple, range or array becomes an array of numbers. What is no number at all
+    (a string, ``None``, a complex number, a ``Fraction``), a container a sweep does not read (a generator, a
+    set, a dict, a matrix) or a ragged list is a ``TypeError`` naming the argument, as ``solve()`` names it.
+    ``bools``: a bool counts as a number (``solve()`` computes with True as 1); ``nullable``: ``None`` is the
+    keyword's default (the record gives it); ``flag``: one of mlsysim's switches, read by its truth value as
+    ``solve()`` reads one."""
+    if not isinstance(v, SEQUENCES):
+        if isinstance(v, (set, frozenset, dict, memoryview, bytearray)) or hasattr(v, "__next__") or (
+                hasattr(v, "__iter__") and not isinstance(v, (str, bytes))):
+            raise _not_readable(caller, name, v)
+        if flag:
+            return v
+        if v is None and nullable:
+            return v
+        if isinstance(v, (bool, np.bool_)) and not bools:
+            raise TypeError(f"{name} must be a number, got bool")
+        if not _is_real(v):
+            raise _element_error(caller, name, None, v, True)
+        return v
+    a = _as_array(caller, name, v)
+    if a.ndim == 0:                              # one value (numpy's text and dates as Python's, to be named so)
+        return _numbers(caller, name, a[()] if a.dtype.kind in "biufO" else a.item(), bools, nullable, flag)
+    kind = a.dtype.kind
+    if flag:
+        if kind in "biuf":
+            return a
+        return np.vectorize(bool, otypes=[bool])(a) if a.size else a.astype(bool)   # each value's truth
+    if kind == "O":
+        bad = _first_not_real(a)
+        if bad is not None:
+            raise _element_error(caller, name, *bad, False)
+        types = set(map(type, a.flat))
+        if any(_is_bool_type(t) for t in types):
+            if not bools:
+                raise TypeError(f"{name} must be a number, got bool (an element of the array)")
+            # bools only: a bool array; among numbers: kept as given (a message shows False as solve() does)
+            return a.astype(bool) if all(_is_bool_type(t) for t in types) else a
+        try:
+            return np.asarray(a.tolist())        # plain numbers again (Python integers beyond int64 stay objects)
+        except (OverflowError, ValueError):
+            return a
+    if kind not in _NUMERIC_KINDS:              # complex, strings, bytes, dates: solve()'s message for the first
+        x = a.flat[0] if a.size else a.dtype.type()
+        raise _element_error(caller, name, 0 if a.ndim == 1 else (0,) * a.ndim,
+                             x.item() if isinstance(x, np.generic) else x, False)
+    if kind == "b" and not bools and a.size:
+        raise TypeError(f"{name} must be a number, got bool (an array of bools)")
+    return a
+
+
+def _precision(caller: str, v):
+    """The precision as a sweep reads it: a value (a string, or anything else, which the checks mask with
+    ``solve()``'s message), or a list, tuple or array of them as a 1-D array of objects (``[16, "fp16"]`` keeps
+    its 16: numpy would make it the string '16')."""
+    if isinstance(v, (np.matrix, np.ma.MaskedArray)):
+        raise TypeError(f"{caller}(): precision must be a string or a list, tuple or numpy array of strings, got "
+                        f"{_type_name(v)}")
+    if isinstance(v, np.ndarray):
+        if v.ndim == 0:
+            return v[()]
+        a = np.empty(v.shape, dtype=object)
+        a[...] = v.tolist() if v.dtype.kind != "O" else v
+        return a
+    if isinstance(v, (list, tuple)):
+        a = np.empty(len(v), dtype=object)
+        a[:] = list(v)
+        if any(isinstance(x, (list, tuple, np.ndarray)) for x in a):
+            raise TypeError(f"{caller}(): precision must be a string or a flat list of strings, got a nested list")
+        return a
+    if isinstance(v, (set, frozenset, dict, range, memoryview)) or hasattr(v, "__next__"):
+        raise TypeError(f"{caller}(): precision must be a string or a list, tuple or numpy array of strings, got "
+                        f"{_type_name(v)}")
+    return v
+
+
+@lru_cache(maxsize=1)
+def _refusing_bools() -> frozenset:
+    """The arguments ``solve()`` refuses a bool for (its checks' ``bools=False``: mlsysim multiplies a quantity
+    with units by them)."""
+    return frozenset(s.name for r in check_rules() if r.numeric and not r.bools for s in r.broken.free_symbols)
+
+
+def read_arguments(kwargs: Dict[str, object], grid: bool, caller: str = "sweep", transformer: bool = True,
+                   max_memory=None) -> Dict[str, object]:
+    """The arguments of a sweep as it reads them (:func:`_numbers`, :func:`_precision`), checked before any work:
+    a kind it cannot read is one ``TypeError`` naming the argument; with ``grid`` every array must be
+    one-dimensional (an axis each), without it the arrays must broadcast together (a ``ValueError`` naming them
+    and their shapes); a ``range`` is counted before it is built (:class:`SweepTooLarge` when its values alone
+    exceed the memory budget). Names it does not know are left for :func:`~mlsysim_sym.arguments.arguments` to
+    refuse; ``fidelity`` and ``without`` for the model choice."""
+    table = arguments()
+    params = {**keywords(), **settable()}
+    refusing = _refusing_bools() - (set() if transformer else {"seq_len"})   # as check(): seq_len off transformers
+    out = {}
+    for name, v in kwargs.items():
+        if name == "precision":
+            out[name] = _precision(caller, v)
+        elif name in table:
+            p = params[name]
+            flag = name in FLAG_KEYWORDS and p.fidelity == "mlsysim"
+            if isinstance(v, range):
+                _chunks.refuse(8 * len(v), f"{name} of {len(v):,} values", "give fewer values", max_memory)
+            out[name] = _numbers(caller, name, v, bools=name not in refusing, flag=flag,
+                                 nullable=p.record_default is not None)
+        else:
+            out[name] = v
+    swept = {k: v for k, v in out.items() if k in table or k == "precision" if _is_swept(v)}
+    if grid:
+        for k, v in swept.items():
+            if np.ndim(v) != 1:
+                raise ValueError(f"{caller}(): {k} must be one-dimensional in a grid (each argument is an axis of "
+                                 f"its own), got shape {np.shape(v)}; pass grid=False to broadcast arrays together")
+    elif swept:
+        try:
+            np.broadcast_shapes(*(np.shape(v) for v in swept.values()))
+        except ValueError:
+            shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in swept.items())
+            raise ValueError(f"{caller}(grid=False): the arrays do not broadcast together ({shapes}); give them one "
+                             f"length (or shapes that broadcast), or pass grid=True for every combination") from None
+    return out
 
 
 @dataclass
@@ -126,6 +329,30 @@ class SweepResult:
 
     def __len__(self) -> int:
         return int(self.valid.size)
+
+    # ---- pickling: the messages formatted once instead of the compiled rules; small arrays stay small ------
+    def __getstate__(self) -> Dict[str, object]:
+        state = dict(self.__dict__)
+        if self._explain is not None and not isinstance(self._explain, Explained):
+            masked = self._explain.masked
+            codes, texts = self._messages() if masked else (np.zeros((1,) * len(self.shape), np.int32), ("",))
+            state["_explain"] = Explained(_compact(codes), texts, masked)
+        elif isinstance(self._explain, Explained):
+            state["_explain"] = Explained(_compact(self._explain.messages), self._explain.texts, self._explain.masked)
+        state["_reasons"] = None
+        state["values"] = {n: _compact(x) for n, x in self.values.items()}
+        state["valid"], state["reason_code"] = _compact(self.valid), _compact(self.reason_code)
+        state["_shape"] = self.shape
+        return state
+
+    def __setstate__(self, state: Dict[str, object]) -> None:
+        shape = state.pop("_shape")
+        grow = lambda x: np.broadcast_to(x, shape) if x.shape != shape else x   # noqa: E731
+        state["values"] = {n: grow(x) for n, x in state["values"].items()}
+        state["valid"], state["reason_code"] = grow(state["valid"]), grow(state["reason_code"])
+        if isinstance(state["_explain"], Explained):
+            state["_explain"].messages = grow(state["_explain"].messages)
+        self.__dict__.update(state)
 
     def _summary(self) -> List[Tuple[str, str, str, str]]:
         ok = self.valid
@@ -219,6 +446,15 @@ class SweepResult:
         return sweep_chart(self, output=output, path=path, ax=ax)
 
 
+def _compact(x: np.ndarray) -> np.ndarray:
+    """An array without its broadcast axes (length 1 where its stride is 0: a read-only view of a small array
+    stays that small in a pickle; :meth:`SweepResult.__setstate__` broadcasts it back)."""
+    x = np.asarray(x)
+    if x.ndim and 0 in x.strides:
+        return np.ascontiguousarray(x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.strides)])
+    return x
+
+
 @dataclass
 class Configurations:
     """The configurations of a sweep: every parameter's value (scalars, or arrays that broadcast to
@@ -258,7 +494,7 @@ def configurations(a: Arguments, grid: bool) -> Configurations:
     key_of = (lambda p: p.lower() if isinstance(p, str) and p.lower() in PRECISION_BYTES else "fp16")
     keys = np.vectorize(key_of, otypes=[object])(precision) if precision.ndim else np.asarray(key_of(precision.item()),
                                                                                                dtype=object)
-    distinct = sorted(set(np.ravel(keys)))
+    distinct = sorted(set(np.ravel(keys))) or ["fp16"]            # an empty axis of precisions: no configuration
     statics = {k: static_values(w, f, k) for k in distinct}
     base_variant, base = statics[distinct[0]]
     variant = Variant(base_variant.family, any(v.explicit_weights for v, _ in statics.values()),
@@ -276,7 +512,11 @@ def configurations(a: Arguments, grid: bool) -> Configurations:
             v = np.asarray(v).astype(bool).astype(np.int8) if np.ndim(v) else (1 if v else 0)
         elif isinstance(v, np.ndarray) and v.dtype.kind == "O":
             v = floats(v)                        # Python integers too large for int64
-        elif isinstance(v, int) and not isinstance(v, bool) and abs(v) > 1e308:
+        elif isinstance(v, (bool, np.bool_)):
+            v = int(v)                           # solve() computes with True as 1 (the message shows it as given)
+        elif isinstance(v, np.ndarray) and v.dtype == bool:
+            v = v.astype(np.int8)
+        elif isinstance(v, int) and abs(v) > 1e308:
             v = math.inf if v > 0 else -math.inf  # beyond the float range: masked as not finite
         values[table[k]] = v
     unread = seq_len_unread(w.is_transformer, np.asarray(values[sym.tp]), np.asarray(values[sym.ep]))
@@ -292,7 +532,8 @@ def _is_swept(v) -> bool:
     return isinstance(v, (list, tuple, range))
 
 
-def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] = None, **kwargs) -> SweepResult:
+def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] = None, max_memory=None,
+          **kwargs) -> SweepResult:
     """Evaluate the model over arrays of arguments (see the module docstring).
 
     Parameters
@@ -307,20 +548,45 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
     **kwargs
         Any ``solve()`` keyword or workload/hardware field (``fabric_bandwidth``, ``memory_capacity``,
         ``peak_flops``, ... see :func:`arguments`), scalar or array-like; ``precision`` may be a list of strings;
-        ``fidelity="extended"`` and ``without=`` choose the model.
+        ``fidelity="extended"`` and ``without=`` choose the model. A bad value (``tp_size=0``, ``10**30``, NaN)
+        is masked with ``solve()``'s message, alone or in an array; a kind of value a sweep cannot read (a string
+        where a number is meant, ``None``, a complex number, a generator, a set, a dict, a ragged list, a
+        matrix) is a ``TypeError`` naming the argument (:func:`read_arguments`).
+    max_memory
+        Bytes the sweep may take (default: :func:`mlsysim_sym._chunks.memory_budget`, the tightest of the
+        cgroup limit, ``ulimit -v`` and the memory available).
 
     Raises
     ------
     SweepTooLarge
-        (a ``MemoryError``) when the requested outputs would not fit in the memory available; ask for
-        fewer ``outputs=`` or a coarser grid.
+        (a ``MemoryError``) when the requested outputs would not fit the memory budget, before any work; its
+        one-line message names the bytes needed, the budget and the limit it comes from. Ask for fewer
+        ``outputs=`` or a coarser grid.
     """
-    return sweep_arguments(_arguments_of(model, fleet, kwargs, caller="sweep"), grid=grid, outputs=outputs)
+    grid, outputs = _options(grid, outputs)
+    w = as_workload(model)
+    read = read_arguments(kwargs, grid, "sweep", w.is_transformer, max_memory)
+    return sweep_arguments(_arguments_of(model, fleet, read, caller="sweep"), grid=grid, outputs=outputs,
+                           max_memory=max_memory)
 
 
-def sweep_arguments(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None) -> SweepResult:
+def _options(grid, outputs) -> Tuple[bool, Optional[Tuple[str, ...]]]:
+    """``grid`` as a bool and ``outputs`` as a tuple of names (a ``TypeError`` naming either otherwise)."""
+    if not (isinstance(grid, (bool, np.bool_)) or (type(grid) is int and grid in (0, 1))):
+        raise TypeError(f"sweep(): grid must be True or False, got {grid!r}")
+    if outputs is None:
+        return bool(grid), None
+    names = (outputs,) if isinstance(outputs, str) else outputs
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"sweep(): outputs must be an output's name or a list or tuple of names, got "
+                        f"{outputs!r:.80}")
+    return bool(grid), tuple(names)
+
+
+def sweep_arguments(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None,
+                    max_memory=None) -> SweepResult:
     """:func:`sweep` of an :class:`~mlsysim_sym.arguments.Arguments` (scalars or arrays)."""
-    return prepare(a, grid=grid, outputs=outputs).run()
+    return prepare(a, grid=grid, outputs=outputs, max_memory=max_memory).run()
 
 
 @dataclass
@@ -363,7 +629,7 @@ class Prepared:
                 x = np.asarray(x, dtype=bool)
             if bad is not None:
                 fill = False if x.dtype == bool else np.nan
-                if x.shape == shape and x.flags.writeable and x.base is None:
+                if x.shape == shape and x.flags.writeable and x.base is None and x.dtype.kind in "bf":
                     x[bad] = fill                               # in place: no second full-size copy
                 else:
                     x = np.where(bad, fill, x)
@@ -381,9 +647,11 @@ class Prepared:
         return SweepResult(values, valid, code_array, c.axes if self.grid else {}, self.a, explain)
 
 
-def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None) -> Prepared:
+def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None, max_memory=None,
+            working: int = 0) -> Prepared:
     """Everything of a sweep but its evaluation (:class:`Prepared`); raises what :func:`sweep` raises before any
-    work (unknown outputs, a parameter without a value, outputs that cannot fit in memory)."""
+    work (unknown outputs, a parameter without a value, outputs that cannot fit the memory budget:
+    ``max_memory``, and ``working`` bytes per configuration the caller allocates besides the outputs)."""
     if isinstance(outputs, str):
         outputs = (outputs,)
     c = configurations(a, grid)
@@ -418,7 +686,7 @@ def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]]
     target = _chunks.chunk_elements(natural, shape, grid or len(shape) != 1)
     # refused before any work: with a rule some configuration may break, every output may be full-size
     _chunks.refuse_if_too_large(computed, {n: shape for n in computed} if candidates else natural, shape,
-                                bool(candidates))
+                                bool(candidates), max_memory, working)
     broken = broken_rules(rules, raw, candidates)
     code = codes(broken, shape) if broken else None
     out_shapes = {n: shape for n in computed} if broken else natural
