@@ -218,8 +218,7 @@ def refuse_if_too_large(names, out_shapes, shape, masked: bool, max_memory=None,
     need = sum(8 * math.prod(out_shapes[n]) for n in names) + working * size
     if masked:
         need += 4 * size                             # the rule codes, the masked and the valid flags
-    if need >= SMALL:
-        need += min(GRID_CHUNK_BYTES, 8 * (len(names) + TEMPORARIES) * size)     # the arrays of one chunk
+    need += min(GRID_CHUNK_BYTES, 8 * (len(names) + TEMPORARIES) * size)     # the arrays of one chunk
     refuse(need, f"a sweep of {size:,} configurations with {len(names)} output(s)",
            "ask for fewer outputs (outputs=('mfu',)) or a coarser grid, or pass max_memory=", max_memory)
 

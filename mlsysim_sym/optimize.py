@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import sympy as sp
 
+from . import _chunks
 from .arguments import Arguments, arguments, describe, refuse_extended, settable
 from .compile import lambdify_numeric
 from .inputs import as_fleet, as_workload, size_in_bytes
@@ -84,7 +85,8 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
            microbatch_count: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128),
            v_stages: Sequence[int] = (1, 2, 4), zero_stage: Sequence[int] = (0, 1, 2, 3),
            activation_recomputation: Sequence[bool] = (False, True),
-           overlap_comm: Sequence[bool] = (False, True), runnable: bool = True, **fixed) -> SearchResult:
+           overlap_comm: Sequence[bool] = (False, True), runnable: bool = True, max_memory=None,
+           **fixed) -> SearchResult:
     """Exhaustive search of the parallelism split and schedule (see the module docstring).
 
     The choices are named like ``solve()``'s keywords; each takes one value or a sequence.
@@ -126,11 +128,17 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     allows) and lists the memory per accelerator of every tying stage in
     ``Candidate.memory_by_zero``. ``top_k`` counts rows. The counts ``searched``, ``unrunnable``
     and ``feasible`` of the result are described in :class:`SearchResult`.
+
+    A grid whose evaluation would not fit the memory budget (``max_memory`` bytes; default
+    :func:`mlsysim_sym._chunks.memory_budget`, the tightest of the cgroup limit, ``ulimit -v`` and the memory
+    available) is refused before it is evaluated (:class:`~mlsysim_sym.sweeps.SweepTooLarge`, a ``MemoryError``).
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
+    if max_memory is not None:
+        _chunks.check_max_memory(max_memory)
     scalars = {k: v for k, v in fixed.items() if k in ("fidelity", "without") or np.ndim(v) == 0}
     base = arguments(model, fleet, dict(scalars, batch_size=batch_size), caller="search")
     varied = [k for k in fixed if k not in scalars]
@@ -146,7 +154,7 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
                                                        activation_recomputation=activation_recomputation,
                                                        overlap_comm=overlap_comm),
                         {k: fixed[k] for k in varied})
-    return _rank(base, split, split_names, axes, objective, top_k, runnable)
+    return _rank(base, split, split_names, axes, objective, top_k, runnable, max_memory)
 
 
 #: The degrees of the MoE layout's expert groups (``moe_layout``: ``ep etp pp`` must divide the accelerators).
@@ -257,25 +265,33 @@ class _Plan:
 _PLANS: Dict[tuple, _Plan] = {}
 
 
-def _planned(base: Arguments, splits, split_names, axes: List[Axis], objective: str, runnable: bool) -> _Plan:
+def _planned(base: Arguments, splits, split_names, axes: List[Axis], objective: str, runnable: bool,
+             max_memory=None) -> _Plan:
     """:func:`_plan`, kept for the same search (the same records, arguments, choices and objective: a repeated
     search evaluates the model over the same grid again, without preparing it again)."""
     try:
         key = (id(base.workload), id(base.fleet), base.precision, base.keywords, base.fields, base.model,
                splits.tobytes(), split_names, tuple((ax.name, tuple(ax.values.tolist())) for ax in axes[1:]),
-               objective, runnable)
+               objective, runnable, max_memory)
         hash(key)
     except TypeError:                                   # an argument that does not hash: prepared afresh
-        return _plan(base, splits, split_names, axes, objective, runnable)
+        return _plan(base, splits, split_names, axes, objective, runnable, max_memory)
     entry = _PLANS.get(key)
     if entry is None or entry[0] is not base.workload or entry[1] is not base.fleet:
         if len(_PLANS) > 64:
             _PLANS.clear()
-        entry = _PLANS[key] = (base.workload, base.fleet, _plan(base, splits, split_names, axes, objective, runnable))
+        entry = _PLANS[key] = (base.workload, base.fleet, _plan(base, splits, split_names, axes, objective, runnable,
+                                                                max_memory))
     return entry[2]
 
 
-def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str, runnable: bool) -> _Plan:
+#: Bytes per configuration a search allocates besides the sweep's outputs while it ranks (the scores, the kept
+#: flags, the negated objective, the scores of the kept configurations).
+RANK_BYTES = 8 + 1 + 8 + 8
+
+
+def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str, runnable: bool,
+          max_memory=None) -> _Plan:
     # the grid in memory: the axes reversed, so that the longest (the splits) is innermost: numpy's broadcasting
     # then runs long inner loops (an order of magnitude faster than the split outermost)
     shape = tuple(len(ax) for ax in reversed(axes))
@@ -291,7 +307,8 @@ def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str
     every = base.replace(**grid)
     refuse_extended(every)                   # the mlsysim model takes no list of the extended model's keywords
     prepared = prepare(every, grid=False,
-                       outputs=(o.field, "dp", "node_profile.feasible", "node_profile.memory_footprint"))
+                       outputs=(o.field, "dp", "node_profile.feasible", "node_profile.memory_footprint"),
+                       max_memory=max_memory, working=RANK_BYTES)
     # keep one of each set of configurations the model cannot tell apart
     # (without a pipeline, m and v change nothing; with one replica, ZeRO and the DP overlap change nothing)
     first = {ax.name: on(ax.name, np.arange(len(ax))) == 0 for ax in axes[1:]}
@@ -361,9 +378,9 @@ def _line(base: Arguments, splits, split_names, axes: List[Axis]) -> str:
 
 
 def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str, top_k: int,
-          runnable: bool) -> SearchResult:
+          runnable: bool, max_memory=None) -> SearchResult:
     """Sweep the grid of ``axes``, mask what cannot run or fit, keep what the model tells apart, rank."""
-    plan = _planned(base, splits, split_names, axes, objective, runnable)
+    plan = _planned(base, splits, split_names, axes, objective, runnable, max_memory)
     shape, at, first = plan.shape, plan.at, plan.first
     o = OBJECTIVES[objective]
     r, code = plan.prepared.outputs()           # each output in its own shape (broadcasting below)

@@ -54,7 +54,7 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 import sympy as sp
 
-from .. import notation
+from .. import _chunks, notation
 from ..display import html_table, number, quantity, text_table, wrap
 from ..outputs import OUTPUTS
 from ..sweeps import sweep_arguments
@@ -425,35 +425,98 @@ def _field_of(quantity: str) -> Optional[str]:
     return None
 
 
-def _monte_carlo(arguments, quantity, first, samples: int, seed: int):
-    """``(MonteCarlo, clipped fraction per parameter)``."""
+#: Monte Carlo draws evaluated at once; more are drawn and evaluated in blocks of this many (the same draws:
+#: each parameter's normals continue one stream, whatever the block), keeping only the outputs.
+BLOCK = 1 << 20
+#: Bytes per draw of a block in flight besides the parameters' draws: the normals, the sweep's output, its masks
+#: and its evaluation's temporaries (:data:`mlsysim_sym._chunks.TEMPORARIES` arrays of one chunk aside).
+BLOCK_BYTES_PER_DRAW = 8 * 6
+
+
+def memory_needed(samples: int, parameters: int) -> int:
+    """Bytes a Monte Carlo of ``samples`` draws of ``parameters`` parameters takes at its peak: the outputs kept
+    for the statistics and the percentiles (8 B per draw) and one block of draws in flight."""
+    block = min(samples, BLOCK)
+    return 8 * samples + (8 * parameters + BLOCK_BYTES_PER_DRAW) * block
+
+
+def _refuse(samples: int, parameters: int, max_memory) -> None:
+    """:class:`~mlsysim_sym.sweeps.SweepTooLarge` when :func:`memory_needed` exceeds the memory budget."""
+    _chunks.refuse(memory_needed(samples, parameters), f"uncertainty(samples={samples:,})",
+                   "lower samples= or pass max_memory=", max_memory)
+
+
+def _streams(seed: int, parameters: int, samples: int, blocks: bool):
+    """One generator per parameter, each where parameter ``i``'s normals begin in the single stream of
+    ``default_rng(seed)`` that draws ``samples`` normals per parameter in turn (found by drawing through the
+    earlier parameters' normals, a block at a time, when ``blocks``; else the one generator, drawn in turn)."""
+    rng = np.random.default_rng(seed)
+    if not blocks:
+        return [rng] * parameters
+    out = []
+    for i in range(parameters):
+        g = np.random.Generator(type(rng.bit_generator)())
+        g.bit_generator.state = rng.bit_generator.state
+        out.append(g)
+        if i < parameters - 1:
+            for start in range(0, samples, BLOCK):
+                rng.standard_normal(min(BLOCK, samples - start))
+    return out
+
+
+def _monte_carlo(arguments, quantity, first, samples: int, seed: int, max_memory=None):
+    """``(MonteCarlo, clipped fraction per parameter)``: refused before any draw (:class:`SweepTooLarge`) when
+    :func:`memory_needed` exceeds the memory budget; evaluated whole up to :data:`BLOCK` draws, in blocks
+    beyond (the same draws, the statistics summed block by block)."""
     name = _field_of(quantity)
     if name is None:
         raise ValueError(f"uncertainty(): Monte Carlo evaluates the output with sweep(), which has no result "
                          f"field for {quantity!r}; use one of {', '.join(OUTPUT_ALIASES)} or a sweep output")
-    rng = np.random.default_rng(seed)
-    draws, clipped = {}, {}
-    for (p, _, v, s, *_rest) in first:
-        x = v * (1.0 + s * rng.standard_normal(samples))
-        lo, hi = domain(p, v)
-        clipped[p] = float(np.count_nonzero((x < lo) | (x > hi))) / samples
-        draws[p] = np.clip(x, lo, hi)
-    r = sweep_arguments(arguments.replace(**draws), grid=False, outputs=[name])
-    y = np.asarray(r[name], dtype=float)
-    y = y[np.asarray(np.broadcast_to(r.valid, y.shape)) & np.isfinite(y)]
-    n = y.size
+    _refuse(samples, len(first), max_memory)
+    blocks = samples > BLOCK
+    streams = _streams(seed, len(first), samples, blocks)
+    y = np.empty(samples) if blocks else None
+    filled, clipped_count = 0, {p: 0 for (p, *_rest) in first}
+    for start in range(0, samples, BLOCK) if blocks else (0,):
+        n = min(BLOCK, samples - start) if blocks else samples
+        draws = {}
+        for g, (p, _, v, s, *_rest) in zip(streams, first):
+            x = v * (1.0 + s * g.standard_normal(n))
+            lo, hi = domain(p, v)
+            clipped_count[p] += int(np.count_nonzero((x < lo) | (x > hi)))
+            draws[p] = np.clip(x, lo, hi, out=x)
+        r = sweep_arguments(arguments.replace(**draws), grid=False, outputs=[name])
+        out = np.asarray(r[name], dtype=float)
+        out = out[np.asarray(np.broadcast_to(r.valid, out.shape)) & np.isfinite(out)]
+        if not blocks:
+            y = out
+            filled = out.size
+        else:
+            y[filled:filled + out.size] = out
+            filled += out.size
+        del draws, r, out
+    clipped = {p: c / samples for p, c in clipped_count.items()}
+    y = y[:filled]
+    n = filled
     if n < 2:
         nan = float("nan")
         return MonteCarlo(samples, n, seed, nan, nan, nan, nan, {k: nan for k in PERCENTILES}), clipped
-    mean, sd = float(y.mean()), float(y.std(ddof=1))
-    m4 = float(np.mean((y - mean) ** 4))
+    if not blocks:
+        mean, sd = float(y.mean()), float(y.std(ddof=1))
+        m4 = float(np.mean((y - mean) ** 4))
+        pct = dict(zip(PERCENTILES, map(float, np.percentile(y, PERCENTILES))))
+    else:       # block by block (no temporary the size of the draws), the percentiles in place
+        mean = math.fsum(float(y[i:i + BLOCK].sum()) for i in range(0, n, BLOCK)) / n
+        m2 = math.fsum(float(np.sum((y[i:i + BLOCK] - mean) ** 2)) for i in range(0, n, BLOCK))
+        m4 = math.fsum(float(np.sum((y[i:i + BLOCK] - mean) ** 4)) for i in range(0, n, BLOCK)) / n
+        sd = math.sqrt(m2 / (n - 1))
+        pct = dict(zip(PERCENTILES, map(float, np.percentile(y, PERCENTILES, overwrite_input=True))))
     se = math.sqrt(max(m4 - sd ** 4 * (n - 3) / (n - 1), 0.0) / n) / (2 * sd) if sd > 0 else 0.0
-    pct = dict(zip(PERCENTILES, map(float, np.percentile(y, PERCENTILES))))
     return MonteCarlo(samples, n, seed, mean, sd, se, sd / math.sqrt(n), pct), clipped
 
 
 def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *, samples: Optional[int] = None,
-                seed: int = 0, **solve_kwargs) -> Uncertainty:
+                seed: int = 0, max_memory=None, **solve_kwargs) -> Uncertainty:
     """The spread of ``output`` when each parameter of ``sigma`` has that relative standard deviation.
 
     Parameters
@@ -466,18 +529,28 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
     output
         As in :func:`mlsysim_sym.sensitivities` (``"mfu"``, ``"step_time"``, ...).
     samples
-        Monte Carlo draws (``None``: first order only); ``seed`` seeds numpy's ``default_rng``.
+        Monte Carlo draws (``None``: first order only); ``seed`` seeds numpy's ``default_rng``. Beyond
+        :data:`BLOCK` draws they are drawn and evaluated in blocks (the same draws); a Monte Carlo whose
+        outputs (8 B a draw) and one block would not fit the memory budget is refused before any draw
+        (:class:`~mlsysim_sym.sweeps.SweepTooLarge`, a ``MemoryError`` with a one-line message).
+    max_memory
+        Bytes the Monte Carlo may take (default: :func:`mlsysim_sym._chunks.memory_budget`, the tightest of the
+        cgroup limit, ``ulimit -v`` and the memory available).
     **solve_kwargs
         ``solve()``'s keyword arguments (checked and warned about as ``solve()`` does).
     """
     sig = _check_sigma(sigma)
+    if max_memory is not None:
+        _chunks.check_max_memory(max_memory)
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, (int, np.integer))
                                 or samples < 2):
         raise ValueError(f"uncertainty(): samples must be a whole number >= 2 (or None), got {samples!r}")
+    if samples is not None:                 # refused before the derivatives too
+        _refuse(int(samples), len(sig), max_memory)
     table = sensitivities(model, fleet, output, **solve_kwargs)
     first = _first_order(table, sig)
     mc, clipped = (None, {}) if samples is None else _monte_carlo(table.context, table.quantity, first, int(samples),
-                                                                  seed)
+                                                                  seed, max_memory)
     total = sum(c[6] ** 2 for c in first)
     terms = tuple(Term(p, x, v, s, d, e, c, c * c / total if total else 0.0, domain(p, v), kink, below, above, jump,
                        clipped.get(p), sides)
