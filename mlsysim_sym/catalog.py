@@ -34,6 +34,7 @@ mlsysim has None; counts are ints.
 from __future__ import annotations
 
 import difflib
+import math
 import json
 from dataclasses import fields
 from fractions import Fraction
@@ -212,18 +213,25 @@ def _clean_factor(f: float) -> Fraction:
     return c if abs(float(c) - f) <= 1e-14 * abs(f) else Fraction(f)
 
 
-def _si(q, unit: str) -> Optional[float]:
+def _si(q, unit: str, field: str = "a field") -> Optional[float]:
     """Magnitude of a pint Quantity in ``unit``, correctly rounded from the decimal inputs.
 
     pint multiplies floats (50 µs -> 4.9999999999999996e-05 s); this multiplies the
     written magnitude by the exact unit factor instead (-> 5e-05). None stays None, a
-    plain number is taken to be in SI already.
+    plain number is taken to be in SI already. A finite magnitude beyond a float's range in ``unit`` is a
+    ``ValueError`` naming the ``field`` (the model computes in SI units).
     """
     if q is None:
         return None
     if not hasattr(q, "m_as"):
         return float(q)
-    approx = float(q.m_as(unit))
+    try:
+        approx = float(q.m_as(unit))
+        if math.isinf(approx) and math.isfinite(float(q.magnitude)):
+            raise OverflowError
+    except OverflowError:
+        raise ValueError(f"{field} of {q.magnitude:g} {q.units:~} is beyond the largest float in {unit} "
+                         f"(1.8e+308), the unit the model computes in") from None
     mag = _exact(q.magnitude)
     if mag is None:
         return approx
@@ -265,10 +273,10 @@ def _convert_workload(m) -> Workload:
     return Workload(
         name=str(m.name),
         kind=_workload_kind(m),
-        parameters=_si(getattr(m, "parameters", None), "count"),
-        model_size=_si(getattr(m, "model_size", None), "byte"),
-        inference_flops=_si(getattr(m, "inference_flops", None), "flop"),
-        active_parameters=_si(getattr(m, "active_parameters", None), "count"),
+        parameters=_si(getattr(m, "parameters", None), "count", "parameters"),
+        model_size=_si(getattr(m, "model_size", None), "byte", "model_size"),
+        inference_flops=_si(getattr(m, "inference_flops", None), "flop", "inference_flops"),
+        active_parameters=_si(getattr(m, "active_parameters", None), "count", "active_parameters"),
         layers=_count(getattr(m, "layers", None)),
         hidden_dim=_count(getattr(m, "hidden_dim", None)),
         active_experts_per_token=_count(getattr(m, "active_experts_per_token", None)),
@@ -282,27 +290,29 @@ def _convert_accelerator(h) -> Accelerator:
     # distributed.py / engine.py: getattr(ic, "bandwidth_per_direction", getattr(ic, "bandwidth", ...))
     pcie = None
     if ic:
-        pcie = _si(getattr(ic, "bandwidth_per_direction", getattr(ic, "bandwidth", None)), "B/s")
+        pcie = _si(getattr(ic, "bandwidth_per_direction", getattr(ic, "bandwidth", None)), "B/s",
+                   "accelerator.interconnect.bandwidth")
     nv = h.nvlink
     # solvers/utils.py: `if nvlink and nvlink.latency is not None` (a 0 latency is kept)
-    nv_lat = _si(nv.latency, "s") if (nv and getattr(nv, "latency", None) is not None) else None
+    nv_lat = _si(nv.latency, "s", "accelerator.nvlink.latency") if (nv and getattr(nv, "latency", None) is not None) else None
     kw = {}
     if getattr(h, "dispatch_tax", None) is not None:
-        kw["dispatch_tax"] = _si(h.dispatch_tax, "s")
+        kw["dispatch_tax"] = _si(h.dispatch_tax, "s", "accelerator.dispatch_tax")
     return Accelerator(
         name=str(h.name),
-        peak_flops=_si(compute.peak_flops, "flop/s"),
-        memory_capacity=_si(memory.capacity, "byte"),
-        memory_bandwidth=_si(memory.bandwidth, "B/s"),
+        peak_flops=_si(compute.peak_flops, "flop/s", "accelerator.compute.peak_flops"),
+        memory_capacity=_si(memory.capacity, "byte", "accelerator.memory.capacity"),
+        memory_bandwidth=_si(memory.bandwidth, "B/s", "accelerator.memory.bandwidth"),
         precision_flops=tuple(
-            (str(k), _si(v, "flop/s")) for k, v in (compute.precision_flops or {}).items()
+            (str(k), _si(v, "flop/s", f"accelerator.compute.precision_flops[{k}]"))
+            for k, v in (compute.precision_flops or {}).items()
         ),
-        tdp=_si(h.tdp, "W"),
+        tdp=_si(h.tdp, "W", "accelerator.tdp"),
         pcie_bandwidth=pcie,
         nvlink_latency=nv_lat,
-        sram_capacity=_si(getattr(memory, "sram_capacity", None), "byte"),
-        sram_bandwidth=_si(getattr(memory, "sram_bandwidth", None), "B/s"),
-        flash_bandwidth=_si(getattr(memory, "flash_bandwidth", None), "B/s"),
+        sram_capacity=_si(getattr(memory, "sram_capacity", None), "byte", "accelerator.memory.sram_capacity"),
+        sram_bandwidth=_si(getattr(memory, "sram_bandwidth", None), "B/s", "accelerator.memory.sram_bandwidth"),
+        flash_bandwidth=_si(getattr(memory, "flash_bandwidth", None), "B/s", "accelerator.memory.flash_bandwidth"),
         **kw,
     )
 
@@ -312,16 +322,16 @@ def _convert_node(n) -> Node:
         name=str(n.name),
         accelerator=_convert_accelerator(n.accelerator),
         accelerators_per_node=_count(n.accelerators_per_node),
-        intra_node_bw=_si(n.intra_node_bw, "B/s"),
+        intra_node_bw=_si(n.intra_node_bw, "B/s", "node.intra_node_bw"),
     )
 
 
 def _convert_fabric(f) -> Fabric:
     return Fabric(
         name=str(f.name),
-        bandwidth=_si(f.bandwidth, "B/s"),
+        bandwidth=_si(f.bandwidth, "B/s", "fabric.bandwidth"),
         oversubscription_ratio=float(f.oversubscription_ratio),
-        latency=_si(f.latency, "s"),
+        latency=_si(f.latency, "s", "fabric.latency"),
     )
 
 
@@ -489,8 +499,8 @@ def convert_hardware(h) -> Tuple[Accelerator, Optional[int], Optional[float], Op
     NVLink domain, e.g. 72 for GB200 NVL72), the NVLink and host-link bandwidths per direction (B/s)."""
     nv, ic = h.nvlink, h.interconnect
     return (_convert_accelerator(h), _count(getattr(h, "accelerator_count", None)),
-            _si(nv.bandwidth_per_direction, "B/s") if nv else None,
-            _si(ic.bandwidth_per_direction, "B/s") if ic else None)
+            _si(nv.bandwidth_per_direction, "B/s", "nvlink.bandwidth") if nv else None,
+            _si(ic.bandwidth_per_direction, "B/s", "interconnect.bandwidth") if ic else None)
 
 
 @lru_cache(maxsize=None)

@@ -143,6 +143,9 @@ def lowered(w: Workload, bpp) -> Tuple[float, float]:
     else:
         ops = w.inference_flops or 2 * P
     weights = P * bpp if w.kind == "workload" else size_in_bytes(w, bpp)
+    if weights == 0:
+        # its ComputationGraph's arithmetic intensity divides the FLOPs by the weight bytes
+        raise ZeroDivisionError("float division by zero")
     return ops, weights
 
 

@@ -414,7 +414,7 @@ def _roofline(b: _Builder) -> None:
     hfu = q("hfu_node", roofline.utilization(b["O_hw"], T_node, S.R_peak, G), **_NONNEG)
     q("energy", roofline.energy(hfu, G, T_node), **_NONNEG)
     q("throughput_node", lb / T_node, **_POS)
-    q("intensity", (b["O_hw"] / G) / traffic, **_NONNEG)
+    q("intensity", roofline.arithmetic_intensity(b["O_hw"] / G, traffic), **_NONNEG)
     q("memory_bound", roofline.memory_bound(t_comp, t_mem), integer=True, nonnegative=True)
     q("overhead_dominated", Iverson(t_over > sp.Max(t_comp, t_mem)), integer=True, nonnegative=True)
     q("offload_spill", M - S.CAP)

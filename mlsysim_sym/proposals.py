@@ -190,6 +190,10 @@ EXTENSION: Dict[str, Proposal] = {
                      "memory of a LoRA run on one accelerator as a multiple of its weight bytes", "learning"),
     "eps_t": _P(r"\RooflineTieTolerance", "scalar", "time below which a roofline time counts as zero",
                 "performance"),
+    "eps_O": _P(r"\RooflineWorkTolerance", "scalar", "work below which the arithmetic intensity counts it as zero",
+                "performance"),
+    "eps_Q": _P(r"\RooflineTrafficTolerance", "scalar",
+                "memory traffic below which the arithmetic intensity counts it as zero", "performance"),
 }
 # ---- issue 13: the extended model's names (DistributedModel(fidelity="extended")) ------------ begin
 EXTENSION.update({

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
-from . import notation
+from . import notation, wide
 from .arguments import Arguments, describe, from_record, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities
@@ -409,12 +409,13 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
                 # a rule is broken (this raises) or warns: the checks say it, with its message, in order
                 check(a, stacklevel=stacklevel, verdict=verdict(rules, broken, warned))
             if broken == -1:
-                return _result(fn(*vector[:n_out]), a, layout, kw)
+                return _result(wide.evaluate(fn, vector[:n_out]), a, layout, kw)
     refuse_extended(a)
     check(a, stacklevel=stacklevel)
     variant, values = a.variant, a.values
     c = compile_quantities(variant, solve_quantities(variant), "math")
-    return _result(c.fn(*(values[x] for x in c.args)), a, _layout(variant), [a.lowered[k] for k in KEYWORDS])
+    return _result(wide.evaluate(c.fn, [values[x] for x in c.args]), a, _layout(variant),
+                   [a.lowered[k] for k in KEYWORDS])
 
 
 #: Per keyword of :data:`KEYWORDS`: whether it is a switch (read for its truth), and the positions of the

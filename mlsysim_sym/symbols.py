@@ -374,6 +374,10 @@ _const("f_act", rf"f_{{{T}{{act}}}}", "1", "activation traffic per sample as a f
 _const("f_lora_mem", rf"f_{{{T}{{LoRA,mem}}}}", "1",
        "Engine-path memory of a LoRA run as a multiple of the weights", 1.1)
 _const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a roofline term as zero", 1e-18)
+_const("eps_O", r"\epsilon_{O}", "flop", "work below which calc_bottleneck's arithmetic intensity treats it as zero",
+       1e-15)
+_const("eps_Q", r"\epsilon_{Q}", "B", "traffic below which calc_bottleneck's arithmetic intensity treats it as zero",
+       1e-15)
 
 # ----------------------------------------------------------------------------------
 # The extended model only (DistributedModel(fidelity="extended"); docs/extended.md)

@@ -48,7 +48,8 @@ def show(d: Dim) -> str:
 
 
 def _same(dims, expr) -> Dim:
-    dims = list(dims)
+    """The one dimension of ``dims`` (``None``, a zero's or an infinity's, goes with any; all ``None``: ``None``)."""
+    dims = [d for d in dims if d is not None] or [None]
     for d in dims[1:]:
         if d != dims[0]:
             raise DimensionError(f"mixed dimensions {show(dims[0])} and {show(d)} in {expr}")
@@ -60,6 +61,8 @@ def dimension(expr, units: Dict[sp.Symbol, str] | None = None) -> Dim:
     units = units or {}
 
     def walk(e) -> Dim:
+        if e.is_zero or e in (sp.oo, -sp.oo):
+            return None             # zero and infinity carry any dimension (a branch's 0 beside a time)
         if isinstance(e, sp.Symbol):
             if e in units:
                 return parse_unit(units[e])
@@ -85,10 +88,15 @@ def dimension(expr, units: Dict[sp.Symbol, str] | None = None) -> Dim:
         if isinstance(e, sp.Mul):
             total = ONE
             for a in e.args:
-                total = tuple(x + y for x, y in zip(total, walk(a)))
+                d = walk(a)
+                if d is None:
+                    return None
+                total = tuple(x + y for x, y in zip(total, d))
             return total
         if isinstance(e, sp.Pow):
             base, ex = walk(e.base), walk(e.exp)
+            if base is None:
+                return None
             if ex != ONE:
                 raise DimensionError(f"exponent with a dimension: {e}")
             if base == ONE:
@@ -113,4 +121,5 @@ def dimension(expr, units: Dict[sp.Symbol, str] | None = None) -> Dim:
             return ONE
         raise DimensionError(f"cannot take the dimension of {type(e).__name__}: {e}")
 
-    return walk(sp.sympify(expr, strict=True))
+    d = walk(sp.sympify(expr, strict=True))
+    return ONE if d is None else d

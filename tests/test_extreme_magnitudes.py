@@ -1,0 +1,144 @@
+"""Extreme magnitudes against mlsysim 0.3.0: every real keyword and every numeric field of a workload and a fleet
+set to 1e-300, 1e-30, 1e30 and 1e300 (and the integer keywords to 10**30 and 10**300), on four configurations
+(dense with a pipeline, MoE with expert parallelism, a CNN, ZeRO-3), through the shipped code (plain numbers)
+and the compiled code (a numpy number sends a call the careful way).
+
+What must hold:
+
+* where mlsysim returns a finite output, ours is finite; and where every output of mlsysim's is finite (its own
+  arithmetic stayed inside a float's range), ours are equal to them (relative 1e-9; below 1e-290, where mlsysim's
+  and our orders of operations underflow differently, both count as zero);
+* where mlsysim refuses with one of its own checks, we refuse with the same message;
+* we raise where mlsysim returns only for a field whose value is beyond a float's range in the SI unit the model
+  computes in (``1e300`` TFLOP/s is ``1e312`` flop/s), with a ``ValueError`` naming the field.
+
+Where mlsysim's own arithmetic fails (pydantic refusing a float of ``1e30`` as a count) or returns NaN or inf, we
+may return the model's finite value.
+"""
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("mlsysim")
+sys.path.insert(0, str(Path(__file__).parent))
+import mlsysim_oracle as oracle  # noqa: E402
+from pydantic import BaseModel  # noqa: E402  (mlsysim's records are pydantic models)
+
+MAGNITUDES = (1e-300, 1e-30, 1e30, 1e300)
+REAL_KEYWORDS = ("efficiency", "overlap_efficiency", "congestion_factor", "straggler_factor",
+                 "moe_routing_imbalance_factor")
+INTEGER_KEYWORDS = ("batch_size", "seq_len", "microbatch_count", "gradient_accumulation_steps")
+BASES = (
+    ("Llama3_70B", "Research_256", dict(batch_size=256, tp_size=8, pp_size=2, microbatch_count=4)),
+    ("Mixtral_8x7B", "Research_256", dict(batch_size=256, tp_size=2, ep_size=4, zero_stage=1)),
+    ("ResNet50", "Lab_64_A100", dict(batch_size=512)),
+    ("Llama3_8B", "Lab_64_H100", dict(batch_size=64, zero_stage=3, overlap_comm=True)),
+)
+#: mlsysim's own check messages (docs/contract.md §5)
+MLSYSIM_CHECKS = ("must be >= ", "must be in [", "Infeasible 4D Parallelism", "must be positive, got",
+                  "must be non-negative, got", "Workload must define either")
+
+
+def _leaves(obj, path=()):
+    """``(path, value)`` of every numeric leaf (a pint quantity or a number, not a bool) of a record."""
+    if isinstance(obj, BaseModel):
+        for k in type(obj).model_fields:
+            yield from _leaves(getattr(obj, k), path + (k,))
+    elif (hasattr(obj, "magnitude") and hasattr(obj, "units")) or (
+            isinstance(obj, (int, float)) and not isinstance(obj, bool)):
+        yield path, obj
+
+
+def _replace(obj, path, value):
+    old = getattr(obj, path[0])
+    if len(path) == 1:
+        return obj.model_copy(update={path[0]: type(old)(value, old.units) if hasattr(old, "units") else value})
+    return obj.model_copy(update={path[0]: _replace(old, path[1:], value)})
+
+
+def _cases():
+    for model, fleet, base in BASES:
+        for k in REAL_KEYWORDS + INTEGER_KEYWORDS:
+            values = (10**30, 10**300) if k in INTEGER_KEYWORDS else MAGNITUDES
+            for v in values:
+                yield f"{model}/{fleet} {k}={v:.0e}", model, fleet, dict(base, **{k: v})
+        w, f = oracle.registry_workload(model), oracle.registry_cluster(fleet)
+        for which, record in (("workload", w), ("fleet", f)):
+            for path, _ in _leaves(record):
+                for v in MAGNITUDES:
+                    try:
+                        new = _replace(record, path, v)
+                    except Exception:  # noqa: BLE001 - a field pydantic will not take that value in
+                        continue
+                    label = f"{model}/{fleet} {which}.{'.'.join(path)}={v:.0e}"
+                    yield (label, new, f, base) if which == "workload" else (label, w, new, base)
+
+
+def _near(a: float, b: float) -> bool:
+    if abs(a) < 1e-290 and abs(b) < 1e-290:
+        return True
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b))
+
+
+def _problems(label, both):
+    ours, theirs = both["ours"], both["mlsysim"]
+    if theirs["result"] is None:
+        e = theirs["exception"]
+        if any(c in e[1] for c in MLSYSIM_CHECKS) and ours["exception"] != e:
+            return [f"{label}: mlsysim refuses {e}, ours {ours['exception'] or 'returns'}"]
+        return []
+    if ours["result"] is None:
+        e = ours["exception"]
+        if e[0] == "ValueError" and "beyond the largest float" in e[1]:
+            return []
+        return [f"{label}: mlsysim returns, ours raises {e}"]
+    out = []
+    numbers = {k: v for k, v in theirs["result"].items() if isinstance(v, float)}
+    in_range = all(math.isfinite(v) for v in numbers.values())
+    for k, v in numbers.items():
+        mine = ours["result"].get(k)
+        if math.isfinite(v) and not (isinstance(mine, float) and math.isfinite(mine)
+                                     and (_near(mine, v) or not in_range)):
+            out.append(f"{label}: {k} ours {mine!r}, mlsysim {v!r}")
+    return out
+
+
+@pytest.mark.parametrize("careful", [False, True], ids=["shipped code", "compiled code"])
+def test_extreme_magnitudes_against_mlsysim(careful):
+    problems, n = [], 0
+    for label, model, fleet, kw in _cases():
+        if careful:       # a numpy number is not a plain number: every rule in order, then lambdify's code
+            kw = dict(kw, efficiency=np.float64(kw.get("efficiency", 0.5)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            both = oracle.call_both(model, fleet, **kw)
+        problems += _problems(label, both)
+        n += 1
+    assert n > 800
+    assert not problems, "\n".join(problems[:30])
+
+
+def test_an_imbalance_of_1e300_on_a_dense_model_prices_no_all_to_all():
+    # Llama-3 70B is dense: mlsysim prices no expert all-to-all (ep_size 1), whatever the imbalance factor, and
+    # returns its step of 3856.39 ms; in float64 the compiled term is 1e300 * (bytes) * (N_EP - 1) = inf * 0.
+    from mlsysim_sym import DistributedModel
+    r = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=2,
+                                 microbatch_count=4, moe_routing_imbalance_factor=1e300)
+    theirs = oracle.mlsysim_solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=2,
+                                  microbatch_count=4, moe_routing_imbalance_factor=1e300)
+    assert r.ep_communication_latency == 0.0
+    assert r.step_latency_total == pytest.approx(theirs["step_latency_total"], rel=1e-12)
+    assert r.step_latency_total == pytest.approx(3.85639001140555, rel=1e-12)
+
+
+def test_a_field_beyond_a_floats_range_in_si_units_is_refused_by_name():
+    from mlsysim_sym import DistributedModel
+    f = oracle.registry_cluster("Lab_64_H100")
+    f = _replace(f, ("node", "accelerator", "compute", "peak_flops"), 1e300)     # 1e300 TFLOP/s = 1e312 flop/s
+    with pytest.raises(ValueError, match=r"^accelerator\.compute\.peak_flops of 1e\+300 .* beyond the largest "
+                                         r"float in flop/s"):
+        DistributedModel().solve("Llama3_8B", f, batch_size=64)
