@@ -1,28 +1,46 @@
-"""``docs/calculator/mlsysim_sym.mjs``: ``solve()`` as one dependency-free ES module, generated from the model.
+"""``docs/calculator/mlsysim_sym.mjs``: ``solve()`` as one dependency-free ES module, generated from the package.
 
-The module is printed from the same compiled expressions as the Python package (:mod:`mlsysim_sym.compile`:
-the closed forms of ``solve()``'s outputs and the ordered checks of :mod:`mlsysim_sym.inputs`, each in
-:func:`~mlsysim_sym.compile.numeric_form`, common subexpressions shared), by sympy's JavaScript printer with
-the package's numeric conventions:
+**The code is the package's own.** Every function the module computes with is a compiled Python function that
+``solve()`` itself runs, translated operation by operation (:class:`_PythonToJS`, reading its source with
+:mod:`ast`): the outputs (:func:`mlsysim_sym.compile.compile_quantities`), the checks' first-broken function and,
+per rule, its own condition and message fields (:class:`mlsysim_sym.checks.CompiledRules`). Each operation is a
+call of the runtime's ``P`` (``derivations/web_runtime.mjs``), which does what CPython does: a Python ``int`` is
+a BigInt and stays exact, a ``float`` is a number, ``/`` of ints is correctly rounded, ``//`` and ``%`` follow
+Python's signs, a division by zero, ``math.ceil`` of a NaN or an infinity, an int beyond the float range mixed
+with a float, a float power that overflows raise Python's exception with Python's message; where the outputs'
+float arithmetic overflows part-way the runtime evaluates them again on wide numbers, as
+:func:`mlsysim_sym.wide.evaluate` does. The hand-written runtime follows ``DistributedModel.solve``'s path:
+the model choice, the keyword binding, the catalog lookup (``difflib``'s close names), the record defaults,
+``refuse_extended``, the lowering of switches and ``seq_len``, the precision's facts, then
+:func:`mlsysim_sym.checks.check` (the compiled checks on plain numbers, else the rules in order, each argument's
+type checked where that rule reads it), then the outputs and ``solver._result``'s conversions. What is data, not
+arithmetic, is embedded (ints as BigInt literals): the catalog, each workload's lowering per precision, each
+cluster's fields and peak rate per precision, mlsysim's constants, the catalog's names. The elasticities of the
+page are printed by sympy's JavaScript printer (:class:`JSPrinter`) on plain numbers.
 
-* ``FloorDiv`` / ``CeilDiv`` as ``Math.floor(a / b)`` / ``Math.ceil(a / b)``: one correctly rounded
-  division, exact for integers below 2**53 (the argument of :mod:`mlsysim_sym.terms.base`); ``CeilDiv`` is
-  mlsysim's ``math.ceil(a / b)`` for fractional divisors too, as the Python code;
-* ``Max`` / ``Min`` as Python's ``max`` / ``min`` (numbers first, a NaN argument loses), ``Piecewise``,
-  ``ITE`` and ``Where`` as conditional expressions, the Iverson bracket as ``cond ? 1 : 0``;
-* floats printed with Python's ``repr`` (the shortest string that reads back to the same float64).
+**JavaScript values are the Python values a JSON caller would pass.** ``solve(model, fleet, kwargs)`` takes
+each value as ``json.loads(JSON.stringify(value))`` would give it to ``DistributedModel(fidelity).solve(model,
+fleet, **kwargs)`` (``kwargs.fidelity`` is the model's fidelity), and decides, raises and prints as Python does
+on that value (``tests/test_calculator_hostile.py`` holds them equal):
 
-What is data, not arithmetic, is computed here by the package and embedded: the catalog, each workload's
-lowering per precision (forward FLOPs, weight bytes, element size), each cluster's record fields and peak
-rate per precision, mlsysim's constants. The module's ``solve(model, fleet, kwargs)`` takes catalog names and
-``solve()``'s keyword names, runs the checks in mlsysim's order (the first broken one throws its message,
-warnings are returned in ``result.warnings``), and returns the result under ``DistributedResult``'s field
-names with ``node_profile`` nested, in SI units.
+* a number is an ``int`` when it is whole and JavaScript writes it without a point or an exponent (``|x| <
+  1e21``), else a ``float``; ``-0`` is ``-0.0`` and ``NaN``/``Infinity`` are Python's (JSON has no spelling
+  for them; Python's ``json`` reads ``NaN`` and ``Infinity``); a BigInt is an ``int``;
+* ``true``/``false`` are ``True``/``False``, ``null`` is ``None``, a string a ``str``, an array a ``list``
+  (an undefined element ``None``), any other object a ``dict`` of its own enumerable keys in their order;
+* ``undefined``, a function or a symbol is "not given" (JSON leaves it out): a keyword at its default, no
+  keywords for ``kwargs``, ``None`` for ``model`` or ``fleet``.
+
+Messages show the Python values (``got str``, ``got 2``, ``got -0.0``, ``[1, 2]``). The module bundles
+mlsysim's catalog only: a modern catalog name (``modern/...``) or a file name, which the package reads, is
+refused with a ``ValueError`` that says so.
 
 ``python -m derivations --web`` writes it (``--check`` also checks it is fresh).
 """
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import math
 import warnings
@@ -32,13 +50,14 @@ from typing import List, Sequence, Tuple
 import sympy as sp
 from sympy.printing.jscode import JavascriptCodePrinter
 
-from mlsysim_sym import catalog, notation
-from mlsysim_sym.checks import FACT_NAMES, RAW, compiled_rules, facts, is_count
+from mlsysim_sym import catalog
+from mlsysim_sym import DistributedModel
+from mlsysim_sym.checks import FACT_NAMES, RAW, compiled_rules, facts
 from mlsysim_sym.compile import compile_quantities, cse_real, numeric_form
 from mlsysim_sym.inputs import FLAG_KEYWORDS, PRECISION_BYTES, static_values
 from mlsysim_sym.mechanisms import FIDELITIES, ModelChoice
 from mlsysim_sym.model import Variant, build_model
-from mlsysim_sym.outputs import EXTENDED_OUTPUTS, OUTPUTS
+from mlsysim_sym.outputs import OUTPUTS
 from mlsysim_sym.outputs import words as output_words
 from mlsysim_sym.solver import solve_quantities
 from mlsysim_sym.symbols import PARAMS, Kind, Origin, keywords
@@ -164,6 +183,112 @@ def js_function(name: str, args: Sequence[sp.Symbol], exprs: Sequence[sp.Basic])
     return "\n".join(lines)
 
 
+class _PythonToJS:
+    """The JavaScript of a lambdified (or shipped) Python function of :mod:`mlsysim_sym.compile`, read from its
+    source with :mod:`ast`: each operation a call of the runtime's ``P`` (Python's arithmetic on ints as BigInt and
+    floats as numbers, with Python's exceptions), so that the module computes, raises and rounds where the package
+    does. Only the constructs the package's printers emit are known; anything else fails the generation."""
+
+    BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.FloorDiv: "floordiv",
+              ast.Mod: "mod", ast.Pow: "pow"}
+    COMPARE = {ast.Lt: "<", ast.Gt: ">", ast.LtE: "<=", ast.GtE: ">=", ast.Eq: "eq", ast.NotEq: "ne"}
+    CALLS = {"math.isfinite": "isfinite", "isfinite": "isfinite", "math.ceil": "ceil", "ceil": "ceil",
+             "math.floor": "floor", "floor": "floor", "max": "max", "min": "min", "int": "int", "float": "float",
+             "math.sqrt": "sqrt", "sqrt": "sqrt", "abs": "abs"}
+
+    def __init__(self, fn, name: str):
+        tree = ast.parse(inspect.getsource(fn))
+        (self.fdef,) = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        self.name = name
+
+    def params(self):
+        return [a.arg for a in self.fdef.args.args]
+
+    def source(self) -> str:
+        lines = [f"function {self.name}({', '.join(_js_name(a) for a in self.params())}) {{"]
+        for stmt in self.fdef.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue                                    # a docstring
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                lines.append(f"  const {_js_name(stmt.targets[0].id)} = {self.expr(stmt.value)};")
+            elif isinstance(stmt, ast.Return):
+                lines.append(f"  return {self.expr(stmt.value)};")
+            else:
+                raise ValueError(f"{self.name}: cannot translate {ast.unparse(stmt)!r}")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def expr(self, n) -> str:
+        e = self.expr
+        if isinstance(n, ast.Name):
+            return _js_name(n.id)
+        if isinstance(n, ast.Constant):
+            return _js_literal(n.value)
+        if isinstance(n, (ast.List, ast.Tuple)):
+            return "[" + ", ".join(e(x) for x in n.elts) + "]"
+        if isinstance(n, ast.BinOp) and type(n.op) in self.BINARY:
+            return f"P.{self.BINARY[type(n.op)]}({e(n.left)}, {e(n.right)})"
+        if isinstance(n, ast.UnaryOp):
+            if isinstance(n.op, ast.Not):
+                return f"(!P.truth({e(n.operand)}))"
+            if isinstance(n.op, ast.USub):
+                return f"P.neg({e(n.operand)})"
+            if isinstance(n.op, ast.UAdd):
+                return f"P.pos({e(n.operand)})"
+        if isinstance(n, ast.BoolOp):          # Python's and/or: lazy, the deciding operand is the value
+            fn = "and" if isinstance(n.op, ast.And) else "or"
+            out = e(n.values[-1])
+            for x in reversed(n.values[:-1]):
+                out = f"P.{fn}({e(x)}, () => {out})"
+            return out
+        if isinstance(n, ast.Compare):
+            parts, left = [], n.left
+            for op, right in zip(n.ops, n.comparators):
+                if type(op) not in self.COMPARE:
+                    break
+                c = self.COMPARE[type(op)]
+                parts.append(f"P.{c}({e(left)}, {e(right)})" if c in ("eq", "ne")
+                             else f"P.cmp({e(left)}, {e(right)}, {json.dumps(c)})")
+                left = right
+            else:
+                return "(" + " && ".join(parts) + ")"
+        if isinstance(n, ast.IfExp):
+            return f"(P.truth({e(n.test)}) ? ({e(n.body)}) : ({e(n.orelse)}))"
+        if isinstance(n, ast.Call) and not n.keywords and ast.unparse(n.func) in self.CALLS:
+            return f"P.{self.CALLS[ast.unparse(n.func)]}({', '.join(e(a) for a in n.args)})"
+        raise ValueError(f"{self.name}: cannot translate {ast.unparse(n)!r}")
+
+
+def _js_literal(value) -> str:
+    """A Python value as the runtime holds it: an int as a BigInt, a float as a number (NaN, Infinity), None as
+    null, containers of them."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value}n"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_js_literal(x) for x in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {_js_literal(x)}" for k, x in value.items()) + "}"
+    raise TypeError(f"no JavaScript literal for {type(value).__name__}")
+
+
+def translated(fn, name: str) -> Tuple[str, List[str]]:
+    """``(JavaScript source, parameter names)`` of the Python function ``fn`` (:class:`_PythonToJS`)."""
+    t = _PythonToJS(fn, name)
+    return t.source(), t.params()
+
+
 def _variant_key(v: Variant) -> str:
     return v.family + ("_explicit_weights" if v.explicit_weights else "") + \
         ("" if v.fidelity == "mlsysim" else f"_{v.fidelity}")
@@ -175,31 +300,37 @@ def _all_variants():
 
 
 def _rules_source(v: Variant, key: str) -> Tuple[List[str], dict]:
-    """The checks of one variant: the first-broken function and, per rule, its message and fields."""
-    out_args = compile_quantities(v, solve_quantities(v), "math").args
-    r = compiled_rules(v, "solve", out_args)
-    raw_args = tuple(r.args)
-    code = [js_function(f"rules_{key}", raw_args, r.first_program())]
+    """The checks of one variant as the package runs them (:func:`mlsysim_sym.checks.check`): the compiled
+    first-broken function (the ``first`` of :class:`~mlsysim_sym.checks.CompiledRules`), and per rule its own
+    condition (the walk in order, for arguments that are not plain numbers), its message and the function of its
+    computed message fields, with what :func:`~mlsysim_sym.checks.check` reads of it."""
+    from mlsysim_sym.compile import lambdify_numeric
+    c = compile_quantities(v, solve_quantities(v), "math")
+    r = compiled_rules(v, "solve", c.args)
+    names, first = r.first_named
+    code = [translated(first, f"first_{key}")[0]]
     meta = []
     for i, rule in enumerate(r.rules):
-        labels, exprs, args, _ = r._fields(i, "math")
+        # the function CompiledRules.broken builds for rule i, and that of its message fields
+        cond = lambdify_numeric(r.free[i], [r.conditions[i]], "math", cse=False)
+        code.append(translated(cond, f"rule_{key}_{i}")[0])
+        labels, _, args, fields_fn = r._fields(i, "math")
         fn = None
         if labels:
             fn = f"fields_{key}_{i}"
-            code.append(js_function(fn, args, [numeric_form(e) for e in exprs]))
+            code.append(translated(fields_fn, fn)[0])
         meta.append({"message": rule.message, "warning": rule.warning, "error": rule.error.__name__,
                      "fields": labels, "field_args": [a.name for a in args], "fn": fn,
-                     "ints": [bool(lab in _INT_FIELDS) for lab in labels]})
-    return code, {"args": [a.name for a in raw_args], "rules": meta, "warnings": list(r.warnings),
-                  "out_args": [RAW[a].name for a in out_args]}
-
-
-#: Message fields that are whole numbers (model quantities declared integer).
-_INT_FIELDS = frozenset(n for n in build_model() if is_count(n))
+                     "args": [a.name for a in r.free[i]], "reads": list(r.reads[i]), "numeric": rule.numeric,
+                     "bools": rule.bools})
+    code.append(translated(c.fn, f"outputs_{key}")[0])
+    return code, {"first_args": list(names), "rules": meta, "warnings": list(r.warnings),
+                  "errors": list(r.errors), "out_args": [RAW[a].name for a in c.args]}
 
 
 def _data() -> dict:
     """The catalog and everything its records lower to, by the package."""
+    from mlsysim_sym.arguments import _FROM_RECORD
     wl = {}
     for name in catalog.workload_names():
         w = catalog.workload(name)
@@ -209,7 +340,9 @@ def _data() -> dict:
             by_key[key] = {"variant": _variant_key(v),
                            **{RAW[p.symbol].name: values[p.symbol] for p in PARAMS.values()
                               if p.origin in (Origin.WORKLOAD, Origin.PRECISION) and p.symbol in values}}
-        wl[name] = {"name": w.name, "transformer": w.is_transformer, "by_precision": by_key}
+        wl[name] = {"name": w.name, "transformer": w.is_transformer, "by_precision": by_key,
+                    # the workload's own defaults of keywords a record gives (arguments.from_record)
+                    "record": {f: getattr(w, f, None) for _, f in _FROM_RECORD}}
     fl = {}
     for name in catalog.fleet_names():       # (every variant the catalog reaches must be generated)
         for w in map(catalog.workload, catalog.workload_names()):
@@ -265,6 +398,9 @@ def _elasticities(v: Variant, key: str, args) -> Tuple[str, List[str]]:
 
 
 def render_module() -> str:
+    from mlsysim_sym import files, modern
+    from mlsysim_sym.arguments import _EXTENDED, _FROM_RECORD
+    from mlsysim_sym.solver import _layout
     code: List[str] = []
     meta = {}
     words = {}
@@ -272,15 +408,15 @@ def render_module() -> str:
         key = _variant_key(v)
         c = compile_quantities(v, solve_quantities(v), "math")
         model = build_model(v)
-        # the step's terms as the model adds them up, and their sum; the extended model's own outputs
-        terms = [*model.step_terms, "T_sync"]
-        extra = {k: n for k, n in EXTENDED_OUTPUTS.items() if v.fidelity == "extended" and n in model}
-        words.update({n: output_words(n) for n in terms})
-        exprs = [numeric_form(model.closed_form(n)) for n in (*OUTPUTS.values(), *terms, *extra.values())]
-        code.append(js_function(f"outputs_{key}", c.args, exprs))
         rules_code, rules_meta = _rules_source(v, key)
-        rules_meta["terms"], rules_meta["extended"] = terms, list(extra)
         code += rules_code
+        # where the step's terms and the extended model's own outputs sit among the outputs (solve()'s layout)
+        terms, own, _, _ = _layout(v)
+        rules_meta["terms"] = [list(t) for t in terms]
+        rules_meta["extended"] = None if own is None else [list(t) for t in own]
+        rules_meta["cp_splits"] = "cp_size" in v.choice.splits
+        words.update({n: output_words(n) for n, _ in terms})
+        words["T_sync"] = output_words("T_sync")
         el_code, el_names = _elasticities(v, key, c.args)
         code.append(el_code)
         rules_meta["elasticities"] = el_names
@@ -290,26 +426,38 @@ def render_module() -> str:
     table = {k: {"default": p.default, "kind": p.kind.value, "fidelity": p.fidelity, "label": p.label}
              for k, p in keywords().items()}
     template = (Path(__file__).resolve().parent / "web_runtime.mjs").read_text()
-    fns = "\n".join(f"  {_variant_key(v)}: {{outputs: outputs_{_variant_key(v)}, rules: rules_{_variant_key(v)}, "
-                    f"elasticities: elasticities_{_variant_key(v)}}},"
-                    for v in _all_variants())
+    fns = "\n".join(f"  {k}: {{outputs: outputs_{k}, first: first_{k}, elasticities: elasticities_{k}}},"
+                    for k in map(_variant_key, _all_variants()))
     labels = {k: {"label": p.words, "symbol": p.text, "latex": p.latex, "unit": p.unit}
               for k, p in PARAMS_BY_ARGUMENT.items() if p.kind is not Kind.CONSTANT}
-    field_fns = ", ".join(sorted({m["fn"] for k in meta for m in meta[k]["rules"] if m["fn"]}))
+    rule_fns = sorted({f"rule_{k}_{i}" for k in meta for i in range(len(meta[k]["rules"]))}
+                      | {m["fn"] for k in meta for m in meta[k]["rules"] if m["fn"]})
+    # what solve() itself decides before the checks: its signature, the catalog's names as mlsysim_sym looks
+    # them up, the names that are files or the modern catalog's, the extended keywords and record defaults
+    params = list(inspect.signature(DistributedModel.solve).parameters)
+    signature = {"positional": params[:3], "keywords": params[3:], "name": DistributedModel.solve.__qualname__,
+                 "qualified": f"{DistributedModel.solve.__module__}.{DistributedModel.solve.__qualname__}"}
+    names = {"workload": list(catalog._workloads()), "fleet": list(catalog._fleets()),
+             "file_endings": list(files._ENDINGS), "modern_prefix": modern.PREFIX,
+             "fidelities": list(FIDELITIES), "extended": [k for k, _ in _EXTENDED],
+             "from_record": [name for _, name in _FROM_RECORD],
+             "from_record_keywords": [k for k, p in keywords().items() if p.record_default]}
     header = ("// Generated by `python -m derivations --web` from the sympy model of mlsysim_sym; do not edit.\n"
               "// derivations/web.py explains how; derivations/web_runtime.mjs is the hand-written part.\n")
     return (header + "\n".join(code) + "\n\n"
-            + f"const DATA = {json.dumps(data, sort_keys=True)};\n"
+            + f"const DATA = {_js_literal(data)};\n"
             + f"const META = {json.dumps(meta, sort_keys=True)};\n"
-            + f"const KEYWORDS = {json.dumps(table)};\n"
+            + f"const KEYWORDS = {_js_literal(table)};\n"
             + f"const FLAG_KEYWORDS = {json.dumps(list(FLAG_KEYWORDS))};\n"
             + f"const PRECISION_BYTES = {json.dumps(PRECISION_BYTES)};\n"
             + f"const OUTPUT_NAMES = {json.dumps(list(OUTPUTS))};\n"
             + f"const TERM_WORDS = {json.dumps(words, sort_keys=True)};\n"
             + f"const LABELS = {json.dumps(labels, sort_keys=True)};\n"
             + f"const FACT_NAMES = {json.dumps(list(FACT_NAMES))};\n"
+            + f"const SIGNATURE = {json.dumps(signature)};\n"
+            + f"const NAMES = {json.dumps(names)};\n"
             + f"const VARIANT_FUNCTIONS = {{\n{fns}\n}};\n"
-            + f"const FIELD_FUNCTIONS = {{{field_fns}}};\n\n" + template)
+            + f"const RULE_FUNCTIONS = {{{', '.join(rule_fns)}}};\n\n" + template)
 
 
 PARAMS_BY_ARGUMENT = {p.argument: p for p in PARAMS.values() if p.argument is not None}
