@@ -552,6 +552,17 @@ function prepare(model, fleet, kwargs, checked = true) {
     }
   }
   const precision = kw.has("precision") ? kw.get("precision") : "fp16";
+  // price(): the extended model's switches, a bool or 0 or 1 (arguments.check_switches)
+  if (extended) {
+    for (const k of NAMES.strict_switches) {
+      const v = given[k];
+      if (typeof v === "boolean") continue;
+      if (typeof v !== "bigint" && typeof v !== "number") {
+        raise("TypeError", `${k} must be a bool (True or False, or 1 or 0), got ${pyType(v)} ${pyRepr(v)}`);
+      }
+      if (!pyEq(v, 0n) && !pyEq(v, 1n)) raise("ValueError", `${k} must be True or False (or 1 or 0), got ${pyRepr(v)}`);
+    }
+  }
   // price(): mlsysim's model takes the extended model's keywords at their neutral values only
   if (!extended) {
     for (const k of EXTENDED) {
