@@ -43,7 +43,7 @@ from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread,
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUTS, unit_of
-from .symbols import keywords, sym
+from .symbols import Kind, keywords, sym
 
 __all__ = ["Configurations", "OVERFLOW", "SweepResult", "SweepTooLarge", "arguments", "configurations",
            "resolve_name", "sweep", "sweep_arguments"]
@@ -132,6 +132,12 @@ def _as_array(caller: str, name: str, v) -> np.ndarray:
         return np.asarray(v)
     # a list or a tuple: its elements as given first (numpy would turn [1, "a"] into strings, [True, 0.5] into
     # floats); rows of different lengths stay lists there
+    flat = set(map(type, v))
+    if flat and all(_is_real_type(t) and not _is_bool_type(t) for t in flat):     # plain numbers: the common case
+        try:
+            return np.asarray(v)
+        except (OverflowError, ValueError):
+            pass
     o = np.empty(0, dtype=object) if len(v) == 0 else np.asarray(v, dtype=object)
     if any(isinstance(x, (list, tuple, range, np.ndarray)) for x in o.flat):
         raise TypeError(f"{caller}(): {name} is a ragged list (its rows have different lengths or hold lists); a "
@@ -252,7 +258,7 @@ def read_arguments(kwargs: Dict[str, object], grid: bool, caller: str = "sweep",
             if isinstance(v, range):
                 _chunks.refuse(8 * len(v), f"{name} of {len(v):,} values", "give fewer values", max_memory)
             out[name] = _numbers(caller, name, v, bools=name not in refusing, flag=flag,
-                                 nullable=p.record_default is not None)
+                                 nullable=p.record_default is not None or p.kind is Kind.FLAG)
         else:
             out[name] = v
     swept = {k: v for k, v in out.items() if k in table or k == "precision" if _is_swept(v)}
