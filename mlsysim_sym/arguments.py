@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Dict, Mapping, Optional, Tuple
@@ -305,6 +306,25 @@ def refuse_extended(a: Arguments) -> None:
         if not neutral:
             raise ValueError(f"{k}={_shown(v, p)} is an argument of the extended model (mlsysim 0.3.0 has no "
                              f"{p.label}); pass fidelity='extended'")
+
+
+#: The extended model's switches and their places among the keywords: mlsysim has no rule for them, so they are
+#: read strictly (a bool, or 0 or 1), not for their truth as mlsysim reads its own flags.
+_SWITCHES = tuple((_FIRST_EXTENDED + i, k) for i, (k, p) in enumerate(_EXTENDED) if p.kind is Kind.FLAG)
+
+
+def check_switches(a: Arguments) -> None:
+    """A ``TypeError`` (not a number) or ``ValueError`` (a number other than 0 and 1) naming the first of the
+    extended model's switches given a value that is not a bool, 0 or 1 (``sequence_parallel="no"`` would
+    otherwise switch it on)."""
+    for i, name in _SWITCHES:
+        v = a.keywords[i]
+        if type(v) is bool or isinstance(v, np.bool_):
+            continue
+        if not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a bool (True or False, or 1 or 0), got {type(v).__name__} {v!r}")
+        if v != 0 and v != 1:
+            raise ValueError(f"{name} must be True or False (or 1 or 0), got {v!r}")
 
 
 def _shown(v, p) -> str:

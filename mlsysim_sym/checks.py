@@ -19,7 +19,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import sympy as sp
 
@@ -96,16 +96,19 @@ class Rule:
     lowered: bool = False
     extended: bool = False
     generic_only: bool = False
-    mechanism: Optional[str] = None
-    unless: Optional[str] = None
+    mechanism: Union[None, str, Tuple[str, ...]] = None
+    unless: Union[None, str, Tuple[str, ...]] = None
 
     def applies(self, variant: Variant) -> bool:
-        """Whether the check exists in ``variant``'s model: ``mechanism``, when named, must be priced there,
-        ``unless`` must not (the MoE layout replaces the split checks)."""
-        def priced(name):       # the mechanisms these checks name price transformers only
-            return variant.on(name) and variant.family == "transformer"
-        return ((self.mechanism is None or priced(self.mechanism))
-                and (self.unless is None or not priced(self.unless)))
+        """Whether the check exists in ``variant``'s model: ``mechanism`` (a name or a tuple of names), when
+        given, must be priced there, ``unless`` (the same) must not (the MoE layout replaces the split checks;
+        with context parallelism off, ``cp_size`` is folded into data parallelism and checked as mlsysim's
+        model checks it)."""
+        def priced(name):       # these mechanisms price transformers only (the generic-only checks say so)
+            return variant.on(name) and (variant.family == "transformer" or self.generic_only)
+        need = (self.mechanism,) if isinstance(self.mechanism, str) else (self.mechanism or ())
+        bar = (self.unless,) if isinstance(self.unless, str) else (self.unless or ())
+        return all(priced(n) for n in need) and not any(priced(n) for n in bar)
 
     @property
     def condition(self) -> sp.Basic:
@@ -187,13 +190,14 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
         if p.fidelity != "extended" or p.kind is Kind.FLAG:     # the switches are read for their truth
             continue
         x, r = getattr(A, name), p.range
-        if p.kind is Kind.COUNT:
-            own += [Rule(NonFinite(x), f"{name} must be finite, got {{{name}}}", extended=True),
-                    Rule(Fractional(x), f"{name} must be a whole number, got {{{name}}}", extended=True),
-                    _range_rule(name, extended=True)]
+        if p.kind is Kind.COUNT:          # mlsysim has no such count: a bool is not one
+            own += [Rule(NonFinite(x), f"{name} must be finite, got {{{name}}}", extended=True, bools=False),
+                    Rule(Fractional(x), f"{name} must be a whole number, got {{{name}}}", extended=True,
+                         bools=False),
+                    _range_rule(name, extended=True, bools=False)]
         else:
             own.append(Rule(sp.Or(NonFinite(x), _outside(x, r)), f"{name} must be {r.text}, got {{{name}}}",
-                            extended=True))
+                            extended=True, bools=False))
     cp = A.cp_size
     # the five-way product of the arguments (not the quantity G, which excludes N_CP where context
     # parallelism is priced as mlsysim prices it: folded into data parallelism)
@@ -201,14 +205,15 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
     return (
         *own[:3],
         Rule(cp > 1, "cp_size ({cp_size}) > 1 needs a transformer workload: context parallelism splits sequences",
-             extended=True, generic_only=True),
+             extended=True, generic_only=True, mechanism="context_parallel"),
         *own[3:],
         Rule(A.seq_len < cp, "seq_len ({seq_len}) must be >= cp_size ({cp_size}): context parallelism gives each "
-             "rank a part of every sequence", cp > 1, extended=True, transformer=True),
+             "rank a part of every sequence", cp > 1, extended=True, transformer=True, mechanism="context_parallel"),
         Rule(G > N, "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * CP({cp_size}) > "
-             "Total({N})", extended=True, unless="moe_layout"),
+             "Total({N})", extended=True, mechanism="context_parallel", unless="moe_layout"),
         Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * "
-             "CP({cp_size}) must divide total accelerators ({N}) exactly.", extended=True, unless="moe_layout"),
+             "CP({cp_size}) must divide total accelerators ({N}) exactly.", extended=True,
+             mechanism="context_parallel", unless="moe_layout"),
         *_moe_layout_rules(N),
     )
 
@@ -217,6 +222,7 @@ def _moe_layout_rules(N) -> Tuple[Rule, ...]:
     """The splits of the MoE layout (Megatron-Core's): the attention's TP x PP x CP and the experts' EP x ETP x PP
     must each divide the accelerators (EP is carved out of the data- and context-parallel ranks)."""
     dense = A.tp_size * A.pp_size * A.cp_size
+    split = A.tp_size * A.pp_size
     experts = A.ep_size * A.etp_size * A.pp_size
     kw = dict(extended=True, mechanism="moe_layout")
     E = A.experts
@@ -227,9 +233,15 @@ def _moe_layout_rules(N) -> Tuple[Rule, ...]:
         Rule(sp.And(E > 0, sp.Ne(sp.Mod(E, A.ep_size), 0)), "ep_size ({ep_size}) must divide the routed experts "
              "of each MoE layer ({experts}): each rank holds whole experts", A.ep_size > 1, transformer=True,
              shows=(("experts", E),), **kw),
-        Rule(dense > N, "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) * CP({cp_size}) > Total({N})", **kw),
+        Rule(dense > N, "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) * CP({cp_size}) > Total({N})",
+             **dict(kw, mechanism=("moe_layout", "context_parallel"))),
         Rule(sp.Ne(sp.Mod(N, dense), 0), "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) * CP({cp_size}) "
-             "must divide total accelerators ({N}) exactly.", **kw),
+             "must divide total accelerators ({N}) exactly.", **dict(kw, mechanism=("moe_layout", "context_parallel"))),
+        # context parallelism off: CP folded into data parallelism, the attention's replica is TP x PP
+        Rule(split > N, "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) > Total({N})",
+             unless="context_parallel", **kw),
+        Rule(sp.Ne(sp.Mod(N, split), 0), "Infeasible parallelism: TP({tp_size}) * PP({pp_size}) must divide total "
+             "accelerators ({N}) exactly.", unless="context_parallel", **kw),
         Rule(experts > N, "Infeasible expert parallelism: EP({ep_size}) * ETP({etp_size}) * PP({pp_size}) > "
              "Total({N})", **kw),
         Rule(sp.Ne(sp.Mod(N, experts), 0), "Infeasible expert parallelism: EP({ep_size}) * ETP({etp_size}) * "

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Dict, Optional, Sequence, Tuple
 
 from . import notation, wide
-from .arguments import Arguments, describe, from_record, refuse_extended
+from .arguments import Arguments, check_switches, describe, from_record, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities
 from .display import html_table, quantity, text_table, wrap
@@ -383,6 +383,8 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
     (:func:`mlsysim_sym.checks.check`), then the numbers from :attr:`Arguments.values`. ``stacklevel``: where a
     warning points (the caller of the function that called this).
     """
+    if a.model.extended:
+        check_switches(a)
     if not a.fields and type(a.precision) is str and PLAIN_NUMBERS.issuperset(map(type, _numbers(a.keywords))) \
             and (a.model.extended or a.extended_at_neutral):
         # plain numbers (no bool where a number goes), the extended model's keywords neutral unless it prices them

@@ -531,14 +531,35 @@ def test_search_and_sweep_take_without_and_say_it_once():
     assert "extended model, without gemm_shape" in w.configuration and "g, e, m" not in w.configuration
 
 
-def test_context_parallel_switched_off_folds_cp_into_data_parallelism_and_still_checks_the_split():
+def test_context_parallel_switched_off_folds_cp_into_data_parallelism_and_checks_the_split_without_it():
+    # issue 23: with the mechanism off its keyword is checked as mlsysim's model checks the split (TP x PP x EP,
+    # no "CP(...)" in the message), and no cp_size is refused for a split it no longer makes
     off = DistributedModel(fidelity="extended", without=("context_parallel",))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
-    assert r.parallelism == {"dp": 32, "tp": 8, "pp": 1, "ep": 1, "cp": 1}
-    with pytest.raises(ValueError, match=r"Infeasible parallelism: TP\(8\) \* PP\(1\) \* CP\(512\)"):
-        off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=512)
+        r512 = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=512)
+        r1 = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8)
+    assert r.parallelism == r512.parallelism == {"dp": 32, "tp": 8, "pp": 1, "ep": 1, "cp": 1}
+    assert r512.step_latency_total == r1.step_latency_total
+    every = DistributedModel(fidelity="extended", without=tuple(MECHANISMS))
+    with pytest.raises(ValueError, match=r"^Infeasible 4D Parallelism: TP\(8\) \* PP\(5\) \* EP\(1\) must divide"):
+        every.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=5, cp_size=3)
+
+
+def test_the_extended_switches_are_a_bool_or_0_or_1_and_its_counts_are_not_bools():
+    on = DistributedModel(fidelity="extended")
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    with pytest.raises(TypeError, match=r"^sequence_parallel must be a bool \(True or False, or 1 or 0\), got "
+                                        r"str 'no'$"):
+        on.solve("Llama3_70B", "Research_256", sequence_parallel="no", **kw)
+    with pytest.raises(ValueError, match=r"^tp_comm_overlap must be True or False \(or 1 or 0\), got 2$"):
+        on.solve("Llama3_70B", "Research_256", tp_comm_overlap=2, **kw)
+    with pytest.raises(TypeError, match=r"^cp_size must be a number, got bool$"):
+        on.solve("Llama3_70B", "Research_256", cp_size=True, **kw)
+    a = on.solve("Llama3_70B", "Research_256", sequence_parallel=1, **kw)
+    b = on.solve("Llama3_70B", "Research_256", sequence_parallel=True, **kw)
+    assert a.step_latency_total == b.step_latency_total
 
 
 def test_zero3_acts_on_transformers_only():
