@@ -24,28 +24,12 @@ import sys
 import warnings
 from typing import Optional, Sequence
 
-from .commands import COMMANDS
+from .commands import COMMANDS, check_plot
+from .errors import one_line, option_of
 from .options import OPTIONS, UsageError, values
 from .parser import parser
 
 __all__ = ["main", "parser", "values", "OPTIONS", "UsageError"]
-
-
-#: Messages of mlsysim that do not start with the keyword they are about.
-_ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
-          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "Infeasible parallelism": "--tp/--pp/--cp",
-          "Infeasible expert parallelism": "--ep/--etp/--pp", "fidelity ": "--fidelity",
-          "Invalid precision": "--precision"}
-
-
-def _option_of(message: str) -> str:
-    """The option a message is about (it starts with the keyword), for the one-line error."""
-    if message.startswith("without: "):
-        return "--"      # "--without: ..." (the message names the argument itself)
-    for o in OPTIONS:
-        if message.startswith(o.keyword + " ") or message.startswith(o.keyword + "="):
-            return o.flag + ": "
-    return next((flag + ": " for start, flag in _ABOUT.items() if message.startswith(start)), "")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -57,11 +41,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             args = parser().parse_args(argv)
         except SystemExit as done:          # --help, --version
             return int(done.code or 0)
-        if getattr(args, "plot", None):
+        if getattr(args, "plot", None) is not None:
             try:               # before any work: a core install has no matplotlib
                 import matplotlib  # noqa: F401
             except ImportError:
                 raise UsageError("--plot: pictures need matplotlib: pip install 'mlsysim-sym[plot]'") from None
+            check_plot(args)   # a format matplotlib writes, in a directory that exists
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             status = COMMANDS[args.command](args)
@@ -71,15 +56,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:            # `mlsysim-sym list | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except UsageError as exc:
-        print(f"mlsysim-sym: error: {exc}", file=sys.stderr)
-        return 2
-    except ImportError as exc:
-        print(f"mlsysim-sym: error: {exc}", file=sys.stderr)
+    except (UsageError, ImportError) as exc:
+        print(f"mlsysim-sym: error: {one_line(exc)}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, KeyError) as exc:
-        text = " ".join(str(exc.args[0] if exc.args else exc).split())
-        print(f"mlsysim-sym: error: {_option_of(text)}{text}", file=sys.stderr)
+        text = one_line(exc)
+        print(f"mlsysim-sym: error: {option_of(text)}{text}", file=sys.stderr)
+        return 2
+    except Exception as exc:           # noqa: BLE001 - never a traceback: one line, that says what broke
+        print(f"mlsysim-sym: error: internal error, please report it: {type(exc).__name__}: {one_line(exc)}",
+              file=sys.stderr)
         return 2
 
 

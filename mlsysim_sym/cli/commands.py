@@ -3,15 +3,23 @@ package's functions and prints the configuration line and a table, or JSON (``--
 from __future__ import annotations
 
 import json
+import logging
 import sys
+import warnings
 from typing import Callable, Dict, Optional
 
 from .. import catalog
-from .options import Setup, UsageError, model_kwargs, setup, single
+from .errors import about, one_line, option_of
+from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
+from .options import BY_KEYWORD, Setup, UsageError, check_ranges, model_kwargs, setup, single
 
 
 def _json(obj) -> None:
-    print(json.dumps(obj, indent=2, allow_nan=False))
+    try:
+        text = json.dumps(obj, indent=2, allow_nan=False)
+    except ValueError:
+        raise ValueError("the result holds a number JSON cannot hold (NaN or infinity)") from None
+    print(text)
 
 
 def _emit(args, s: Setup, obj, text: Callable[[], str]) -> None:
@@ -27,10 +35,39 @@ def _emit(args, s: Setup, obj, text: Callable[[], str]) -> None:
         print(text())
 
 
+class _LogToWarnings(logging.Handler):
+    """matplotlib's log lines (``The PostScript backend does not support transparency``) as warnings: the
+    command prints each as one ``mlsysim-sym: warning:`` line."""
+
+    def emit(self, record):
+        warnings.warn(record.getMessage())
+
+
 def _plot(obj, path: Optional[str], **kw) -> None:
-    if path:
+    """The picture at exactly ``path`` (its ending checked before any work: :func:`.guards.check_picture_path`),
+    before anything is printed: a picture that cannot be drawn or written is one line naming --plot."""
+    if not path:
+        return
+    log = logging.getLogger("matplotlib")
+    handler, propagate = _LogToWarnings(logging.WARNING), log.propagate
+    log.addHandler(handler)
+    log.propagate = False
+    try:
         obj.plot(path, **kw)
-        print(f"picture: {path}", file=sys.stderr)
+    except OSError as exc:
+        raise UsageError(f"--plot: cannot write {path}: {exc.strerror or one_line(exc)}") from None
+    except (ValueError, RuntimeError) as exc:
+        raise UsageError(f"--plot: {path}: {one_line(exc)}") from None
+    finally:
+        log.removeHandler(handler)
+        log.propagate = propagate
+    print(f"picture: {path}", file=sys.stderr)
+
+
+def check_plot(args) -> None:
+    """``--plot``: the path checked before any work."""
+    if getattr(args, "plot", None) is not None:
+        check_picture_path(args.plot)
 
 
 def cmd_solve(args) -> int:
@@ -38,21 +75,40 @@ def cmd_solve(args) -> int:
     from ..display import text_table
     from ..solver import price
     s = setup(args)
-    r = price(arguments(s.model, s.fleet, single(s.kwargs), caller="solve", choice=s.choice))
-    _emit(args, s, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
-    _plot(r, args.plot)
+    with about(args, s.flags):
+        r = price(arguments(s.model, s.fleet, single(s.kwargs), caller="solve", choice=s.choice))
+        _plot(r, args.plot)
+        _emit(args, s, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
     return 0
 
 
 def cmd_sweep(args) -> int:
     from ..sweeps import sweep
     s = setup(args, example=False)
-    r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s))
-    if args.output not in r.values:
-        raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
-    _emit(args, s, r, lambda: r.table(args.output))
-    _plot(r, args.plot, output=args.output)
+    refuse_large_sweep(s.given, args.json)
+    listed = tuple(BY_KEYWORD[k].flag for k, v in s.given.items() if len(v) > 1) or s.flags
+    with about(args, listed):
+        r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s))
+        if args.output not in r.values:
+            raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
+        _refuse_all_masked(r, listed)
+        _plot(r, args.plot, output=args.output)
+        _emit(args, s, r, lambda: r.table(args.output))
     return 0
+
+
+def _refuse_all_masked(r, given) -> None:
+    """A sweep none of whose configurations is valid: one line, the first one's reason named by its option (as
+    ``solve`` reports that configuration; a reason that names none, by the options given)."""
+    import numpy as np
+    valid = np.broadcast_to(r.valid, r.shape)
+    if valid.any():
+        return
+    reason = str(np.broadcast_to(r.reason, r.shape).flat[0])
+    n = valid.size
+    named = option_of(reason) or "/".join(given) + ": "
+    raise UsageError(f"{named}{reason}" + (f" (the first of the sweep's {n:,} configurations, all masked)"
+                                          if n > 1 else ""))
 
 
 def cmd_search(args) -> int:
@@ -60,21 +116,37 @@ def cmd_search(args) -> int:
     s = setup(args, example=False)
     if args.top < 1:
         raise UsageError(f"--top: must be >= 1, got {args.top}")
+    check_ranges(s.given, keywords=True)      # a search leaves a configuration out of range out, silently
+    refuse_large_search(s.given)
     kw = dict(s.kwargs)
     batch = single({"batch_size": kw.pop("batch_size")})["batch_size"]
-    r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top, runnable=not args.all_schedules,
-               **kw, **model_kwargs(s))
-    _emit(args, s, r, lambda: str(r))
+    with about(args, s.flags):
+        r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top,
+                   runnable=not args.all_schedules, **kw, **model_kwargs(s))
+        _emit(args, s, r, lambda: str(r))
     return 0
+
+
+def _not_smooth(args, exc: RuntimeError) -> Exception:
+    """``a derivative is not smooth in this regime`` (the sensitivities of a yes/no output, or of one with a step
+    at the configuration) as one line naming --output; any other error as it is."""
+    if "not smooth" not in str(exc):
+        return exc
+    return UsageError(f"--output: {args.output!r} has no derivative at this configuration (a yes/no value, or a "
+                      "step here); ask for a smooth output: mfu, step_time, scaling_efficiency, memory, ...")
 
 
 def cmd_sensitivity(args) -> int:
     from ..sensitivity import sensitivities
     s = setup(args)
-    t = sensitivities(s.model, s.fleet, args.output, include_constants=args.constants, **single(s.kwargs),
-                      **model_kwargs(s))
-    _emit(args, s, t, lambda: str(t))
-    _plot(t, args.plot)
+    try:
+        with about(args, s.flags):
+            t = sensitivities(s.model, s.fleet, args.output, include_constants=args.constants, **single(s.kwargs),
+                              **model_kwargs(s))
+            _plot(t, args.plot)
+            _emit(args, s, t, lambda: str(t))
+    except RuntimeError as exc:
+        raise _not_smooth(args, exc) from None
     return 0
 
 
@@ -99,9 +171,16 @@ def cmd_uncertainty(args) -> int:
     from ..sensitivity import uncertainty
     s = setup(args)
     sigma = _sigma(args.sigma)
-    u = uncertainty(s.model, s.fleet, sigma, args.output, samples=args.samples, seed=args.seed, **single(s.kwargs),
-                    **model_kwargs(s))
-    _emit(args, s, u, lambda: str(u))
+    refuse_many_samples(args.samples)
+    if args.seed < 0:
+        raise UsageError(f"--seed: must be a whole number >= 0, got {args.seed}")
+    try:
+        with about(args, s.flags + ("--sigma",), hints={"sigma": "--sigma"}):
+            u = uncertainty(s.model, s.fleet, sigma, args.output, samples=args.samples, seed=args.seed,
+                            **single(s.kwargs), **model_kwargs(s))
+            _emit(args, s, u, lambda: str(u))
+    except RuntimeError as exc:
+        raise _not_smooth(args, exc) from None
     return 0
 
 
@@ -119,19 +198,22 @@ def cmd_required(args) -> int:
         for flag, v in (("--tokens", args.tokens), ("--days", args.days)):
             if not v > 0 or v == float("inf"):
                 raise UsageError(f"{flag}: must be a finite number > 0, got {v:g}")
-        r = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **single(s.kwargs), **model_kwargs(s))
-        _emit(args, s, _Described(r, s), lambda: r.text())
+        with about(args, s.flags + ("--tokens", "--days")):
+            r = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **single(s.kwargs),
+                                       **model_kwargs(s))
+            _emit(args, s, _Described(r, s), lambda: r.text())
         return 0
-    else:
-        missing = [f for f, v in (("--output", args.output), ("--target", args.target),
-                                  ("--solve-for", args.solve_for)) if v is None]
-        if missing:
-            raise UsageError(f"{', '.join(missing)}: required (or --tokens and --days: the nodes that finish a "
-                             "token budget in time)")
+    missing = [f for f, v in (("--output", args.output), ("--target", args.target),
+                              ("--solve-for", args.solve_for)) if v is None]
+    if missing:
+        raise UsageError(f"{', '.join(missing)}: required (or --tokens and --days: the nodes that finish a "
+                         "token budget in time)")
+    # with the configuration's options, the question's name what the model cannot answer (a target beyond the
+    # float range's reach, an output that is no number)
+    with about(args, s.flags + ("--output", "--target", "--solve-for")):
         r = required(args.output, args.target, args.solve_for.replace("-", "_"), s.model, s.fleet,
                      side=args.side, **single(s.kwargs), **model_kwargs(s))
-    _emit(args, s, r,
-          lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
+        _emit(args, s, r, lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
     return 0
 
 
@@ -158,26 +240,27 @@ def cmd_plan(args) -> int:
         raise UsageError("--tokens or --steps: give one of them (the run's training tokens, or its steps)")
     if args.days is not None and args.tokens is None:
         raise UsageError("--days: needs --tokens (the nodes that finish a token budget in time)")
-    try:
-        p = plan_of(price(arguments(s.model, s.fleet, kw, caller="plan", choice=s.choice)), tokens=args.tokens,
-                    steps=args.steps, price_per_gpu_hour=args.price)
-    except ValueError as e:
-        text = str(e)
-        flag = next((f for f in ("tokens", "steps", "price") if text.startswith(f)), None)
-        raise UsageError(f"--{flag}: {text}" if flag else text) from None
+    with about(args, s.flags):
+        r = price(arguments(s.model, s.fleet, kw, caller="plan", choice=s.choice))
+    run = ("--tokens",) if args.tokens is not None else ("--steps",)
+    with about(args, s.flags + run + (("--price",) if args.price is not None else ()),
+               hints={"price_per_gpu_hour": "--price"}):
+        p = plan_of(r, tokens=args.tokens, steps=args.steps, price_per_gpu_hour=args.price)
     need = None
     if args.days is not None:
-        if not args.days > 0:
-            raise UsageError(f"--days: must be a number > 0, got {args.days:g}")
-        need = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **kw, **model_kwargs(s))
-    if args.json:
-        _json({**p.to_dict(), "configuration": arguments(s.model, s.fleet, kw, caller="plan",
-                                                         choice=s.choice).to_dict(),
-               **({"nodes_to_finish": need.to_dict()} if need is not None else {})})
-    elif not args.quiet:
-        print(p)
-        if need is not None:
-            print("\n" + need.text())
+        if not 0 < args.days < float("inf"):
+            raise UsageError(f"--days: must be a finite number > 0, got {args.days:g}")
+        with about(args, s.flags + ("--tokens", "--days")):
+            need = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **kw, **model_kwargs(s))
+    with about(args, s.flags + run):
+        if args.json:
+            _json({**p.to_dict(), "configuration": arguments(s.model, s.fleet, kw, caller="plan",
+                                                             choice=s.choice).to_dict(),
+                   **({"nodes_to_finish": need.to_dict()} if need is not None else {})})
+        elif not args.quiet:
+            print(p)
+            if need is not None:
+                print("\n" + need.text())
     return 0
 
 

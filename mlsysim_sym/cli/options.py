@@ -4,7 +4,7 @@ sweeps and searches) and what a command prices (:class:`Setup`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from .. import catalog, files, modern
@@ -57,14 +57,28 @@ class UsageError(Exception):
 
 _TRUE, _FALSE = ("yes", "true", "on", "1"), ("no", "false", "off", "0")
 
+#: The most values one option may list (a list or a range, counted before it is built).
+MAX_VALUES = 100_000
+#: The largest whole number an option takes: the model computes in float64, which holds every whole number up to
+#: 2**53 exactly (and no C long holds 10**30).
+MAX_WHOLE = 2 ** 53
+
+
+def _whole(t: str, text: str, flag: str) -> int:
+    try:
+        n = int(t)
+    except ValueError:
+        raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
+    if abs(n) > MAX_WHOLE:
+        raise UsageError(f"{flag}: a whole number of at most 2**53 = {MAX_WHOLE:,} is allowed, got one of "
+                         f"{len(str(abs(n)))} digits")
+    return n
+
 
 def _scalar(text: str, kind: str, flag: str):
     t = text.strip()
     if kind == "int":
-        try:
-            return int(t)
-        except ValueError:
-            raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
+        return _whole(t, text, flag)
     if kind == "float":
         try:
             x = float(t)
@@ -82,8 +96,13 @@ def _scalar(text: str, kind: str, flag: str):
     return t
 
 
-def _range(text: str, kind: str, flag: str) -> List:
-    """``start:stop[:step]``, ``stop`` included (``256:4096:256``)."""
+def _count_text(n: float) -> str:
+    return f"{n:,.0f}" if n < 1e21 else f"about {n:.3g}" if math.isfinite(n) else "more than 1e308"
+
+
+def _range_parts(text: str, kind: str, flag: str):
+    """``start:stop[:step]`` read and checked, and how many values it holds (counted, not built: a range whose
+    count passes :data:`MAX_VALUES` is refused before any of it exists)."""
     parts = text.split(":")
     if len(parts) not in (2, 3) or kind not in ("int", "float"):
         raise UsageError(f"{flag}: a range is start:stop or start:stop:step, got {text!r}")
@@ -91,20 +110,47 @@ def _range(text: str, kind: str, flag: str) -> List:
     step = _scalar(parts[2], kind, flag) if len(parts) == 3 else 1
     if step <= 0 or stop < start:
         raise UsageError(f"{flag}: a range needs start <= stop and a step > 0, got {text!r}")
-    n = int(math.floor((stop - start) / step + 1e-9)) + 1
-    if n > 100_000:
-        raise UsageError(f"{flag}: the range {text!r} has {n:,} values; at most 100,000")
+    if kind == "int":
+        n = (stop - start) // step + 1           # exact: both ends are whole numbers of at most 2**53
+    else:
+        q = (stop - start) / step                # inf for a step below the float range's reach (0:1:1e-320)
+        if not q < MAX_VALUES:
+            n = q + 1
+        else:
+            n = int(math.floor(q + 1e-9)) + 1
+    if n > MAX_VALUES:
+        raise UsageError(f"{flag}: the range {text!r} has {_count_text(n)} values; at most {MAX_VALUES:,}")
+    return start, step, int(n)
+
+
+def _range(text: str, kind: str, flag: str) -> List:
+    """``start:stop[:step]``, ``stop`` included (``256:4096:256``)."""
+    start, step, n = _range_parts(text, kind, flag)
     return [start + i * step for i in range(n)] if kind == "int" else [float(start + i * step) for i in range(n)]
 
 
+def count(text: str, kind: str, flag: str) -> int:
+    """How many values ``text`` gives an option (each range counted, none built)."""
+    if kind == "bool" and text.strip().lower() == "both":
+        return 2
+    total = 0
+    for piece in text.split(","):
+        if not piece.strip():
+            raise UsageError(f"{flag}: empty value in {text!r}")
+        total += _range_parts(piece, kind, flag)[2] if ":" in piece else 1
+        if total > MAX_VALUES:
+            raise UsageError(f"{flag}: {text!r} lists more than {MAX_VALUES:,} values")
+    return total
+
+
 def values(text: str, kind: str, flag: str) -> List:
-    """The values of one option: ``4``, ``1,2,4,8``, ``256:4096:256``, ``both`` (a switch: no and yes)."""
+    """The values of one option: ``4``, ``1,2,4,8``, ``256:4096:256``, ``both`` (a switch: no and yes); counted
+    first (:func:`count`), so that no more than :data:`MAX_VALUES` are ever built."""
+    count(text, kind, flag)
     if kind == "bool" and text.strip().lower() == "both":
         return [False, True]
     out: List = []
     for piece in text.split(","):
-        if not piece.strip():
-            raise UsageError(f"{flag}: empty value in {text!r}")
         out += _range(piece, kind, flag) if ":" in piece else [_scalar(piece, kind, flag)]
     return out
 
@@ -117,6 +163,22 @@ def options_given(args) -> Dict[str, List]:
         if text is not None:
             out[o.keyword] = values(text, o.kind, o.flag)
     return out
+
+
+def check_ranges(given: Dict[str, List], keywords: bool = False) -> None:
+    """Every value of a record field (with ``keywords``, of every option) in its range of the parameter table
+    (:attr:`mlsysim_sym.symbols.Param.range`, where it is checked), else one line naming the option:
+    ``--memory-bandwidth: memory_bandwidth must be > 0, got 0.0``. ``solve()`` checks its keywords itself (with
+    mlsysim's messages, in mlsysim's order); nothing downstream checks a record field (a bandwidth of 0 would
+    divide by zero), and a search would leave out every configuration of a keyword out of its range."""
+    for k, vs in given.items():
+        o = BY_KEYWORD[k]
+        r = o.param.range if o.param is not None else None
+        if r is None or not r.checked or o.kind not in ("int", "float") or not (o.field or keywords):
+            continue
+        bad = next((v for v in vs if v not in r), None)
+        if bad is not None:
+            raise UsageError(f"{o.flag}: {k} must be {r.text}, got {bad}")
 
 
 def attr(o: Option) -> str:
@@ -141,6 +203,13 @@ class Setup:
     kwargs: Dict[str, object]
     choice: ModelChoice
     note: str = ""
+    given: Dict[str, List] = field(default_factory=dict)     # the options given, a list of values each
+    named: Tuple[str, ...] = ()                                 # "--model", "--fleet" where given
+
+    @property
+    def flags(self) -> Tuple[str, ...]:
+        """The configuration options given (``--tp``, ...), with ``--model`` and ``--fleet`` where given."""
+        return tuple(BY_KEYWORD[k].flag for k in self.given) + self.named
 
     def line(self, configuration: str) -> str:
         return "configuration: " + configuration + (f" ({self.note})" if self.note else "")
@@ -149,12 +218,13 @@ class Setup:
 def setup(args, example: bool = True) -> Setup:
     """The configuration the options describe; the bundled example when nothing is given."""
     given = options_given(args)
+    check_ranges(given)
     without = tuple(x.strip() for x in args.without.split(",") if x.strip()) if getattr(args, "without", None) \
         else ()
     choice = ModelChoice(getattr(args, "fidelity", None) or "mlsysim", without)
     if example and not given and args.model is None and args.fleet is None:
         kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
-        return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, choice, "the bundled example")
+        return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, choice, "the bundled example", given)
     model, fleet = args.model, args.fleet
     from_files: Dict[str, object] = {}
     for name in dict.fromkeys(x for x in (model, fleet) if files.is_file_name(x)):
@@ -171,7 +241,8 @@ def setup(args, example: bool = True) -> Setup:
     check_names(model, fleet)
     kw = {"batch_size": BASE["batch_size"], **from_files,
           **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
-    return Setup(model, fleet, kw, choice)
+    return Setup(model, fleet, kw, choice, given=given,
+                 named=tuple(f"--{k}" for k in ("model", "fleet") if getattr(args, k, None) is not None))
 
 
 #: What ``--model`` and ``--fleet`` name: the words, the names of each catalog, and what a plan file gives.

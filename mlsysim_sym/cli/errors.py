@@ -1,0 +1,68 @@
+"""Errors as the command line reports them: one line that starts with the option it is about.
+
+A message of the package's functions names the argument it is about (``tp_size must be >= 1, got 0``,
+``uncertainty(): samples must be ...``): :func:`option_of` reads the option off it. Where a message names none
+(the search found nothing, the model overflowed at an extreme value, an allocation failed), :func:`about` names
+the options the work was made of, given by the command."""
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Dict, Iterable, Optional, Sequence
+
+from .options import OPTIONS, UsageError
+
+#: Messages of mlsysim and of the package that do not start with the keyword they are about.
+_ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
+          "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "Infeasible parallelism": "--tp/--pp/--cp",
+          "Infeasible expert parallelism": "--ep/--etp/--pp", "fidelity ": "--fidelity",
+          "Invalid precision": "--precision", "unknown output ": "--output"}
+#: ``uncertainty(): ...``: the function a message comes from, before what it is about.
+_CALLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\(\): ")
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (a ``KeyError``'s without its quotes)."""
+    args = exc.args
+    text = args[0] if len(args) == 1 else args[-1] if args and isinstance(args[-1], str) else exc
+    return " ".join(str(text).split()) or type(exc).__name__
+
+
+def option_of(message: str, dests: Iterable[str] = ()) -> str:
+    """The option a message is about, as the start of the error line (``"--tp: "``), or ``""``: the message starts
+    with a keyword (``tp_size must ...``, ``etp_size=...``, ``sigma['x'] ...``), with one of the command's own
+    options (``dests``: ``days``, ``target``, ``samples``, ``solve_for``), or with a phrase of :data:`_ABOUT`."""
+    if message.startswith("without: "):
+        return "--"      # "--without: ..." (the message names the argument itself)
+    text = _CALLER.sub("", message)
+    names = [(o.keyword, o.flag) for o in OPTIONS] + [(d, "--" + d.replace("_", "-")) for d in dests]
+    for name, flag in names:
+        if any(text.startswith(name + end) for end in (" ", "=", "[", ":")):
+            return flag + ": "
+    return next((flag + ": " for start, flag in _ABOUT.items() if text.startswith(start)), "")
+
+
+@contextmanager
+def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
+    """The package's errors inside, as one line naming an option (a :class:`UsageError`): the option the message
+    names (:func:`option_of`; ``hints``: a phrase of the message and the option it means), else ``given``, the
+    options the work was made of. An overflow or a division by zero at an extreme value, and an allocation that
+    fails, are named the same way."""
+    dests = [d for d in vars(args) if d not in {o.flag.lstrip("-").replace("-", "_") for o in OPTIONS}]
+    fallback = "/".join(dict.fromkeys(given)) or "--model/--fleet"
+    try:
+        yield
+    except UsageError:
+        raise
+    except MemoryError as exc:
+        raise UsageError(f"{fallback}: {one_line(exc)}") from None
+    except ArithmeticError as exc:
+        these = "these values" if "/" in fallback else "this value"
+        raise UsageError(f"{fallback}: the model has no finite result at {these} ({type(exc).__name__}: "
+                         f"{one_line(exc)})") from None
+    except (ValueError, TypeError, KeyError) as exc:
+        text = one_line(exc)
+        named = option_of(text, dests)
+        if not named:
+            named = next((flag + ": " for phrase, flag in (hints or {}).items() if phrase in text), "")
+        raise UsageError((named or fallback + ": ") + text) from None
