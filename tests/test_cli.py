@@ -312,3 +312,125 @@ def test_required_answers_from_the_command_line():
     code, out, err = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "tp", ok=False)
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert err.startswith("mlsysim-sym: error:") and "solve_for must be" in err and "got 'tp'" in err
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The reproducers of issue 23 (the command line under hostile input): each one line on stderr naming its
+# option, exit status 2, no traceback; work too large for memory or time refused before it starts, with its size.
+# ------------------------------------------------------------------------------------------------------------
+
+def refused(*args):
+    """The one error line of an invocation that must fail (exit 2, nothing on stdout, no traceback)."""
+    status, out, err = run(*args, ok=False)
+    assert status == 2 and out == "" and "Traceback" not in err, (status, out, err)
+    assert err.count("\n") == 1 and err.startswith("mlsysim-sym: error: "), err
+    return err[len("mlsysim-sym: error: "):-1]
+
+
+def test_a_sweep_too_large_is_refused_before_it_is_built_with_its_count():
+    # 100,000 x 100,000 = 10^10 configurations (was SweepTooLarge, a MemoryError main() did not catch)
+    assert refused("sweep", "--tp", "1:100000", "--pp", "1:100000") == (
+        "--tp/--pp: a sweep of 10,000,000,000 configurations (100,000 tp_size x 100,000 pp_size); at most "
+        "1,000,000: give fewer values")
+    # JSON writes every output of every configuration: 300 x 400 = 120,000 > 100,000
+    assert refused("sweep", "--tp", "1:300", "--pp", "1:400", "--json") == (
+        "--tp/--pp: a sweep of 120,000 configurations (300 tp_size x 400 pp_size); at most 100,000 with --json: "
+        "give fewer values or leave out --json")
+
+
+def test_a_search_too_large_is_refused_before_its_product_is_built():
+    # (was: past 90 s building a 10^10-element product in Python); 10^10 x the search's own 8 microbatch
+    # counts x 3 virtual stages x 4 ZeRO stages x 2 x 2 = 3.84e12
+    assert refused("search", "--tp", "1:100000", "--pp", "1:100000") == (
+        "--tp/--pp: a search of 3,840,000,000,000 configurations (100,000 tp_size x 100,000 pp_size x 384 "
+        "schedules of the search's own); at most 1,000,000: give fewer values")
+
+
+def test_a_range_is_counted_before_it_is_built():
+    from mlsysim_sym.cli.options import UsageError, count, values
+    # a step of 1e-320 makes (1 - 0) / step overflow to inf (was: OverflowError in the range parser)
+    assert refused("sweep", "--efficiency", "0:1:1e-320") == (
+        "--efficiency: the range '0:1:1e-320' has more than 1e308 values; at most 100,000")
+    assert count("256:4096:256,1,2", "int", "--batch-size") == 16 + 2
+    assert values("0.5:1:0.25", "float", "--efficiency") == [0.5, 0.75, 1.0]
+    with pytest.raises(UsageError, match=r"^--tp: the range '1:1000000' has 1,000,000 values; at most 100,000$"):
+        count("1:1000000", "int", "--tp")
+    with pytest.raises(UsageError, match=r"^--tp: '1:60000,1:60000' lists more than 100,000 values$"):
+        values("1:60000,1:60000", "int", "--tp")
+
+
+def test_a_picture_into_a_missing_directory_is_one_line_before_any_work(tmp_path):
+    path = tmp_path / "no" / "x.png"
+    assert refused("sweep", "--tp", "1,2", "--plot", str(path)) == (
+        f"--plot: {path}: the directory {path.parent} does not exist")
+
+
+def test_a_picture_path_needs_an_ending_matplotlib_writes_and_is_written_as_given(tmp_path):
+    formats = (".eps, .gif, .jpg, .jpeg, .pdf, .pgf, .png, .ps, .raw, .rgba, .svg, .svgz, .tif, .tiff, .webp, "
+               ".avif")
+    # (was: matplotlib wrote PATH.png while the CLI reported PATH)
+    assert refused("sweep", "--tp", "1,2", "--plot", str(tmp_path / "mfu")) == (
+        f"--plot: {tmp_path / 'mfu'} has no ending; the picture's format is its ending, one of {formats}")
+    assert refused("solve", "--plot", str(tmp_path / "x.bmp")) == (
+        f"--plot: {tmp_path / 'x.bmp'} has ending .bmp; the picture's format is its ending, one of {formats}")
+    assert refused("solve", "--plot", str(tmp_path)) == (
+        f"--plot: {tmp_path} is a directory; give a file name ending in one of {formats}")
+    assert list(tmp_path.iterdir()) == []
+    path = tmp_path / "mfu.svg"
+    _, out, err = run("sweep", "--tp", "1,2", "--plot", str(path), "--quiet")
+    assert err == f"picture: {path}\n" and out == ""
+    assert [p.name for p in tmp_path.iterdir()] == ["mfu.svg"] and path.read_text().lstrip().startswith("<?xml")
+
+
+def test_a_sweep_of_tp_0_is_one_line_with_solves_message():
+    # (was: ZeroDivisionError) one configuration, masked by solve()'s rule V1: nothing to tabulate
+    assert refused("sweep", "--tp", "0") == "--tp: tp_size must be >= 1, got 0"
+
+
+def test_a_whole_number_beyond_2_to_the_53_is_refused_naming_the_option():
+    # 10**30 (was: OverflowError, "Python int too large to convert to C long")
+    assert refused("sweep", "--tp", "1" + "0" * 30) == (
+        "--tp: a whole number of at most 2**53 = 9,007,199,254,740,992 is allowed, got one of 31 digits")
+    assert refused("solve", "--layers", "-" + "9" * 400) == (
+        "--layers: a whole number of at most 2**53 = 9,007,199,254,740,992 is allowed, got one of 400 digits")
+
+
+def test_an_overflow_in_uncertainty_is_one_line_naming_sigma():
+    # a relative standard deviation of 1e308: its squared contribution overflows (was: OverflowError)
+    assert refused("uncertainty", "--sigma", "efficiency=1e308") == (
+        "--sigma: the model has no finite result at this value (OverflowError: Numerical result out of range)")
+
+
+def test_too_many_monte_carlo_draws_are_refused_before_any_is_drawn():
+    # 10^9 draws (was: numpy's allocation error, 7.45 GiB)
+    assert refused("uncertainty", "--sigma", "efficiency=0.1", "--samples", "1000000000") == (
+        "--samples: at most 10,000,000 Monte Carlo draws, got 1,000,000,000")
+
+
+def test_the_sensitivity_of_a_yes_no_output_is_one_line_naming_output():
+    # node_profile.feasible is a comparison (memory <= capacity): no derivative (was: RuntimeError)
+    assert refused("sensitivity", "--output", "node_profile.feasible") == (
+        "--output: 'node_profile.feasible' has no derivative at this configuration (a yes/no value, or a step "
+        "here); ask for a smooth output: mfu, step_time, scaling_efficiency, memory, ...")
+
+
+def test_messages_that_named_no_option_now_start_with_it():
+    # numpy's "expected non-negative integer" for a negative seed
+    assert refused("uncertainty", "--sigma", "efficiency=0.1", "--seed", "-1") == (
+        "--seed: must be a whole number >= 0, got -1")
+    # a target below the float's normal range reaches "Array must not contain infs or NaNs" inside required():
+    # the question's options are named
+    assert refused("required", "--output", "bubble_fraction", "--solve-for", "microbatch_count", "--target",
+                   "1e-320").startswith("--output/--target/--solve-for: ")
+    # a record field out of the parameter table's range (was: a cost term's "bandwidth_bytes_s must be
+    # positive", or a ZeroDivisionError)
+    assert refused("sensitivity", "--fabric-bandwidth", "0") == "--fabric-bandwidth: fabric_bandwidth must be > 0, got 0.0"
+    assert refused("solve", "--memory-bandwidth", "0") == "--memory-bandwidth: memory_bandwidth must be > 0, got 0.0"
+    # the plan's configuration errors name their option (were wrapped without it)
+    assert refused("plan", "--tokens", "1e12", "--ep", "-1") == "--ep: ep_size must be >= 1, got -1"
+    # a search with a keyword out of range would leave out every configuration ("no configuration fits")
+    assert refused("search", "--efficiency", "-1") == "--efficiency: efficiency must be in [1e-09, 1.0], got -1.0"
+    # uncertainty's messages about sigma
+    assert refused("uncertainty", "--sigma", "foo=0.1").startswith("--sigma: uncertainty(): unknown parameter 'foo'")
+    assert refused("uncertainty", "--sigma", "efficiency=0.1", "--samples", "0") == (
+        "--samples: uncertainty(): samples must be a whole number >= 2 (or None), got 0")
