@@ -1,10 +1,21 @@
 """Caches keyed on a function's arguments however they are passed (the model, its compiled forms, its
-decisions are built once per variant)."""
+decisions are built once per variant).
+
+The building is serialized: sympy's rebuilding switches (``sympy.evaluate(False)``, the sign query that
+:func:`mlsysim_sym.compile.numeric_form` answers for itself) are process-wide, so two threads building at once
+could see each other's; one re-entrant lock makes a thread that needs a model or its code built wait for the one
+building it (every thread then reads the same objects, so the results do not depend on the threads).
+"""
 from __future__ import annotations
 
 import inspect
+import threading
 from functools import lru_cache, update_wrapper
 from typing import Callable, Optional
+
+
+#: Held while a cached model, compiled form or decision is looked up or built (module docstring).
+BUILDING = threading.RLock()
 
 
 def cached_per_arguments(normalize: Optional[Callable[..., tuple]] = None):
@@ -23,6 +34,10 @@ def cached_per_arguments(normalize: Optional[Callable[..., tuple]] = None):
         cached = lru_cache(maxsize=None)(fn)
 
         def wrapper(*args, **kwargs):
+            with BUILDING:
+                return _call(args, kwargs)
+
+        def _call(args, kwargs):
             if kwargs or not required <= len(args) <= len(defaults):
                 try:
                     bound = sig.bind(*args, **kwargs)
