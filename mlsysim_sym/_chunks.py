@@ -326,9 +326,44 @@ def evaluate(compiled, values, names, out_shapes, shape, bad, code, target, vect
                 out = outs[j] = np.empty(out_shapes[names[j]], dtype=bool if x.dtype == bool else np.float64)
             out[tuple(s if n > 1 else slice(None) for s, n in zip(idx, out.shape))] = x
     if overflow is not None and overflow.any():
+        if bad is not None:
+            overflow &= ~bad
+        outs = _again_wide(compiled, vector, names, out_shapes, outs, overflow)
         code = np.zeros(shape, dtype=np.int16) if code is None else code
         code[(code == 0) & overflow] = OVERFLOW_CODE
     return outs, code
+
+
+#: At most this many configurations of a sweep are evaluated again one by one where float64 overflows (each takes
+#: a millisecond or so); beyond them, the rest stay masked as overflowing.
+MAX_WIDE = 20_000
+
+
+def _again_wide(compiled, vector, names, out_shapes, outs, overflow):
+    """The configurations where float64 overflowed part-way, evaluated again one by one as ``solve()`` evaluates
+    them (:func:`mlsysim_sym.wide.evaluate`: a float's precision and an unbounded exponent); where every output
+    comes back finite, it is written and the configuration unmasked (``overflow`` is cleared there, in place)."""
+    from .compile import compile_quantities
+    from .wide import evaluate as wide_evaluate
+
+    scalar = compile_quantities(compiled.variant, compiled.names, "math")
+    if scalar.args != compiled.args:
+        return outs
+    outs = [np.array(np.broadcast_to(o, out_shapes[n]), dtype=bool if np.asarray(o).dtype == bool else np.float64)
+            for o, n in zip(outs, names)]
+    for ix in map(tuple, np.argwhere(overflow)[:MAX_WIDE]):
+        args = [x.item() if np.ndim(x) == 0 else x[tuple(k if n > 1 else 0 for k, n in zip(ix, x.shape))].item()
+                for x in vector]
+        try:
+            values = wide_evaluate(scalar.fn, args)
+        except (ArithmeticError, ValueError):
+            continue
+        if not all(np.isfinite(float(v)) for v in values):
+            continue
+        for o, v in zip(outs, values):
+            o[tuple(k if n > 1 else 0 for k, n in zip(ix, o.shape))] = v
+        overflow[ix] = False
+    return outs
 
 
 @lru_cache(maxsize=1)

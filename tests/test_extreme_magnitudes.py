@@ -142,3 +142,29 @@ def test_a_field_beyond_a_floats_range_in_si_units_is_refused_by_name():
     with pytest.raises(ValueError, match=r"^accelerator\.compute\.peak_flops of 1e\+300 .* beyond the largest "
                                          r"float in flop/s"):
         DistributedModel().solve("Llama3_8B", f, batch_size=64)
+
+
+def test_a_sweep_returns_a_finite_number_wherever_mlsysim_does():
+    """The compiled numpy code (a sweep): where float64 overflows part-way in a configuration mlsysim prices to
+    finite numbers, the configuration is evaluated again as solve() evaluates it, not masked."""
+    from mlsysim_sym import sweep
+    keys = ("step_latency_total", "mfu", "communication_latency", "pipeline_bubble_latency", "effective_throughput")
+    problems, n = [], 0
+    for model, fleet, base in BASES:
+        for k in REAL_KEYWORDS + INTEGER_KEYWORDS:
+            for v in ((10**30, 10**300) if k in INTEGER_KEYWORDS else MAGNITUDES):
+                kw = dict(base, **{k: v})
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    theirs = oracle.call_both(model, fleet, **kw)["mlsysim"]["result"]
+                    if theirs is None:
+                        continue
+                    r = sweep(model, fleet, **dict(base, **{k: [base.get(k, 1), v]}))
+                n += 1
+                in_range = all(math.isfinite(x) for x in theirs.values() if isinstance(x, float))
+                for key in keys:
+                    mine, t = float(np.asarray(r[key])[1]), theirs[key]
+                    if math.isfinite(t) and not (math.isfinite(mine) and (_near(mine, t) or not in_range)):
+                        problems.append(f"{model} {k}={v:.0e}: {key} sweep {mine!r}, mlsysim {t!r}")
+    assert n >= 80                   # of the 4 x 9 x 4 or 2 calls, those mlsysim prices
+    assert not problems, "\n".join(problems[:20])
