@@ -6,8 +6,8 @@
 
 A question is drawn by :func:`questions` (seeded, reproducible): a catalog model and fleet, a configuration
 ``solve()`` accepts, an output ``required()`` reads (an alias or a ``solve()`` result field), an input it
-solves for (a ``solve()`` argument or record field with a value, one that enters this model) and a target, the output now times a factor
-(0 among them, and factors no input reaches).
+solves for (a ``solve()`` argument or record field with a value, one that enters this model) and a target,
+the output now times a factor (0 among them, and factors no input reaches).
 
 Three passes in one process: *cold*, each question the first time it is asked; *warm*, the same questions
 again; *moved*, each question with its target moved by 0.1 % (other numbers, same regime: what a user
@@ -155,6 +155,7 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=float, default=60.0, help="seconds before a question is given up")
     parser.add_argument("--save", help="write every question and its answers (JSON) to this file")
     parser.add_argument("--cold-only", action="store_true", help="the cold pass only")
+    parser.add_argument("-v", "--verbose", action="store_true", help="a line per question as it is answered")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     import mlsysim_sym  # noqa: F401
@@ -180,6 +181,8 @@ def main(argv=None) -> int:
             cpu.append(dc)
             record.append({"pass": name, "i": i, "question": list(q[:5]) + [q[5]], "seconds": dt, "cpu": dc,
                            "answer": got})
+            if args.verbose:
+                print(f"  {name} {i:3d} {_fmt(dt):>9} (CPU {_fmt(dc)})  {q[:5]}", flush=True)
         print(f"{name:5s} ({len(times)} questions): {summary(times)}; median / one mlsysim solve: "
               f"{statistics.median(times) / t_ml:.0f}x")
         print(f"      CPU time of this process: {summary(cpu)}")

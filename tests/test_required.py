@@ -330,3 +330,143 @@ def test_a_lowered_input_is_set_as_the_sweeps_set_it_and_one_the_model_lacks_is_
     assert got == pytest.approx(0.3, rel=1e-9)
     with pytest.raises(ValueError, match="weight_bytes does not enter the transformer model"):
         required("mfu", 0.3, "weight_bytes", "Llama3_70B", "Research_256", **LLAMA)
+
+
+@pytest.mark.parametrize("batch", [256, 2**17])
+def test_an_output_already_at_the_target_answers_the_current_value(batch):
+    # ResNet-50 has no pipeline: pp = 1 (and v = 1), so the bubble (p - 1) / (v m + p - 1) = 0 / m = 0 at every m.
+    # Now m = 1 and the bubble is 0: a target of 0 is met where the configuration stands, so the answer is m = 1
+    # (a schedule a framework runs: without a pipeline the microbatches change nothing), not the far end of the
+    # plateau (256 = the batch, or 100001 = one past the walk's bound, as it answered before)
+    r = required("bubble_fraction", 0, "microbatch_count", "ResNet50", "Research_256", batch_size=batch)
+    assert r.current == 1 and r.current_output == 0 and r.direction == 1
+    assert r.reachable and r.value == 1 and r.integer == 1 and r.achieved == 0
+    assert any("already meets the target" in n for n in r.notes)
+    # a continuous input the bubble does not read either: its current value
+    r = required("bubble_fraction", 0, "efficiency", "ResNet50", "Research_256", batch_size=batch)
+    assert r.value == 0.5 and r.achieved == 0
+
+
+def _question_of(draw):
+    output, target, solve_for, model, fleet, kw = draw
+    return (output, target, solve_for, model, fleet), kw
+
+
+def test_a_regime_is_solved_once_and_answers_the_same_cold_and_warm():
+    from mlsysim_sym.requirements import regime
+    regime.clear()
+    args, kw = ("scaling_efficiency", 0.6, "fabric_bandwidth", "Llama3_70B", "Research_256"), LLAMA
+    cold = required(*args, **kw)
+    kept = regime.kept()
+    assert kept[1] >= 1
+    warm = required(*args, **kw)
+    assert warm == cold and regime.kept() == kept           # nothing built again
+    assert warm.expression is cold.expression                # the kept closed form itself
+    # other numbers in the same regime (another target, another compute efficiency, another batch) reuse the
+    # kept solution, and each answer plugs back into solve()
+    for target, more in ((0.55, {}), (0.6, dict(efficiency=0.4)), (0.62, dict(batch_size=512))):
+        k = dict(kw, **more)
+        r = required("scaling_efficiency", target, "fabric_bandwidth", "Llama3_70B", "Research_256", **k)
+        assert regime.kept()[1] == kept[1], more
+        assert r.expression is cold.expression
+        got = exact("Llama3_70B", "Research_256", k, "fabric_bandwidth", r.value, "scaling_efficiency")
+        assert got == pytest.approx(target, rel=1e-9)
+    # after the cache is cleared the same question builds it again and answers the same
+    regime.clear()
+    assert required(*args, **kw) == cold and regime.kept()[1] >= 1
+
+
+def test_the_cache_keys_on_the_regime_not_the_numbers():
+    # 4 stages, 8 then 16 microbatches: the same regime, the same closed form; 2 stages: the bubble reads
+    # (p - 1) / (v m + p - 1) all the same, so the closed form is the same expression too (p is a symbol in it)
+    from mlsysim_sym.requirements import regime
+    forms = set()
+    for pp, m in ((4, 8), (4, 16), (2, 8)):
+        kw = dict(LLAMA, batch_size=1024, pp_size=pp, microbatch_count=m)
+        r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **kw)
+        forms.add(r.expression)
+        # the root (p - 1)(1 - y) / (v y) = 19 (p - 1)
+        assert r.value == pytest.approx(19 * (pp - 1), rel=1e-12)
+        assert exact("Llama3_70B", "Research_256", kw, "microbatch_count", r.integer, "bubble_fraction") <= 0.05
+    assert len(forms) == 1
+    assert regime.kept()[1] >= 1
+
+
+def _guard(seconds):
+    """A generous bound on one call (a hang guard, not a timing goal: those are in benchmarks/)."""
+    import signal
+
+    def late(signum, frame):
+        raise TimeoutError(f"past {seconds} s")
+    signal.signal(signal.SIGALRM, late)
+    signal.alarm(seconds)
+
+
+@pytest.mark.parametrize("args, kw, words", [
+    (("scaling_efficiency", 0.8, "fabric_bandwidth", "Llama3_70B", "Research_256"), LLAMA,
+     "scaling_efficiency tends to 0.638623 as fabric_bandwidth goes to infinity in this regime, short of 0.8"),
+    # more nodes: each replica's share of the batch, and its step, shrink, but the data-parallel latency grows
+    # with the replicas: the throughput tends to the limit B_local k / (2 c_cong alpha_fab)
+    (("throughput", 1e9, "count", "Llama3_70B", "Research_256"), dict(LLAMA, batch_size=2048, microbatch_count=32),
+     "throughput tends to 10000 as count goes to infinity in this regime, short of 1e+09"),
+    # a step of 10 ms is out of reach: six regimes on the way (the all-reduce changes tier), then the best
+    # node count of those tried through solve()
+    (("step_time", 0.01, "count", "Llama3_70B", "Research_256"), dict(LLAMA, batch_size=2048, microbatch_count=32),
+     "no value of count brings step_time to 0.01 within 6 regimes; the best found is 9.67812, at count = 64"),
+    (("step_time", 1e-6, "efficiency", "Llama3_70B", "Research_256"), LLAMA, "reaches 1, the end of its range"),
+])
+def test_an_unreachable_target_says_so_with_the_best_value(args, kw, words):
+    _guard(120)
+    try:
+        r = required(*args, **kw)
+    finally:
+        import signal
+        signal.alarm(0)
+    assert not r.reachable and words in r.reason and "no value reaches it" in str(r)
+    best = r.limit[1]
+    assert math.isfinite(best)
+
+
+def _exact_any(model, fleet, kw, solve_for, value, output):
+    """The output at solve_for = value through solve(), for any model family (its own variant's quantity)."""
+    import warnings
+    a = arguments(model, fleet, kw).moved(solve_for, value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _solve_output(a, quantity_name(output, a.variant))[0]
+
+
+def test_random_questions_plug_back_into_solve():
+    # the benchmark's seeded questions: every answer meets its target through solve() (a root to 1e-9, a whole
+    # number at or past it), every refusal is a ValueError with words, no unreachable answer without a reason
+    import signal
+    import warnings
+    from benchmarks.bench_required import questions
+    answered = 0
+    for draw in questions(60, seed=7):
+        args, kw = _question_of(draw)
+        output, target, solve_for, model, fleet = args
+        _guard(120)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = required(*args, **kw)
+        except ValueError as exc:
+            assert str(exc)
+            continue
+        finally:
+            signal.alarm(0)
+        if not r.reachable:
+            assert r.reason and r.limit is not None, str(r)
+            continue
+        tol = 1e-9 * max(1.0, abs(target))
+        if r.integer is not None:
+            got = _exact_any(model, fleet, kw, solve_for, r.integer, output)
+            assert (got - target) * r.direction >= -tol, str(r)
+        elif r.achieved is not None:
+            got = _exact_any(model, fleet, kw, solve_for, r.value, output)
+            assert got == pytest.approx(r.achieved, rel=1e-12) and (got - target) * r.direction >= -tol, str(r)
+            if r.expression is not None:                    # a root: the target itself
+                assert got == pytest.approx(target, rel=1e-9, abs=1e-300), str(r)
+        answered += 1
+    assert answered >= 10

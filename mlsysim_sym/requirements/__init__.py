@@ -18,6 +18,12 @@ sympy solves ``output(x) = target`` for ``x``.
   (:func:`mlsysim_sym.schedules.can_run`: the batch splits evenly over the replicas and a replica's samples
   over the microbatches). When none meets the target, the answer is the best valid value.
 
+The symbolic work of a regime (the resolved output in the input, its numerator as a polynomial, the closed
+forms) depends on the model variant, the regime, the output and the input, never on the configuration's
+numbers: it is done once and kept in this process (:mod:`mlsysim_sym.requirements.regime`), and a question
+asked again, or one with other numbers in a regime already solved, costs only its numbers (compiled code,
+exact fractions for the polynomial's coefficients, ``solve()`` for the whole numbers).
+
 The target is "met" on the far side of the root from the configuration: an output below the target
 must rise to at least the target, one above it must fall to at most the target.
 

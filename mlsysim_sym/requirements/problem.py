@@ -1,42 +1,27 @@
 """One question to :func:`mlsysim_sym.required` (:class:`Problem`): the configuration as
 :class:`~mlsysim_sym.arguments.Arguments`, the input solved for and the parameters the lowering ties to it, the
-output at any value of the input (in its regime, :func:`~mlsysim_sym.operating_point.operating_point`, or
-exactly through ``solve()``'s checks) and the regime it is in."""
+output at any value of the input (from the model's compiled code, or exactly through ``solve()``'s checks), the
+regime it is in (:class:`~mlsysim_sym.requirements.regime.Regime`) and the output solved in that regime
+(:class:`~mlsysim_sym.requirements.regime.Solution`, kept per regime)."""
 from __future__ import annotations
 
 import math
 import numbers
 import warnings
 from functools import cached_property
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import sympy as sp
 
 from ..arguments import checked, describe
 from ..checks import check
+from ..compile import compile_quantities
 from ..model import build_model
-from ..operating_point import OperatingPoint, operating_point, tidy
 from ..schedules import largest_runnable
 from ..sensitivity.point import _solve_output, quantity_name
-from ..symbols import Kind, Param, by_argument
-from ..terms.base import CeilDiv, FloorDiv
+from ..symbols import FLAGS, Kind, Param, by_argument
 from .answer import Requirement
-
-
-def depends(point: OperatingPoint, x: sp.Symbol) -> Dict[str, bool]:
-    """Which quantities depend on ``x`` in this regime (directly or through earlier quantities)."""
-    by_symbol = {point.model.quantity(n).symbol: n for n in point.model}
-    dep: Dict[str, bool] = {}
-    for n in point.model:
-        free = point.forms[n].resolved.free_symbols
-        dep[n] = x in free or any(dep.get(by_symbol[s], False) for s in free if s in by_symbol)
-    return dep
-
-
-def relaxed(expr: sp.Basic) -> sp.Basic:
-    """Integer divisions as plain divisions: the smooth expression whose root starts the integer search
-    (the exact check is ``solve()``'s)."""
-    return expr.replace(FloorDiv, lambda a, b: a / b).replace(CeilDiv, lambda a, b: a / b)
+from .regime import Regime, Solution, fraction, regime_at, solution
 
 
 class Problem:
@@ -83,8 +68,9 @@ class Problem:
                              f"({exc})") from None
         self.lo, self.hi = self.p.range.bounds      # the values solve() accepts (the parameter table's)
         self.links = self._links()
-        self.start = self.point(self.x0)
-        self.current = self.value_of(self.start)
+        self._link_factors = tuple((s, float(e / self.x)) for s, e in self.links.items())
+        self.flags = tuple((f, int(self.values[f])) for f in FLAGS if self.values.get(f) is not None)
+        self.current = self.value(self.x0)
         self.direction = {"at least": 1, "at most": -1}.get(side, 1 if self.target >= self.current else -1)
         self.label = output if isinstance(output, str) else str(output)
 
@@ -109,10 +95,11 @@ class Problem:
         return min(max(v, self.lo), self.hi)
 
     def safe_key(self, v) -> Optional[Tuple]:
-        """The regime at ``x = v``, or None where the model is undefined there (no replica fits)."""
+        """The regime at ``x = v`` (its :attr:`~Regime.key`), or None where the model is undefined there (no
+        replica fits)."""
         try:
-            return self.key(self.point(v))
-        except (ZeroDivisionError, ValueError, TypeError):
+            return self.regime(v).key
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
             return None
 
     def at(self, v):
@@ -159,20 +146,51 @@ class Problem:
     def model_symbol(self, name: str) -> sp.Symbol:
         return build_model(self.variant).quantity(name).symbol
 
-    def value_of(self, point: OperatingPoint) -> float:
-        """The output at an operating point."""
-        return float(self.out.xreplace(point.values))
-
     def values_at(self, v) -> Dict[sp.Symbol, object]:
         """Every parameter's value with ``x = v`` (linked parameters follow)."""
         out = dict(self.values)
-        out[self.x] = v
-        for s, e in self.links.items():
-            out[s] = float(e.subs(self.x, v))
+        if v != self.x0:
+            out[self.x] = v
+            for s, k in self._link_factors:
+                out[s] = k * v
         return out
 
-    def point(self, v) -> OperatingPoint:
-        return operating_point(self.values_at(v), self.variant)
+    @cached_property
+    def _all(self):
+        """Every model quantity, compiled (once per variant), and their symbols."""
+        m = build_model(self.variant)
+        return compile_quantities(self.variant, tuple(m)), {n: m.quantity(n).symbol for n in m}
+
+    def quantities(self, v, values: Optional[Dict[sp.Symbol, object]] = None) -> Dict[sp.Symbol, object]:
+        """Every parameter's and every model quantity's value at ``x = v`` (or at the parameter values
+        ``values``), from the model's compiled code; raises where the model is undefined."""
+        values = dict(self.values_at(v) if values is None else values)
+        compiled, symbols = self._all
+        values.update((symbols[n], q) for n, q in compiled.evaluate(values).items())
+        return values
+
+    def value(self, v) -> float:
+        """The output at ``x = v``, from the model (no ``solve()`` checks: any value in the input's range)."""
+        return self.value_from(self.quantities(v))
+
+    def value_from(self, values: Dict[sp.Symbol, object]) -> float:
+        if self.out.is_Symbol:
+            return float(values[self.out])
+        return float(self.out.xreplace({s: values[s] for s in self.out.free_symbols}))
+
+    def regime(self, v) -> Regime:
+        """The regime of the output at ``x = v`` (raises where the model is undefined there)."""
+        return regime_at(self.variant, self.names, self.flags, self.values_at(v))
+
+    def solution(self, regime: Regime) -> Solution:
+        """The output solved in ``regime`` (built once per variant, regime, output and input, then kept)."""
+        return solution(regime, self.out, self.names, self.x, tuple(self.links.items()))
+
+    def env(self, sol: Solution, v) -> Tuple[List[float], List]:
+        """The values ``sol`` reads besides the input at ``x = v``: as floats, and as exact fractions."""
+        values = self.quantities(v)
+        floats = [values[s] for s in sol.symbols]
+        return floats, [fraction(f) for f in floats]
 
     def exact(self, v) -> float:
         """The output at ``x = v`` through ``solve()``'s checks (raises when ``v`` is not valid); a whole number
@@ -182,20 +200,4 @@ class Problem:
             raise ValueError(f"{self.solve_for} = {v}: a schedule no framework runs (see can_run())")
         if len(self.names) == 1 and self.out == self.model_symbol(self.names[0]):
             return _solve_output(self.at(v), self.q)[0]
-        values = self._config_values(v)
-        return self.value_of(operating_point(values, self.variant))
-
-    def key(self, point: OperatingPoint) -> Tuple:
-        """The regime of the output: every decision it depends on, and the switches."""
-        names = dict.fromkeys(n for q in self.names for n in point.closure(q))
-        flags = tuple(sorted((f.name, int(v)) for f, v in point.params.items() if f.name in ("z", "lora", "rc", "ov")))
-        return tuple((n, point.forms[n].choices) for n in names) + flags
-
-    def expression(self, point: OperatingPoint, keep) -> sp.Basic:
-        return self.out.xreplace({self.model_symbol(n): point.closed(n, keep) for n in self.names})
-
-    def conditions(self, point: OperatingPoint) -> Tuple[sp.Basic, ...]:
-        out = []
-        for n in self.names:
-            out.extend(tidy(c) for c in point.conditions(n) if tidy(c) not in out)
-        return tuple(out)
+        return self.value_from(self.quantities(v, self._config_values(v)))

@@ -72,6 +72,20 @@ def integer(pr: Problem, root: float, meet: int, notes: List[str]) -> Tuple[Opti
     return v, o
 
 
+def at_configuration(pr: Problem, notes: List[str]) -> Tuple[Optional[int], Optional[float]]:
+    """The configuration's own whole number when it meets the target (nothing needs to move), else the valid
+    whole number nearest it that does, either side, within :data:`MAX_WALK` (through ``solve()``'s checks)."""
+    base = int(pr.x0)
+    for d in range(MAX_WALK):
+        if base - d < 1 and base + d > pr.top:
+            break
+        for v in ((base,) if d == 0 else (base - d, base + d)):
+            if 1 <= v <= pr.top and (o := _output(pr, v)) is not None and pr.meets(o):
+                return v, o
+    notes.append(f"no valid whole number within {MAX_WALK} of the configuration meets the target")
+    return None, None
+
+
 def search_integer(pr: Problem):
     """The whole-number boundary through ``solve()`` alone: double away from the configuration until the
     target is met, then bisect (invalid values are stepped over); where the runnable values are few (they end at
