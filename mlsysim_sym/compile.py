@@ -23,7 +23,7 @@ from sympy.core.logic import fuzzy_and
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
-from . import _shipped
+from . import _shipped, wide
 from ._cache import cached_per_arguments
 from .model import StepTimeModel, Variant, build_model
 from .symbols import FLAGS, PARAMS
@@ -271,6 +271,8 @@ class Compiled:
             vector = [values[a] for a in self.args]
         except KeyError as exc:
             raise KeyError(f"no value given for parameter {exc.args[0]}") from None
+        if self.backend == "math":      # an output not finite in float64: again, wide (mlsysim_sym.wide)
+            return dict(zip(self.names, wide.evaluate(self.fn, vector)))
         return dict(zip(self.names, self.fn(*vector)))
 
 

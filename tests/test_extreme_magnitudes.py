@@ -168,3 +168,19 @@ def test_a_sweep_returns_a_finite_number_wherever_mlsysim_does():
                         problems.append(f"{model} {k}={v:.0e}: {key} sweep {mine!r}, mlsysim {t!r}")
     assert n >= 80                   # of the 4 x 9 x 4 or 2 calls, those mlsysim prices
     assert not problems, "\n".join(problems[:20])
+
+
+def test_sensitivities_and_uncertainty_give_the_finite_value_solve_gives():
+    # an imbalance of 1e308 on a dense model: no all-to-all is priced, so the MFU is solve()'s 0.15343 (the CLI
+    # printed "uncertainty of fleet MFU = nan" with exit 0); a non-transformer under the extended model reads no
+    # gradient-accumulation symbol it does not have (it raised KeyError: 'GA')
+    from mlsysim_sym import DistributedModel, sensitivities, uncertainty
+    kw = dict(batch_size=256, moe_routing_imbalance_factor=1e308)
+    mfu = DistributedModel().solve("Llama3_70B", "Research_256", **kw).mfu
+    assert mfu == pytest.approx(0.15342714110260916, rel=1e-12)
+    assert sensitivities("Llama3_70B", "Research_256", **kw).value == pytest.approx(mfu, rel=1e-12)
+    u = uncertainty("Llama3_70B", "Research_256", {"efficiency": 0.1}, **kw)
+    assert u.value == pytest.approx(mfu, rel=1e-12) and math.isfinite(u.std)
+    ext = DistributedModel(fidelity="extended").solve("ResNet50", "Lab_64_A100", batch_size=512).mfu
+    assert sensitivities("ResNet50", "Lab_64_A100", batch_size=512, fidelity="extended").value == \
+        pytest.approx(ext, rel=1e-12)

@@ -38,6 +38,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import sympy as sp
 
+from .. import wide
 from ..compile import cse_real, lambdify_numeric, numeric_form
 from ..decisions import ModelDecisions, model_decisions
 from ..model import Variant, closed_form
@@ -83,7 +84,7 @@ class Gradient:
     def evaluate(self, values: Mapping[sp.Symbol, object], output: str) -> Tuple[float, Dict[sp.Symbol, float]]:
         """``(output, {x: d output / d x})`` at one point."""
         values = self._with_shifts(values)
-        out = self.fn(*(values[a] for a in self.args))
+        out = wide.evaluate(self.fn, [values[a] for a in self.args])    # an overflow part-way: again, wide
         k, n = self.outputs.index(output), len(self.wrt)
         first = len(self.outputs) + k * n
         return out[k], dict(zip(self.wrt, out[first:first + n]))
