@@ -470,3 +470,16 @@ def test_random_questions_plug_back_into_solve():
                 assert got == pytest.approx(target, rel=1e-9, abs=1e-300), str(r)
         answered += 1
     assert answered >= 10
+
+
+def test_an_input_that_cannot_make_the_schedule_run_is_not_walked():
+    # batch 256 over tp 2 x pp 4 on 100,000 GPUs: 12,500 replicas, so the batch does not split over them and no
+    # framework runs the schedule (can_run); the sequence length does not enter that rule, so no whole number of
+    # it is valid: said at once (it walked 100,000 values before)
+    kw = dict(batch_size=256, tp_size=2, pp_size=4, precision="bf16", microbatch_count=4, seq_len=8192)
+    assert not arguments("Llama2_13B", "Mega_100K", kw).runnable
+    with pytest.warns(UserWarning, match="some ranks will be idle"):       # mlsysim's warning for batch < dp
+        r = required("step_time", 1.0, "seq_len", "Llama2_13B", "Mega_100K", **kw)
+    assert not r.reachable and "no valid whole number of seq_len meets it" in r.reason
+    assert any("runs no schedule a framework runs" in n and "no value of seq_len changes that" in n
+               for n in r.notes), r.notes

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Tuple
 
 import sympy as sp
 
-from ..arguments import checked, describe
+from ..arguments import Arguments, checked, describe
 from ..checks import check
 from ..compile import compile_quantities
 from ..model import build_model
@@ -22,6 +22,20 @@ from ..sensitivity.point import _solve_output, quantity_name
 from ..symbols import FLAGS, Kind, Param, by_argument
 from .answer import Requirement
 from .regime import Regime, Solution, fraction, regime_at, solution
+
+
+class _Reads(Arguments):
+    """A copy of :class:`~mlsysim_sym.arguments.Arguments` that records the names it is asked for (``read``)."""
+
+    @classmethod
+    def of(cls, a: Arguments) -> "_Reads":
+        out = object.__new__(cls)
+        object.__setattr__(out, "__dict__", {**a.__dict__, "read": set()})
+        return out
+
+    def __getitem__(self, name: str):
+        self.read.add(name)
+        return super().__getitem__(name)
 
 
 class Problem:
@@ -113,6 +127,14 @@ class Problem:
         return largest_runnable(self.solve_for, int(a["batch_size"]), a.accelerators,
                                 int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node)), a.replica,
                                 int(a["gradient_accumulation_steps"]))
+
+    @cached_property
+    def never_runs(self) -> bool:
+        """Whether no value of the input gives a schedule a framework runs: the configuration runs none
+        (:attr:`~mlsysim_sym.arguments.Arguments.runnable`) and the input is not among the arguments that
+        decide it (those ``runnable`` reads, recorded as it reads them)."""
+        reads = _Reads.of(self.a)
+        return not reads.runnable and self.solve_for not in reads.read
 
     def _config_values(self, v) -> Dict[sp.Symbol, object]:
         a = self.at(v)

@@ -43,7 +43,7 @@ from .answer import TARGET
 XS = sp.Dummy("x", positive=True)
 
 #: How many regimes and solutions this process keeps (least recently used dropped first).
-KEPT = 2048
+KEPT = 512
 
 
 class _Table:

@@ -19,6 +19,11 @@ from .problem import Problem
 #: How many whole numbers the integer answer may walk from the smooth root.
 MAX_WALK = 100_000
 
+#: How many valid whole numbers the walk from the root takes one by one before it looks at the far end of its
+#: reach: when the output misses the target there too, no value in between meets it (in one regime the output
+#: is monotone) and the walk stops.
+LINEAR = 64
+
 #: Whole numbers whose runnable values end below this are listed and walked one by one.
 LISTED = 100_000
 
@@ -55,9 +60,17 @@ def integer(pr: Problem, root: float, meet: int, notes: List[str]) -> Tuple[Opti
             v += step
         return None, None
 
+    if pr.never_runs:
+        notes.append(_NEVER.format(pr.solve_for))
+        return None, None
     v, o = valid_from(max(1, round(root)), meet)
     walked = 0
     while v is not None and not pr.meets(o) and walked < MAX_WALK:
+        if walked == LINEAR:
+            far, _ = valid_from(min(max(1, v + meet * (MAX_WALK - walked)), pr.top), -meet)
+            if far is None or (far - v) * meet <= 0 or not pr.meets(_output(pr, far)):
+                walked = MAX_WALK
+                break
         v, o = valid_from(v + meet, meet)
         walked += 1
     if v is None or walked >= MAX_WALK:
@@ -72,9 +85,16 @@ def integer(pr: Problem, root: float, meet: int, notes: List[str]) -> Tuple[Opti
     return v, o
 
 
+_NEVER = ("the configuration runs no schedule a framework runs (see can_run(): the batch splits over the replicas, "
+          "the microbatches over a replica's samples), and no value of {} changes that")
+
+
 def at_configuration(pr: Problem, notes: List[str]) -> Tuple[Optional[int], Optional[float]]:
     """The configuration's own whole number when it meets the target (nothing needs to move), else the valid
     whole number nearest it that does, either side, within :data:`MAX_WALK` (through ``solve()``'s checks)."""
+    if pr.never_runs:
+        notes.append(_NEVER.format(pr.solve_for))
+        return None, None
     base = int(pr.x0)
     for d in range(MAX_WALK):
         if base - d < 1 and base + d > pr.top:
@@ -90,7 +110,7 @@ def search_integer(pr: Problem):
     """The whole-number boundary through ``solve()`` alone: double away from the configuration until the
     target is met, then bisect (invalid values are stepped over); where the runnable values are few (they end at
     :attr:`Problem.top`), walk them in order from the configuration instead. ``(value, output, meets_toward)``."""
-    if pr.top <= LISTED:
+    if pr.top <= LISTED or pr.never_runs:
         return _walk_runnable(pr)
 
     def out(v):
@@ -128,11 +148,12 @@ def search_integer(pr: Problem):
 def _walk_runnable(pr: Problem):
     """The first runnable value, walking away from the configuration, that meets the target: the boundary on that
     side (the value before it misses). ``(value, output, meets_toward)`` or None."""
-    base = int(pr.x0)
-    values = [v for v in range(max(1, int(pr.lo)), int(pr.top) + 1) if pr.at(v).runnable]
+    base, lo, top = int(pr.x0), max(1, int(pr.lo)), int(pr.top)
+    if pr.never_runs:
+        return None
     for meet in (1, -1):
-        for v in (w for w in (values if meet > 0 else reversed(values)) if (w - base) * meet > 0):
-            o = _output(pr, v)
+        for v in (range(base + 1, top + 1) if meet > 0 else range(min(base - 1, top), lo - 1, -1)):
+            o = _output(pr, v)          # None where no schedule runs or solve() refuses
             if o is not None and pr.meets(o):
                 return v, o, meet
     return None
@@ -164,6 +185,8 @@ def layout_answer(pr: Problem, regimes: int) -> Requirement:
 def _candidates(pr: Problem):
     """The values tried for the best one when nothing reaches the target: every whole number a schedule runs at
     (up to :data:`SCAN`, when the input's runnable values end there), else a few around the configuration."""
+    if pr.p.kind is Kind.COUNT and pr.never_runs:
+        return ()
     if pr.p.kind is Kind.COUNT and pr.top <= SCAN:
         return [v for v in range(max(1, int(pr.lo)), int(pr.top) + 1) if pr.at(v).runnable]
     return (pr.x0, pr.lo, pr.hi, pr.lo + 1, 2 * pr.x0, pr.x0 / 2)
