@@ -71,11 +71,10 @@ def energy(hfu, G, T):
 def arithmetic_intensity(ops, traffic):
     """``calc_bottleneck``'s arithmetic intensity of ``ops`` FLOPs over ``traffic`` bytes, its 1e-15 guards
     included: with no traffic, infinite (or 0 with no work either); with no work, 0; else ``ops / traffic``.
-    With traffic exactly 0 (no weight bytes), the division itself, as mlsysim's ``Workload.lower`` divides the
-    FLOPs by the weight bytes first (a ``ZeroDivisionError`` there)."""
+    (Weight bytes of exactly 0 never get here: mlsysim's ``Workload.lower`` divides by them first, and
+    :func:`mlsysim_sym.inputs.lowered` raises its ``ZeroDivisionError`` in that place.)"""
     eps_o, eps_q = sym.eps_O, sym.eps_Q
-    return sp.Piecewise((ops / traffic, sp.Eq(traffic, 0)),
-                        (sp.Piecewise((sp.oo * eps_o / eps_q, ops >= eps_o), (0, True)), traffic < eps_q),
+    return sp.Piecewise((sp.Piecewise((sp.oo, ops >= eps_o), (0, True)), traffic < eps_q),
                         (0, ops < eps_o), (ops / traffic, True))
 
 
