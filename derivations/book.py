@@ -124,6 +124,37 @@ class Entry:
         return self
 
 
+@dataclass(frozen=True)
+class Counted:
+    """One display equation or worked formula of a chapter, as counted (the rule: :data:`COUNTING`).
+
+    ``entry`` is the key of the :class:`Entry` that reproduces it; without one, ``why`` says why it is
+    explained rather than reproduced (a definition with no cost, a figure's caption, ...).
+    """
+
+    chapter: str     # a key of CHAPTERS
+    where: str       # the book's label (@eq-...) or its section and cell
+    what: str        # what it says, in a few words
+    entry: str = ""
+    why: str = ""
+
+
+#: The chapters the companion covers: key -> (title, path in the book's repository).
+CHAPTERS: Dict[str, Tuple[str, str]] = {
+    "DT": ("Distributed Training", "book/quarto/contents/vol2/distributed_training/distributed_training.qmd"),
+    "CC": ("Collective Communication", "book/quarto/contents/vol2/collective_communication/collective_communication.qmd"),
+    "AC": ("Communication Foundations (appendix)", "book/quarto/contents/vol2/backmatter/appendix_communication.qmd"),
+    "FA": ("Fleet Foundations (appendix)", "book/quarto/contents/vol2/backmatter/appendix_fleet.qmd"),
+    "FT": ("Fault Tolerance (its checkpoint equations)", "book/quarto/contents/vol2/fault_tolerance/fault_tolerance.qmd"),
+}
+
+#: How the equations of a chapter were counted.
+COUNTING = ("every display equation of the chapter (a $$ ... $$ block, labelled or not, counted once even when it "
+            "holds an aligned chain) and every worked formula (a formula the text or a notebook cell evaluates "
+            "to a number the book prints); an equation printed again in another chapter is counted where it is "
+            "defined, and listed in the other chapter pointing to the same entry")
+
+
 def _eq(lhs_tex: str, rhs) -> str:
     return f"{lhs_tex} = {latex(rhs)}"
 
@@ -447,6 +478,27 @@ def pipeline() -> List[Entry]:
     ]
 
 
+#: The modules that hold each chapter's further entries and its count, ``derivations.book_<name>``: each has
+#: ``groups() -> Dict[str, List[Entry]]`` and ``inventory() -> List[Counted]``.
+CHAPTER_MODULES: Tuple[str, ...] = ()
+
+
+def _chapter_modules():
+    import importlib
+    return [importlib.import_module(f"derivations.book_{name}") for name in CHAPTER_MODULES]
+
+
+def inventory_check(counted: List[Counted], keys) -> None:
+    """Every counted equation names a chapter, and either an entry that exists or why it is explained."""
+    for c in counted:
+        if c.chapter not in CHAPTERS:
+            raise AssertionError(f"{c.where}: unknown chapter {c.chapter!r}")
+        if bool(c.entry) == bool(c.why):
+            raise AssertionError(f"{c.chapter} {c.where}: give an entry or why it is explained, not both or none")
+        if c.entry and c.entry not in keys:
+            raise AssertionError(f"{c.chapter} {c.where}: no entry {c.entry!r}")
+
+
 def context() -> Dict[str, object]:
     entries = {
         "Collectives": collectives(),
@@ -454,9 +506,19 @@ def context() -> Dict[str, object]:
         "Memory": memory(),
         "Pipeline and experts": pipeline(),
     }
+    counted: List[Counted] = []
+    for module in _chapter_modules():
+        for title, group in module.groups().items():
+            entries.setdefault(title, []).extend(group)
+        counted.extend(module.inventory())
     for group in entries.values():
         for e in group:
             e.verify()
+    keys = [e.key for group in entries.values() for e in group]
+    if len(set(keys)) != len(keys):
+        raise AssertionError("two entries of the companion share a key")
+    inventory_check(counted, set(keys))
     notes = [f"{m}: {why}." for m, why in registry.REGISTRY_CLASHES.items()]
     return {"groups": entries, "differences": differences(), "author_notes": AUTHOR_NOTES, "examples": EXAMPLES[:2],
-            "registry_notes": notes, "count": sum(len(g) for g in entries.values())}
+            "registry_notes": notes, "count": sum(len(g) for g in entries.values()),
+            "inventory": counted, "chapters": CHAPTERS, "counting": COUNTING}
