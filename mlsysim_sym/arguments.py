@@ -154,8 +154,13 @@ class Arguments:
     def runnable(self) -> bool:
         """Whether a training framework can run this schedule (:func:`mlsysim_sym.schedules.can_run`: the batch
         splits evenly over the replicas, the microbatches over a replica's samples, the layers over the stages)."""
+        return self.runs()
+
+    def runs(self, layer_rules: bool = True) -> bool:
+        """:attr:`runnable`; with ``layer_rules=False``, by the rules that do not read the layer count alone (when
+        those fail, no layer count makes the schedule run)."""
         g, n = self.replica, self.accelerators
-        layers = self.get("layers", self.workload.layers)
+        layers = self.get("layers", self.workload.layers) if layer_rules else None
         return n % g == 0 and bool(can_run(self["pp_size"], n // g, self["microbatch_count"], self["v_stages"],
                                            int(self["batch_size"]),
                                            gradient_accumulation_steps=int(self["gradient_accumulation_steps"]),

@@ -483,3 +483,20 @@ def test_an_input_that_cannot_make_the_schedule_run_is_not_walked():
     assert not r.reachable and "no valid whole number of seq_len meets it" in r.reason
     assert any("runs no schedule a framework runs" in n and "no value of seq_len changes that" in n
                for n in r.notes), r.notes
+
+
+def test_the_layer_count_cannot_make_a_batch_split_over_the_replicas():
+    # batch 256 over pp 2 on 1,024 A100s: 512 replicas, so the batch does not split over them (can_run's rule 1);
+    # the layer count enters only rules 3 and 4 (a layer per stage, equal chunks), so no whole number of layers
+    # makes the schedule run: said at once, with that note alone (it walked 100,000 layer counts, 2.8 s, before)
+    kw = dict(batch_size=256, tp_size=1, pp_size=2, precision="fp16", microbatch_count=16, ep_size=1)
+    a = arguments("Llama3_70B", "Training_1K_A100", kw)
+    assert not a.runnable and not a.runs(layer_rules=False)
+    with pytest.warns(UserWarning, match="some ranks will be idle"):
+        r = required("node_profile.mfu", 1e-9, "layers", "Llama3_70B", "Training_1K_A100", **kw)
+    assert not r.reachable and "no valid whole number of layers meets it" in r.reason
+    assert [n for n in r.notes if "no value of layers changes that" in n] and not [
+        n for n in r.notes if "the root of this regime" in n], r.notes
+    # with pp 8 the batch splits (256 samples over 128 replicas, 2 microbatches of 1): the layer rules decide
+    ok = dict(kw, pp_size=8, microbatch_count=2)
+    assert arguments("Llama3_70B", "Training_1K_A100", ok).runs(layer_rules=False)

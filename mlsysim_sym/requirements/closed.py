@@ -75,11 +75,11 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
         whole, achieved = integer(pr, val, meet, notes)
         if whole is None:
             root = f"{pr.solve_for} = {val:.6g}" + ("" if r is None else f", {plain(r)}")
-            # why no whole number runs, when the input cannot make any run (else the root's note says it)
-            return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it",
-                               (tuple(notes) if pr.never_runs else ()) + (f"the root of this regime is {root}; no schedule a framework runs has a "
-                                f"whole number there (see can_run(): the batch splits over the replicas, "
-                                f"the microbatches over a replica's samples)",))
+            # why no whole number runs: the input cannot make any run, or none runs at the root
+            why = tuple(notes) if pr.never_runs else (
+                f"the root of this regime is {root}; no schedule a framework runs has a whole number there (see "
+                f"can_run(): the batch splits over the replicas, the microbatches over a replica's samples)",)
+            return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", why)
     else:
         val, achieved = _inside_domain(pr, val, notes)
     return pr.answer(regimes, expression=r, value=val, integer=whole, achieved=achieved,

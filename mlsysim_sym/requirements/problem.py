@@ -132,9 +132,12 @@ class Problem:
     def never_runs(self) -> bool:
         """Whether no value of the input gives a schedule a framework runs: the configuration runs none
         (:attr:`~mlsysim_sym.arguments.Arguments.runnable`) and the input is not among the arguments that
-        decide it (those ``runnable`` reads, recorded as it reads them)."""
+        decide it (those ``runnable`` reads, recorded as it reads them), or it is the layer count and the rules
+        that do not read the layer count already fail (the batch does not split over the replicas)."""
         reads = _Reads.of(self.a)
-        return not reads.runnable and self.solve_for not in reads.read
+        if reads.runnable:
+            return False
+        return self.solve_for not in reads.read or (self.solve_for == "layers" and not self.a.runs(layer_rules=False))
 
     def _config_values(self, v) -> Dict[sp.Symbol, object]:
         a = self.at(v)
