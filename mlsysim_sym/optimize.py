@@ -236,6 +236,11 @@ def _splits(n: int, choices: Tuple[Tuple[int, ...], ...], groups: Optional[Tuple
     """Every combination of the choices where the product of each group of columns (``groups``: indices; default
     all the columns) divides ``n``, one row each (read-only: it is shared)."""
     groups = groups or (tuple(range(len(choices))),)
+    # a factor of a product that divides n divides n: the other values of a grouped column are left out before
+    # the product is formed (a range of 1 to 100,000 for two degrees is a few divisors each, not 10^10 rows)
+    grouped = {i for g in groups for i in g}
+    choices = tuple(tuple(x for x in c if i not in grouped or (int(x) >= 1 and n % int(x) == 0))
+                    for i, c in enumerate(choices))
     rows = [tuple(int(x) for x in s) for s in itertools.product(*choices)
             if all(n % math.prod(s[i] for i in g) == 0 for g in groups)]
     out = np.array(rows, dtype=np.int64).reshape(len(rows), len(choices))

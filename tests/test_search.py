@@ -291,3 +291,14 @@ def test_a_search_where_nothing_runnable_fits_says_so():
         search("Llama3_70B", "Research_256", 256, **kw)
     r = search("Llama3_70B", "Research_256", 256, runnable=False, top_k=1, **kw)
     assert r.best.config["microbatch_count"] == 3 and r.best.config["pp_size"] == 16
+
+
+def test_degree_ranges_are_cut_to_the_fleets_divisors_before_their_product():
+    # tp and pp from 1 to 100,000 on 256 GPUs: 10^10 pairs as a product; only the 9 divisors of 256 each can
+    # split the fleet, so the search is the one over those (it ran past 90 s before, building the product)
+    divisors = tuple(d for d in range(1, 257) if 256 % d == 0)
+    assert divisors == (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    wide = search("Llama3_70B", "Research_256", 256, tp_size=range(1, 100_001), pp_size=range(1, 100_001), top_k=3)
+    narrow = search("Llama3_70B", "Research_256", 256, tp_size=divisors, pp_size=divisors, top_k=3)
+    assert [c.config for c in wide.candidates] == [c.config for c in narrow.candidates]
+    assert wide.best.objective == narrow.best.objective
