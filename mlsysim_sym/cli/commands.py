@@ -111,13 +111,28 @@ def _refuse_all_masked(r, given) -> None:
                                           if n > 1 else ""))
 
 
+def _fixed_accelerators(s) -> Optional[int]:
+    """The fleet's accelerators when the call fixes them (neither nodes nor accelerators per node listed), else
+    None; None too where the fleet cannot be read (the search says why)."""
+    from ..inputs import as_fleet
+    if any(len(s.given.get(k, ())) > 1 for k in ("count", "accelerators_per_node")):
+        return None
+    try:
+        f = as_fleet(s.fleet)
+        count = s.given.get("count", [f.count])[0]
+        per_node = s.given.get("accelerators_per_node", [f.node.accelerators_per_node])[0]
+        return int(count) * int(per_node)
+    except Exception:       # noqa: BLE001 - the search reports an unreadable fleet itself
+        return None
+
+
 def cmd_search(args) -> int:
     from ..optimize import search
     s = setup(args, example=False)
     if args.top < 1:
         raise UsageError(f"--top: must be >= 1, got {args.top}")
     check_ranges(s.given, keywords=True)      # a search leaves a configuration out of range out, silently
-    refuse_large_search(s.given)
+    refuse_large_search(s.given, _fixed_accelerators(s))
     kw = dict(s.kwargs)
     batch = single({"batch_size": kw.pop("batch_size")})["batch_size"]
     with about(args, s.flags):

@@ -8,7 +8,7 @@ import inspect
 import math
 import os
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from .options import BY_KEYWORD, UsageError
 
@@ -58,11 +58,26 @@ def _schedule_defaults() -> Dict[str, int]:
             if isinstance(p.default, tuple)}
 
 
-def refuse_large_search(given: Dict[str, List]) -> None:
+#: The degrees a search can only take at values that divide the fleet's accelerators (the split degrees and the
+#: expert tensor-parallel degree: :data:`mlsysim_sym.mechanisms.SPLIT_DEGREES`, ``search()``'s groups).
+DIVIDING = ("tp_size", "pp_size", "ep_size", "cp_size", "etp_size")
+
+
+def _divides(x, n: int) -> bool:
+    try:
+        return x >= 1 and int(x) == x and n % int(x) == 0
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def refuse_large_search(given: Dict[str, List], accelerators: Optional[int] = None) -> None:
     """A search ranks the product of its choices: those given as lists, and the search's own schedule choices
-    where none is given. Refused beyond :data:`MAX_SEARCH` configurations, counted before any is built (the
-    divisors of the fleet's accelerator count the search takes for a degree not given are not counted: at most
-    a few dozen)."""
+    where none is given. Refused beyond :data:`MAX_SEARCH` configurations, counted before any is built. Where the
+    fleet's ``accelerators`` are fixed, a degree counts only its values that divide them, as ``search()`` does
+    (the divisors it takes for a degree not given are not counted: at most a few dozen)."""
+    if accelerators:
+        given = {k: ([x for x in v if _divides(x, accelerators)] or v[:1])
+                 if k in DIVIDING else v for k, v in given.items()}
     listed = _listed(given)
     own = {k: n for k, n in _schedule_defaults().items() if k not in given}
     n = math.prod(listed.values()) * math.prod(own.values())
