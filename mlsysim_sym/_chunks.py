@@ -29,7 +29,12 @@ TEMPORARIES = 16
 
 class SweepTooLarge(MemoryError):
     """Work that would not fit in the memory budget (:func:`memory_budget`), refused before it starts; its
-    message is one line naming the bytes asked for, the budget and the limit it comes from."""
+    message is one line naming the bytes asked for, the budget and the limit it comes from. ``cli`` is the same
+    line for the command line (its options, not Python's arguments), where it differs."""
+
+    def __init__(self, message: str, cli: Optional[str] = None):
+        super().__init__(message)
+        self.cli = cli or message
 
 
 def full_ndim(x: np.ndarray, ndim: int) -> np.ndarray:
@@ -201,14 +206,16 @@ def check_max_memory(max_memory) -> int:
 SMALL = 1 << 25
 
 
-def refuse(need: float, what: str, advice: str, max_memory=None) -> None:
+def refuse(need: float, what: str, advice: str, max_memory=None, cli: Optional[Tuple[str, str]] = None) -> None:
     """Raise :class:`SweepTooLarge` before any work when ``need`` bytes exceed :func:`memory_budget`: one line
-    naming ``what`` is asked for, the bytes it needs, the budget and the limit it comes from, and ``advice``."""
+    naming ``what`` is asked for, the bytes it needs, the budget and the limit it comes from, and ``advice``
+    (``cli``: what and advice in the command line's words, where they differ)."""
     if need < SMALL and max_memory is None:
         return
     budget = memory_budget(max_memory)
     if need > budget.limit:
-        raise SweepTooLarge(f"{what} needs about {_bytes(need)}, over the memory budget of {budget}; {advice}")
+        line = "{} needs about " + _bytes(need) + f", over the memory budget of {budget}; " + "{}"
+        raise SweepTooLarge(line.format(what, advice), line.format(*cli) if cli else None)
 
 
 def refuse_if_too_large(names, out_shapes, shape, masked: bool, max_memory=None, working: int = 0) -> None:
@@ -220,7 +227,8 @@ def refuse_if_too_large(names, out_shapes, shape, masked: bool, max_memory=None,
         need += 4 * size                             # the rule codes, the masked and the valid flags
     need += min(GRID_CHUNK_BYTES, 8 * (len(names) + TEMPORARIES) * size)     # the arrays of one chunk
     refuse(need, f"a sweep of {size:,} configurations with {len(names)} output(s)",
-           "ask for fewer outputs (outputs=('mfu',)) or a coarser grid, or pass max_memory=", max_memory)
+           "ask for fewer outputs (outputs=('mfu',)) or a coarser grid, or pass max_memory=", max_memory,
+           cli=(f"a sweep of {size:,} configurations", "give fewer values"))
 
 
 def _bytes(n: float) -> str:

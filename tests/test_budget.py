@@ -156,3 +156,33 @@ def test_under_a_real_address_space_limit_an_8_gb_grid_is_refused_not_failed_mid
     assert lines[1].startswith("REFUSED uncertainty(samples=1,000,000,000) needs about 8.")
     assert "RLIMIT_AS (ulimit -v) 4.096 GB" in lines[1]
     assert lines[2] == "RAN (25000, 1000) 25000000"
+
+
+def test_the_command_line_is_refused_in_its_own_words():
+    # the same refusal through the command line names its options, not Python's arguments (outputs=, samples=,
+    # max_memory= are not options of mlsysim-sym): a budget of 10 MB, put in place for the run
+    program = textwrap.dedent("""
+        import sys
+        from mlsysim_sym import _chunks
+        from mlsysim_sym.cli import main
+        _chunks.SMALL = 0
+        _chunks.memory_budget = lambda max_memory=None, sources=None: _chunks.Budget(10_000_000, "a test's budget")
+        sys.exit(main(sys.argv[1:]))
+    """)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), PYTHONWARNINGS="ignore")
+    runs = {"sweep": ["sweep", "--batch-size", "1:1000", "--efficiency", "0.01:1:0.01"],
+            "uncertainty": ["uncertainty", "--sigma", "efficiency=0.1", "--samples", "10000000"]}
+    lines = {}
+    for name, args in runs.items():
+        out = subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True, env=env,
+                             timeout=300)
+        assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr, out.stderr
+        assert out.stderr.count("\n") == 1, out.stderr
+        lines[name] = out.stderr
+    # 1,000 batch sizes x 100 efficiencies = 100,000 configurations
+    assert "a sweep of 100,000 configurations needs about " in lines["sweep"]
+    assert "over the memory budget of 10 MB (a test's budget); give fewer values" in lines["sweep"]
+    # 10^7 draws of one parameter: 80 MB of draws alone
+    assert "--samples 10,000,000 needs about " in lines["uncertainty"]
+    assert lines["uncertainty"].rstrip().endswith("over the memory budget of 10 MB (a test's budget); give fewer samples")
+    assert not any("max_memory" in x or "outputs=" in x or "samples=" in x for x in lines.values()), lines

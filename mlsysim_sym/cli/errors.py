@@ -54,8 +54,9 @@ def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
         yield
     except UsageError:
         raise
-    except MemoryError as exc:
-        raise UsageError(f"{fallback}: {one_line(exc)}") from None
+    except MemoryError as exc:        # SweepTooLarge says it in the command line's words (cli)
+        cli = getattr(exc, "cli", None)
+        raise UsageError(f"{fallback}: {' '.join(cli.split()) if cli else one_line(exc)}") from None
     except ArithmeticError as exc:
         these = "these values" if "/" in fallback else "this value"
         raise UsageError(f"{fallback}: the model has no finite result at {these} ({type(exc).__name__}: "

@@ -443,7 +443,8 @@ def memory_needed(samples: int, parameters: int) -> int:
 def _refuse(samples: int, parameters: int, max_memory) -> None:
     """:class:`~mlsysim_sym.sweeps.SweepTooLarge` when :func:`memory_needed` exceeds the memory budget."""
     _chunks.refuse(memory_needed(samples, parameters), f"uncertainty(samples={samples:,})",
-                   "lower samples= or pass max_memory=", max_memory)
+                   "lower samples= or pass max_memory=", max_memory,
+                   cli=(f"--samples {samples:,}", "give fewer samples"))
 
 
 def _streams(seed: int, parameters: int, samples: int, blocks: bool):
