@@ -381,7 +381,7 @@ _declare_formal((
     ("T_warmup", rf"T_{{{T}{{warmup}}}}", r"\RecoveryWarmupTime", "s", "time to return to full throughput", {}),
     ("A_comp", rf"A_{{{T}{{component}}}}", r"\ComponentAvailability", "1",
      "probability that one component is up at a given instant", {}),
-    ("k_rep", "k", r"\RedundantReplicaCount", "1", "independent replicas of a service", {"integer": True}),
+    ("k_rep", rf"k_{{{T}{{rep}}}}", None, "1", "independent replicas of a service", {"integer": True}),
 ))
 # ---- issue 24 -------------------------------------------------------------------------------- end
 
@@ -472,8 +472,6 @@ TERMS += (
 TERMS += (
     Term("SystemMTBF", rf"\text{{MTBF}}_{{{T}{{system}}}}", r"\SystemMtbf", ("MTBF_comp", "N_coll"),
          "MTBF of N identical components in series"),
-    Term("SystemReliability", rf"R_{{{T}{{system}}}}", r"\SystemReliability", ("lambda_f", "N_coll", "t_run"),
-         "probability that N identical components all survive to time t"),
     Term("YoungDalyInterval", rf"T^\ast_{{{T}{{ckpt}}}}", r"\OptimalCheckpointInterval", ("T_write", "MTBF_sys"),
          "Young's optimal checkpoint interval"),
     Term("CheckpointWaste", "W", r"\CheckpointWasteFraction", ("T_write", "tau_ckpt", "MTBF_sys"),

@@ -413,11 +413,13 @@ EXTENSION.update({
 # ---- issue 22 --------------------------------------------------------------------------------- end
 # ---- issue 24: the Fault Tolerance chapter's reliability and checkpoint terms ---------------- begin
 EXTENSION.update({
+    "S_ckpt": _P(r"\CheckpointSize", "scalar", "bytes of one training checkpoint: weights, optimizer state and "
+                 "progress counters", "performance"),
     "t_run": _P(r"\ReliabilityElapsedTime", "scalar",
                 "time a system has run since it was last known to be fully up, the argument of its reliability "
                 "function", "performance"),
-    "S_ckpt": _P(r"\CheckpointSize", "scalar", "bytes of one training checkpoint: weights, optimizer state and "
-                 "progress counters", "performance"),
+    "k_rep": _P(r"\AvailabilityReplicaCount", "count",
+                "number of independent replicas of a service in an availability calculation", "performance"),
     "BW_ckpt": _P(r"\CheckpointWriteBandwidth", "scalar",
                   "aggregate bandwidth at which a training checkpoint is written to persistent storage", "performance"),
     "AllUpAvailability": _P(r"\AllUpAvailability", "scalar",

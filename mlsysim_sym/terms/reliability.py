@@ -1,4 +1,4 @@
-"""Reliability and checkpointing: fleet MTBF, survival, the Young-Daly interval, the checkpoint tax,
+"""Reliability and checkpointing: fleet MTBF, the Young-Daly interval, the checkpoint tax,
 recovery time and availability (issue 24, the Fault Tolerance chapter).
 
 References
@@ -6,7 +6,7 @@ References
 Young (1974), "A first order approximation to the optimum checkpoint interval", CACM 17(9).
 Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3).
 Book: *Machine Learning Systems* vol. 2, book/quarto/contents/vol2/fault_tolerance/fault_tolerance.qmd
-(@eq-system-mtbf, @eq-system-reliability-n-components, @eq-checkpoint-overhead, @eq-recovery-time,
+(@eq-system-mtbf, @eq-checkpoint-overhead, @eq-recovery-time,
 @eq-availability-redundancy; the Young-Daly law of sec-fault-tolerance-young-daly). mlsysim:
 ``mlsysim.physics.reliability`` (calc_mtbf_cluster, calc_young_daly_interval, calc_checkpoint_waste,
 calc_all_up_availability, calc_availability_stacked).
@@ -33,17 +33,6 @@ class SystemMTBF(NamedTerm):
     @staticmethod
     def formula(mtbf_comp, n):
         return mtbf_comp / n
-
-
-class SystemReliability(NamedTerm):
-    r"""Probability that N identical components with failure rate lambda all survive to t: ``exp(-N lambda t)``
-    (@eq-system-reliability-n-components). Arguments: ``(lambda_f, N_coll, t_run)``."""
-
-    nargs = 3
-
-    @staticmethod
-    def formula(lam, n, t):
-        return sp.exp(-n * lam * t)
 
 
 class YoungDalyInterval(NamedTerm):
