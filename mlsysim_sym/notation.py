@@ -362,6 +362,28 @@ _declare_formal((
     ("n_param", rf"n_{{{T}{{param}}}}", None, "1", "parameters an update reads and writes", {}),
 ))
 # ---- issue 11 -------------------------------------------------------------------------------- end
+# ---- issue 24: the Fault Tolerance chapter's reliability and checkpoint terms ---------------- begin
+_declare_formal((
+    ("MTBF_comp", r"\text{MTBF}", r"\MeanTimeBetweenFailures", "s", "mean time between failures of one component", {}),
+    ("MTBF_sys", rf"\text{{MTBF}}_{{{T}{{system}}}}", r"\SystemMtbf", "s",
+     "mean time between failures that interrupt the whole job", {}),
+    ("lambda_f", r"\lambda", r"\ComponentFailureRate", "1/s", "failure rate of one component", {}),
+    ("t_run", "t", None, "s", "time a system has run since it was last known to be up", {}),
+    ("T_write", rf"T_{{{T}{{write}}}}", r"\CheckpointWriteTime", "s", "time training pauses to write one checkpoint", {}),
+    ("tau_ckpt", rf"T_{{{T}{{ckpt}}}}", r"\CheckpointInterval", "s", "useful compute time between two checkpoints", {}),
+    ("T_pause", rf"T_{{{T}{{pause}}}}", r"\CheckpointExtraPauseTime", "s",
+     "training pause per checkpoint beyond the write itself", {}),
+    ("S_ckpt", rf"S_{{{T}{{ckpt}}}}", None, "B", "bytes of one checkpoint", {}),
+    ("BW_ckpt", rf"\text{{BW}}_{{{T}{{ckpt}}}}", None, "B/s", "aggregate bandwidth a checkpoint is written at", {}),
+    ("T_detect", rf"T_{{{T}{{detect}}}}", r"\FailureDetectionTime", "s", "time from a fault to its detection", {}),
+    ("T_restart", rf"T_{{{T}{{restart}}}}", r"\JobRestartTime", "s", "time to relaunch the job's processes", {}),
+    ("T_load", rf"T_{{{T}{{load}}}}", r"\CheckpointLoadTime", "s", "time to read the checkpoint back", {}),
+    ("T_warmup", rf"T_{{{T}{{warmup}}}}", r"\RecoveryWarmupTime", "s", "time to return to full throughput", {}),
+    ("A_comp", rf"A_{{{T}{{component}}}}", r"\ComponentAvailability", "1",
+     "probability that one component is up at a given instant", {}),
+    ("k_rep", rf"k_{{{T}{{rep}}}}", None, "1", "independent replicas of a service", {"integer": True}),
+))
+# ---- issue 24 -------------------------------------------------------------------------------- end
 
 
 # --------------------------------------------------------------------------------------------
@@ -446,6 +468,26 @@ TERMS += (
          "memory-bound optimizer update of n parameters"),
 )
 # ---- issue 13 --------------------------------------------------------------------------------- end
+# ---- issue 24: the Fault Tolerance chapter's reliability and checkpoint terms ---------------- begin
+TERMS += (
+    Term("SystemMTBF", rf"\text{{MTBF}}_{{{T}{{system}}}}", r"\SystemMtbf", ("MTBF_comp", "N_coll"),
+         "MTBF of N identical components in series"),
+    Term("YoungDalyInterval", rf"T^\ast_{{{T}{{ckpt}}}}", r"\OptimalCheckpointInterval", ("T_write", "MTBF_sys"),
+         "Young's optimal checkpoint interval"),
+    Term("CheckpointWaste", "W", r"\CheckpointWasteFraction", ("T_write", "tau_ckpt", "MTBF_sys"),
+         "first-order share of time lost to checkpoint writes and to rework after failures"),
+    Term("CheckpointOverhead", rf"f_{{{T}{{ckpt}}}}", r"\CheckpointOverheadFraction", ("T_write", "T_pause", "tau_ckpt"),
+         "share of training time spent saving checkpoints"),
+    Term("CheckpointWriteTime", rf"T_{{{T}{{write}}}}", r"\CheckpointWriteTime", ("S_ckpt", "BW_ckpt"),
+         "time to write one checkpoint"),
+    Term("RecoveryTime", rf"T_{{{T}{{recovery}}}}", r"\FailureRecoveryTime",
+         ("T_detect", "T_restart", "T_load", "T_warmup"), "time from a failure until useful work resumes"),
+    Term("AllUpAvailability", rf"A_{{{T}{{all-up}}}}", None, ("A_comp", "N_coll"),
+         "probability that N independent components are all up at once"),
+    Term("ReplicatedAvailability", rf"A_{{{T}{{system}}}}", None, ("A_comp", "k_rep"),
+         "availability of k independent replicas of which one suffices"),
+)
+# ---- issue 24 --------------------------------------------------------------------------------- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

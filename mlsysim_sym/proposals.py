@@ -411,6 +411,25 @@ EXTENSION.update({
                 "performance"),
 })
 # ---- issue 22 --------------------------------------------------------------------------------- end
+# ---- issue 24: the Fault Tolerance chapter's reliability and checkpoint terms ---------------- begin
+EXTENSION.update({
+    "S_ckpt": _P(r"\CheckpointSize", "scalar", "bytes of one training checkpoint: weights, optimizer state and "
+                 "progress counters", "performance"),
+    "t_run": _P(r"\ReliabilityElapsedTime", "scalar",
+                "time a system has run since it was last known to be fully up, the argument of its reliability "
+                "function", "performance"),
+    "k_rep": _P(r"\AvailabilityReplicaCount", "count",
+                "number of independent replicas of a service in an availability calculation", "performance"),
+    "BW_ckpt": _P(r"\CheckpointWriteBandwidth", "scalar",
+                  "aggregate bandwidth at which a training checkpoint is written to persistent storage", "performance"),
+    "AllUpAvailability": _P(r"\AllUpAvailability", "scalar",
+                            "probability that every one of a set of independent components is up at the same instant",
+                            "performance", "1"),
+    "ReplicatedAvailability": _P(r"\ReplicatedServiceAvailability", "scalar",
+                                 "availability of a service with independent replicas of which any one suffices",
+                                 "performance", "1"),
+})
+# ---- issue 24 --------------------------------------------------------------------------------- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",

@@ -1,0 +1,120 @@
+"""Reliability and checkpointing: fleet MTBF, the Young-Daly interval, the checkpoint tax,
+recovery time and availability (issue 24, the Fault Tolerance chapter).
+
+References
+----------
+Young (1974), "A first order approximation to the optimum checkpoint interval", CACM 17(9).
+Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3).
+Book: *Machine Learning Systems* vol. 2, book/quarto/contents/vol2/fault_tolerance/fault_tolerance.qmd
+(@eq-system-mtbf, @eq-checkpoint-overhead, @eq-recovery-time,
+@eq-availability-redundancy; the Young-Daly law of sec-fault-tolerance-young-daly). mlsysim:
+``mlsysim.physics.reliability`` (calc_mtbf_cluster, calc_young_daly_interval, calc_checkpoint_waste,
+calc_all_up_availability, calc_availability_stacked).
+"""
+from __future__ import annotations
+
+import sympy as sp
+
+from .base import NamedTerm
+
+
+class SystemMTBF(NamedTerm):
+    r"""MTBF of N identical components in series: ``MTBF_component / N`` (@eq-system-mtbf; mlsysim's
+    calc_mtbf_cluster). Arguments: ``(MTBF_comp, N_coll)``.
+
+    Examples
+    --------
+    >>> SystemMTBF(50000, 10000).doit()
+    5
+    """
+
+    nargs = 2
+
+    @staticmethod
+    def formula(mtbf_comp, n):
+        return mtbf_comp / n
+
+
+class YoungDalyInterval(NamedTerm):
+    r"""Young's optimal checkpoint interval ``sqrt(2 T_write MTBF_system)`` (Young 1974; the book's Young-Daly
+    law; mlsysim's calc_young_daly_interval): where :class:`CheckpointWaste` is least. Arguments:
+    ``(T_write, MTBF_sys)``.
+
+    Examples
+    --------
+    >>> YoungDalyInterval(2, 180).doit()
+    12*sqrt(5)
+    """
+
+    nargs = 2
+
+    @staticmethod
+    def formula(t_write, mtbf):
+        return sp.sqrt(2 * t_write * mtbf)
+
+
+class CheckpointWaste(NamedTerm):
+    r"""First-order share of wall time lost at checkpoint interval tau: ``T_write / tau + tau / (2 MTBF)``
+    (Young 1974; the book's checkpoint-tax figures; mlsysim's calc_checkpoint_waste): one write per interval,
+    and half an interval of work lost per failure. Arguments: ``(T_write, tau_ckpt, MTBF_sys)``."""
+
+    nargs = 3
+
+    @staticmethod
+    def formula(t_write, tau, mtbf):
+        return t_write / tau + tau / (2 * mtbf)
+
+
+class CheckpointOverhead(NamedTerm):
+    r"""Share of training time spent saving: ``T_write / tau + T_pause / tau`` (@eq-checkpoint-overhead).
+    Arguments: ``(T_write, T_pause, tau_ckpt)``."""
+
+    nargs = 3
+
+    @staticmethod
+    def formula(t_write, t_pause, tau):
+        return t_write / tau + t_pause / tau
+
+
+class CheckpointWriteTime(NamedTerm):
+    r"""Time to write a checkpoint of S bytes at bandwidth BW: ``S / BW`` (the chapter's
+    @tbl-checkpoint-overhead-by-model and its checkpoint-debugging example). Arguments: ``(S_ckpt, BW_ckpt)``."""
+
+    nargs = 2
+
+    @staticmethod
+    def formula(size, bw):
+        return size / bw
+
+
+class RecoveryTime(NamedTerm):
+    r"""Time from a failure to useful work: ``T_detect + T_restart + T_load + T_warmup`` (@eq-recovery-time).
+    Arguments: ``(T_detect, T_restart, T_load, T_warmup)``."""
+
+    nargs = 4
+
+    @staticmethod
+    def formula(t_detect, t_restart, t_load, t_warmup):
+        return t_detect + t_restart + t_load + t_warmup
+
+
+class AllUpAvailability(NamedTerm):
+    r"""Probability that N independent components, each up with probability A, are all up: ``A**N`` (the
+    chapter's "9s of reliability" notebook; mlsysim's calc_all_up_availability). Arguments: ``(A_comp, N_coll)``."""
+
+    nargs = 2
+
+    @staticmethod
+    def formula(a, n):
+        return a ** n
+
+
+class ReplicatedAvailability(NamedTerm):
+    r"""Availability of k independent replicas, one of which suffices: ``1 - (1 - A)**k``
+    (@eq-availability-redundancy; mlsysim's calc_availability_stacked). Arguments: ``(A_comp, k_rep)``."""
+
+    nargs = 2
+
+    @staticmethod
+    def formula(a, k):
+        return 1 - (1 - a) ** k
