@@ -385,6 +385,33 @@ _declare_formal((
 ))
 # ---- issue 24 -------------------------------------------------------------------------------- end
 
+# ---- issue 24: the Distributed Training chapter's training dynamics (terms/training.py) ------- begin
+_declare_formal((
+    ("r_serial", rf"r_{{{T}{{serial}}}}", None, "1",
+     "share of a fixed workload's single-device time that does not shrink with more devices", {}),
+    ("eta_base", rf"\eta_{{{T}{{base}}}}", r"\BaseLearningRate", "1",
+     "learning rate tuned at the reference batch size", {}),
+    ("k_batch", rf"k_{{{T}{{batch}}}}", None, "1", "factor by which the batch size is multiplied", {}),
+    ("t_opt", "t", r"\OptimizerStepIndex", "1", "position of one optimizer update in the run", {}),
+    ("W_warm", rf"W_{{{T}{{warmup}}}}", None, "1", "optimizer steps over which warmup ramps the learning rate", {}),
+    ("eta_bsp", rf"\eta_{{{T}{{BSP}}}}", r"\BspLearningRate", "1",
+     "learning rate of the bulk-synchronous run at the same effective batch", {}),
+    ("s_stale", "s", r"\StalenessBound", "1",
+     "iterations a stale-synchronous worker may run ahead of the slowest", {}),
+    ("tr_cov", rf"\operatorname{{tr}} \Sigma", None, "1",
+     "total variance of the per-example gradients, the trace of their covariance", {}),
+    ("g_norm2", r"\lVert \nabla \mathcal{L} \rVert^{2}", None, "1", "squared norm of the true gradient", {}),
+    ("eta_global", rf"\eta_{{{T}{{global}}}}", r"\LarsGlobalLearningRate", "1",
+     "global learning rate LARS multiplies by each layer's trust ratio", {}),
+    ("w_norm", r"\lVert w_{l} \rVert", None, "1", "norm of one layer's weights", {}),
+    ("g_norm_l", r"\lVert g_{l} \rVert", None, "1", "norm of one layer's gradient", {}),
+    ("lambda_wd", rf"\lambda_{{{T}{{wd}}}}", None, "1", "weight-decay coefficient of the LARS / LAMB update", {}),
+    ("T_sync_acc", rf"T_{{{T}{{sync}}}}", r"\AccumulatedSyncTime", "s",
+     "gradient synchronization paid once per accumulated update", {}),
+    ("T_mu", rf"T_{{\mu}}", None, "s", "compute time of one accumulation micro-step", {}),
+))
+# ---- issue 24: training dynamics -------------------------------------------------------------- end
+
 
 # --------------------------------------------------------------------------------------------
 # Cost terms and the indicator
@@ -488,6 +515,26 @@ TERMS += (
          "availability of k independent replicas of which one suffices"),
 )
 # ---- issue 24 --------------------------------------------------------------------------------- end
+# ---- issue 24: the Distributed Training chapter's training dynamics (terms/training.py) ------- begin
+TERMS += (
+    Term("AmdahlSpeedup", rf"S_{{{T}{{Amdahl}}}}", None, ("N_coll", "r_serial"),
+         "speedup on N devices with a serial share r (Amdahl's law)"),
+    Term("LinearScaledLearningRate", rf"\eta_{{{T}{{new}}}}", r"\ScaledLearningRate", ("eta_base", "k_batch"),
+         "learning rate after the linear scaling rule"),
+    Term("SqrtScaledLearningRate", rf"\eta_{{{T}{{sqrt}}}}", None, ("eta_base", "k_batch"),
+         "learning rate after the square-root scaling rule"),
+    Term("WarmupLearningRate", r"\eta_{t}", None, ("eta_base", "k_batch", "t_opt", "W_warm"),
+         "learning rate at step t of a linear warmup"),
+    Term("StalenessAdjustedLearningRate", "\\eta'", r"\StalenessAdjustedLearningRate", ("eta_bsp", "s_stale"),
+         "learning rate of a stale-synchronous run"),
+    Term("CriticalBatchSize", "B^{*}", r"\CriticalBatchSize", ("tr_cov", "g_norm2"),
+         "critical batch size estimated by the gradient noise scale"),
+    Term("LarsLearningRate", r"\eta_{l}", None, ("eta_global", "w_norm", "g_norm_l", "lambda_wd"),
+         "layer-wise learning rate of LARS"),
+    Term("AccumulationSyncOverhead", rf"f_{{{T}{{sync}}}}", None, ("T_sync_acc", "GA", "T_mu"),
+         "synchronization time over compute time under gradient accumulation"),
+)
+# ---- issue 24: training dynamics -------------------------------------------------------------- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

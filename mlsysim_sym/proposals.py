@@ -430,6 +430,50 @@ EXTENSION.update({
                                  "performance", "1"),
 })
 # ---- issue 24 --------------------------------------------------------------------------------- end
+# ---- issue 24: the Distributed Training chapter's training dynamics ---------------------------- begin
+EXTENSION.update({
+    # the registry has \SerialFraction (r), \BatchScalingFactor (k) and \WarmupStepCount (W), whose glyphs the
+    # package gives other meanings (LoRA rank, accumulation steps, weight bytes): subscripted glyphs of their own
+    "r_serial": _P(r"\AmdahlSerialShare", "scalar",
+                   "share of a fixed workload's single-device time that does not shrink as devices are added, "
+                   "written with a subscript", "performance", notes=r"The meaning of \SerialFraction, whose glyph r "
+                   "the package gives the LoRA rank."),
+    "k_batch": _P(r"\LearningRateBatchMultiplier", "scalar",
+                  "factor by which a learning-rate scaling rule multiplies the batch size, written with a subscript",
+                  "learning", notes=r"The meaning of \BatchScalingFactor, whose glyph k the package gives the "
+                  "accumulation steps."),
+    "W_warm": _P(r"\WarmupStepSpan", "count",
+                 "number of optimizer steps a linear learning-rate warmup spans, written with a subscript", "learning",
+                 notes=r"The meaning of \WarmupStepCount, whose glyph W the package gives the weight bytes."),
+    "tr_cov": _P(r"\GradientNoiseTrace", "scalar",
+                 "total variance of per-example gradients about the true gradient, the trace of their covariance "
+                 "matrix", "learning"),
+    "g_norm2": _P(r"\SquaredTrueGradientNorm", "scalar", "squared norm of the true gradient of the training loss",
+                  "learning"),
+    "w_norm": _P(r"\LayerWeightNorm", "scalar", "norm of the weights of one layer", "learning"),
+    "g_norm_l": _P(r"\LayerGradientNorm", "scalar", "norm of the loss gradient with respect to one layer's weights",
+                   "learning"),
+    "lambda_wd": _P(r"\WeightDecayCoefficient", "scalar",
+                    "coefficient by which an optimizer's weight decay shrinks each weight per update", "learning"),
+    "T_mu": _P(r"\MicroStepComputeTime", "scalar",
+               "compute time of one micro-step whose gradient is accumulated before an optimizer update"),
+    "AmdahlSpeedup": _P(r"\AmdahlSpeedup", "scalar",
+                        "speedup of a fixed workload on many devices when a share of its single-device time stays "
+                        "serial", unit="1"),
+    "SqrtScaledLearningRate": _P(r"\SquareRootScaledLearningRate", "scalar",
+                                 "learning rate after multiplying the base rate by the square root of the batch "
+                                 "scaling factor", "learning", unit="1"),
+    "WarmupLearningRate": _P(r"\WarmupLearningRate", "scalar",
+                             "learning rate at one step of a linear warmup from the base rate to the scaled rate",
+                             "learning", unit="1"),
+    "LarsLearningRate": _P(r"\LarsLayerLearningRate", "scalar",
+                           "learning rate layer-wise adaptive rate scaling gives one layer, the global rate times "
+                           "the layer's trust ratio", "learning", unit="1"),
+    "AccumulationSyncOverhead": _P(r"\AccumulationSyncOverheadFraction", "scalar",
+                                   "ratio of one accumulated update's synchronization time to its micro-steps' "
+                                   "compute time", unit="1"),
+})
+# ---- issue 24: training dynamics -------------------------------------------------------------- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
@@ -437,6 +481,7 @@ SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "
 for _formal, _name in SAME_MEANING.items():
     if _name in EXTENSION:
         EXTENSION[_formal] = EXTENSION[_name]
+
 
 
 def proposal(name: str) -> Proposal:
