@@ -417,7 +417,7 @@ EXTENSION.update({
                  "energy the network fabric spends to move one byte from one rank to another", "performance",
                  notes=r"Not \EnergyPerByteMoved, which is between memory and the compute units."),
     "s_grad": _P(r"\GradientElementBytes", "scalar", "bytes of one gradient element before compression"),
-    "s_code": _P(r"\CompressedValueBytes", "scalar", "bytes of one compressed gradient value a worker sends"),
+    "s_code": _P(r"\CompressedElementBytes", "scalar", "bytes of one compressed gradient value a worker sends"),
     "s_meta": _P(r"\CompressionMetadataBytes", "scalar",
                  "bytes of one piece of compression metadata a worker sends, a block's scale or a kept element's "
                  "index"),
