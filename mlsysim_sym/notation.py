@@ -411,6 +411,35 @@ _declare_formal((
     ("T_mu", rf"T_{{\mu}}", None, "s", "compute time of one accumulation micro-step", {}),
 ))
 # ---- issue 24: training dynamics -------------------------------------------------------------- end
+# ---- issue 24: the Collective Communication chapter's terms (terms/networks.py) ------------- begin
+_declare_formal((
+    ("o_logp", "o", r"\SymmetricMessageOverhead", "s",
+     "processor time to initiate or complete one message, which cannot overlap compute (LogP)", {}),
+    ("L_logp", rf"L_{{{T}{{LogGP}}}}", r"\LogpNetworkLatency", "s", "time a message spends in flight (LogP)", {}),
+    ("T_layer_bwd", rf"T_{{{T}{{layer backward}}}}", r"\LayerBackwardTime", "s",
+     "backward compute time of one layer, the window a transfer can hide in", {}),
+    ("K_srv", rf"K_{{{T}{{srv}}}}", r"\ParameterServerCount", "1", "parameter servers the model state is sharded over",
+     {"integer": True}),
+    ("X_torus", "X", r"\TorusFirstAxisChipCount", "1", "chips along the first axis of a torus", {"integer": True}),
+    ("Y_torus", "Y", r"\TorusSecondAxisChipCount", "1", "chips along the second axis of a torus", {"integer": True}),
+    ("Z_torus", "Z", r"\TorusThirdAxisChipCount", "1", "chips along the third axis of a torus", {"integer": True}),
+    ("E_byte", rf"E_{{{T}{{net}}}}", None, "J/B", "network energy to move one byte from one rank to another", {}),
+    ("d_grad", rf"d_{{{T}{{grad}}}}", r"\GradientElementCount", "1", "elements of the gradient vector",
+     {"integer": True}),
+    ("K_top", rf"K_{{{T}{{top}}}}", r"\RetainedGradientElementCount", "1",
+     "gradient elements top-k sparsification keeps", {"integer": True}),
+    ("b_block", rf"b_{{{T}{{block}}}}", r"\QuantizationBlockSize", "1", "elements of one block sharing one scale",
+     {"integer": True}),
+    ("s_grad", rf"s_{{{T}{{grad}}}}", None, "B", "bytes of one uncompressed gradient element", {}),
+    ("s_code", rf"s_{{{T}{{code}}}}", None, "B", "bytes of one compressed value sent", {}),
+    ("s_meta", rf"s_{{{T}{{meta}}}}", None, "B", "bytes of one block scale or one sparse index sent", {}),
+    ("r_comp", rf"r_{{{T}{{comp}}}}", r"\CompressionRatio", "1", "uncompressed payload over compressed payload", {}),
+    ("T_codec", rf"T_{{{T}{{overhead}}}}", r"\CodecOverheadTime", "s", "time to encode and decode a compressed payload",
+     {}),
+    ("p_steps", rf"p_{{{T}{{steps}}}}", None, "1", "extra training steps compression costs, as a share of the steps",
+     {}),
+))
+# ---- issue 24 --------------------------------------------------------------------------------- end
 
 
 # --------------------------------------------------------------------------------------------
@@ -535,6 +564,30 @@ TERMS += (
          "synchronization time over compute time under gradient accumulation"),
 )
 # ---- issue 24: training dynamics -------------------------------------------------------------- end
+# ---- issue 24: the Collective Communication chapter's terms (terms/networks.py) ------------- begin
+TERMS += (
+    Term("ButterflyAllReduce", rf"T_{{{T}{{butterfly}}}}", r"\ButterflyAllReduceTime", _COLL,
+         "recursive halving-doubling (butterfly) AllReduce time"),
+    Term("TorusAllReduce", rf"T_{{{T}{{torus}}}}", None, ("M_coll", "X_torus", "Y_torus", "Z_torus", "beta", "alpha"),
+         "dimension-ordered AllReduce time on a three-dimensional torus"),
+    Term("ParameterServerTime", rf"T_{{{T}{{PS}}}}", None, ("M_coll", "N_coll", "K_srv", "beta"),
+         "parameter-server aggregation time of one step"),
+    Term("LogPOverlapTime", rf"T_{{{T}{{LogP}}}}", None, ("o_logp", "L_logp", "T_layer_bwd"),
+         "time of a transfer overlapped with a layer's compute under LogP"),
+    Term("AllReduceEnergy", rf"E_{{{T}{{AR}}}}", None, ("M_coll", "N_coll", "E_byte"),
+         "network energy of one ring AllReduce over all ranks"),
+    Term("BlockQuantRatio", rf"r_{{{T}{{block}}}}", None, ("s_grad", "s_code", "b_block", "s_meta"),
+         "compression ratio of block quantization"),
+    Term("TopKRatio", rf"r_{{{T}{{top-}}k}}", None, ("d_grad", "K_top", "s_grad", "s_code", "s_meta"),
+         "compression ratio of top-k sparsification with indices"),
+    Term("CompressedCommTime", rf"T_{{{T}{{compressed}}}}", r"\CompressedCommunicationTime",
+         ("T_comm", "r_comp", "T_codec"), "communication time with compression and its codec overhead"),
+    Term("CompressedTrainingTime", rf"T_{{{T}{{train,comp}}}}", None,
+         ("K_steps", "p_steps", "T_compute", "T_comm", "r_comp"), "training time with gradient compression"),
+    Term("FsdpStartupTime", rf"T_{{{T}{{FSDP}},\alpha}}", None, ("L", "alpha"),
+         "startup latency of FSDP's per-layer AllGather and ReduceScatter over a step"),
+)
+# ---- issue 24 --------------------------------------------------------------------------------- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

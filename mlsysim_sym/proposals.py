@@ -474,6 +474,42 @@ EXTENSION.update({
                                    "compute time", unit="1"),
 })
 # ---- issue 24: training dynamics -------------------------------------------------------------- end
+# ---- issue 24: the Collective Communication chapter's terms (terms/networks.py) ------------- begin
+EXTENSION.update({
+    "E_byte": _P(r"\NetworkEnergyPerByte", "scalar",
+                 "energy the network fabric spends to move one byte from one rank to another", "performance",
+                 notes=r"Not \EnergyPerByteMoved, which is between memory and the compute units."),
+    "s_grad": _P(r"\GradientElementBytes", "scalar", "bytes of one gradient element before compression"),
+    "s_code": _P(r"\CompressedElementBytes", "scalar", "bytes of one compressed gradient value a worker sends"),
+    "s_meta": _P(r"\CompressionMetadataBytes", "scalar",
+                 "bytes of one piece of compression metadata a worker sends, a block's scale or a kept element's "
+                 "index"),
+    "p_steps": _P(r"\CompressionStepPenalty", "scalar",
+                  "extra training steps a compressed run needs to converge, as a share of the uncompressed run's "
+                  "steps", "learning"),
+    "TorusAllReduce": _P(r"\TorusAllReduceTime", "scalar",
+                         "time to complete a dimension-ordered AllReduce on a three-dimensional torus", unit="s"),
+    "ParameterServerTime": _P(r"\ParameterServerAggregationTime", "scalar",
+                              "time for sharded parameter servers to receive every worker's gradient shard in one "
+                              "step", unit="s"),
+    "LogPOverlapTime": _P(r"\LogpOverlappedTransferTime", "scalar",
+                          "time of a transfer overlapped with one layer's compute in the LogP model, the two "
+                          "processor overheads plus the longer of compute and network latency", unit="s"),
+    "AllReduceEnergy": _P(r"\AllReduceNetworkEnergy", "scalar",
+                          "network energy of one ring AllReduce, the bytes all ranks send times the energy per byte",
+                          "performance", unit="J"),
+    "BlockQuantRatio": _P(r"\BlockQuantizationCompressionRatio", "scalar",
+                          "compression ratio of block-wise quantization, one scale sent per block", unit="1"),
+    "TopKRatio": _P(r"\TopKCompressionRatio", "scalar",
+                    "compression ratio of top-k sparsification, each kept value sent with its index", unit="1"),
+    "CompressedTrainingTime": _P(r"\CompressedTrainingTime", "scalar",
+                                 "wall-clock time of a training run with gradient compression, its extra steps "
+                                 "included", "performance", unit="s"),
+    "FsdpStartupTime": _P(r"\ShardedCollectiveStartupTime", "scalar",
+                          "startup latency fully sharded data parallelism pays per step, one AllGather and one "
+                          "ReduceScatter per layer", unit="s"),
+})
+# ---- issue 24 --------------------------------------------------------------------------------- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
