@@ -368,7 +368,7 @@ _declare_formal((
     ("MTBF_sys", rf"\text{{MTBF}}_{{{T}{{system}}}}", r"\SystemMtbf", "s",
      "mean time between failures that interrupt the whole job", {}),
     ("lambda_f", r"\lambda", r"\ComponentFailureRate", "1/s", "failure rate of one component", {}),
-    ("t_run", "t", None, "s", "time a system has run since it was last known to be up", {}),
+    ("t_run", rf"t_{{{T}{{run}}}}", None, "s", "time a system has run since it was last known to be up", {}),
     ("T_write", rf"T_{{{T}{{write}}}}", r"\CheckpointWriteTime", "s", "time training pauses to write one checkpoint", {}),
     ("tau_ckpt", rf"T_{{{T}{{ckpt}}}}", r"\CheckpointInterval", "s", "useful compute time between two checkpoints", {}),
     ("T_pause", rf"T_{{{T}{{pause}}}}", r"\CheckpointExtraPauseTime", "s",
