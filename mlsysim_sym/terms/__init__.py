@@ -4,4 +4,4 @@ extended model's; ``base`` holds exact integer division, the Iverson bracket and
 Importing this package defines every family, so :data:`~mlsysim_sym.terms.base.TERM_CLASSES` holds every
 cost term.
 """
-from . import base, collectives, communication, extended, memory, moe, pipeline, roofline  # noqa: F401
+from . import base, collectives, communication, extended, fleet, memory, moe, pipeline, roofline  # noqa: F401
