@@ -157,7 +157,7 @@ def fleet() -> List[Entry]:
     effective = value(peak_1024 * MFU_HIGH * ETA_1024 * GoodputRatio(*OVERHEADS))
     P, b = sym.P, F["b_ckpt"]
     ckpt = ((7e9, 98e9, 0.98, "s"), (70e9, 980e9, 9.8, "s"), (175e9, 2450e9, 24.5, "s"), (1e12, 14e12, 140, "s"))
-    I, R, BW = q["intensity"], sym.R_peak, F["BW_gen"]
+    I, R, BW = q["intensity"], sym.R_peak, sym.BW_hbm
     weights_8b = 8.03e9 * 2
     ar_7b = RingAllReduce(7e9 * 2, 256, NDR_BETA, NDR_ALPHA)
     ar_350m = RingAllReduce(340e6 * 2, 256, NDR_BETA, NDR_ALPHA)
@@ -181,7 +181,7 @@ def fleet() -> List[Entry]:
               "@tbl-fleet-mtbf; summary",
               rf"\Pr(\ge 1\ {T}{{failure}}) = 1 - e^{{-T / {T}{{MTBF}}}}",
               (FailureProbability(F["T_job"], mtbf), FailureProbability(F["T_job"], mtbf).doit()),
-              (1 - sp.exp(-F["T_job"] / mtbf), FailureProbability(F["T_job"], mtbf)),
+              (1 - sp.exp(-F["T_job"] / mtbf), FailureProbability(F["T_job"], mtbf).doit().rewrite(sp.exp)),
               tuple(Number(f"{n:,} GPUs, 24 hours", bk, value(FailureProbability(24 * HOUR,
                                                                                 ClusterMTBF(GPU_MTTF, n))),
                            "1", 0.005) for n, _, _, bk in clusters),

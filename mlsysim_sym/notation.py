@@ -366,7 +366,6 @@ _declare_formal((
 
 # ---- issue 24: the communication and fleet appendices (AC, FA) ---------------------------- begin
 _declare_formal((
-    ("BW_gen", r"\text{BW}", r"\Bandwidth", "B/s", "bandwidth of the path a workload's bytes move over (iron law)", {}),
     ("O_ops", "O", r"\Operations", "flop", "operations a workload performs (iron law)", {}),
     ("MTBF_comp", r"\text{MTBF}", r"\MeanTimeBetweenFailures", "s", "mean time between failures of one component", {}),
     ("T_job", rf"T_{{{T}{{job}}}}", r"\JobDuration", "s", "wall-clock time of one job or window", {}),
@@ -473,7 +472,7 @@ TERMS += (
 # ---- issue 13 --------------------------------------------------------------------------------- end
 # ---- issue 24: the communication and fleet appendices (AC, FA) ---------------------------- begin
 TERMS += (
-    Term("IronLawTime", rf"T_{{{T}{{iron}}}}", None, ("traffic", "BW_gen", "O_ops", "R_peak", "eta", "T_overhead"),
+    Term("IronLawTime", rf"T_{{{T}{{iron}}}}", None, ("traffic", "BW_eff", "O_ops", "R_peak", "eta", "T_overhead"),
          "iron-law time: data movement, compute and fixed latency added"),
     Term("ClusterMTBF", rf"\text{{MTBF}}_{{{T}{{system}}}}", r"\SystemMtbf", ("MTBF_comp", "N"),
          "mean time between failures of N independent components"),
@@ -487,9 +486,9 @@ TERMS += (
          "IT load of the accelerators at their thermal design power"),
     Term("FacilityPower", rf"P_{{{T}{{facility}}}}", r"\FacilityPower", ("N", "TDP", "PUE"),
          "facility load: IT load times PUE"),
-    Term("RidgePoint", rf"I_{{{T}{{ridge}}}}", r"\RooflineRidgePoint", ("R_peak", "BW_gen"),
+    Term("RidgePoint", rf"I_{{{T}{{ridge}}}}", r"\RooflineRidgePoint", ("R_peak", "BW_hbm"),
          "roofline ridge point: the intensity where bandwidth meets compute"),
-    Term("AttainableRate", rf"R_{{{T}{{attain}}}}", r"\AttainableComputeRate", ("intensity", "R_peak", "BW_gen"),
+    Term("AttainableRate", rf"R_{{{T}{{attain}}}}", r"\AttainableComputeRate", ("intensity", "R_peak", "BW_hbm"),
          "roofline attainable operation rate"),
     Term("RequestConcurrency", rf"Q_{{{T}{{req}}}}", r"\RequestConcurrency", ("lambda_arr", "T_lat"),
          "Little's law: mean requests in flight"),

@@ -433,7 +433,7 @@ EXTENSION.update({
     "AmdahlSpeedup": _P(r"\AmdahlSpeedup", "scalar",
                         "speedup of a fixed workload on a number of devices when only part of it divides among "
                         "them", "performance", unit="1"),
-    "GoodputRatio": _P(r"\GoodputRatio", "scalar",
+    "GoodputRatio": _P(r"\OverheadGoodputRatio", "scalar",
                        "share of a training run's wall-clock time left for useful training after pipeline bubbles, "
                        "checkpointing, failure recovery and maintenance", "performance", unit="1"),
     "CheckpointSize": _P(r"\CheckpointSize", "scalar", "bytes of one training checkpoint", "performance",

@@ -83,7 +83,9 @@ def test_mtbf_and_failure_probability_table():
     # 24.4 h / 1,464.8 min / 62.6 %, 6.1 h / 366.2 min / 98 %, 0.50 h / 30 min / 100 %
     mtbf, n, t = sp.symbols("MTBF n T", positive=True)
     assert ClusterMTBF(mtbf, n).doit() == mtbf / n
-    assert FailureProbability(t, mtbf).doit() == 1 - sp.exp(-t / mtbf)
+    assert FailureProbability(t, mtbf).doit().rewrite(sp.exp) == 1 - sp.exp(-t / mtbf)
+    # printed with the operator \exp (no bare letter e), in both notations
+    assert sp.latex(FailureProbability(t, mtbf).doit()) == r"1 - \exp\left(- \frac{T}{MTBF}\right)"
     rows = {256: (195.3, 11718.8, 11.6), 2048: (24.4, 1464.8, 62.6), 8192: (6.1, 366.2, 98.0),
             100_000: (0.5, 30.0, 100.0)}
     for n_gpu, (h, mins, pct) in rows.items():
@@ -199,7 +201,7 @@ def test_book_macros_of_the_new_terms_are_the_registrys():
         t = notation.term(name)
         if t.book:
             assert mlsysim.Symbols[t.book].latex == t.latex, name
-    for name in ("BW_gen", "O_ops", "MTBF_comp", "T_job", "f_par", "f_oh_ckpt", "lambda_arr", "T_lat", "C_comp",
+    for name in ("O_ops", "MTBF_comp", "T_job", "f_par", "f_oh_ckpt", "lambda_arr", "T_lat", "C_comp",
                  "T_xfer"):
         e = notation.entry(name)
         assert mlsysim.Symbols[e.book].latex == e.latex, name

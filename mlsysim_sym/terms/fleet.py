@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .base import Log2, NamedTerm
+from .base import Exp, Log2, NamedTerm
 
 
 # --------------------------------------------------------------------------------------------------
@@ -58,7 +58,7 @@ class FailureProbability(NamedTerm):
 
     @staticmethod
     def formula(T, mtbf):
-        return 1 - sp.exp(-T / mtbf)
+        return 1 - Exp(-T / mtbf)
 
 
 # --------------------------------------------------------------------------------------------------
