@@ -442,6 +442,26 @@ _declare_formal((
 # ---- issue 24 --------------------------------------------------------------------------------- end
 
 
+# ---- issue 24: the communication and fleet appendices (AC, FA) ---------------------------- begin
+_declare_formal((
+    ("O_ops", "O", r"\Operations", "flop", "operations a workload performs (iron law)", {}),
+    ("T_job", rf"T_{{{T}{{job}}}}", r"\JobDuration", "s", "wall-clock time of one job or window", {}),
+    ("f_oh_bubble", rf"f_{{{T}{{bubble}}}}", None, "1", "share of wall-clock time lost to pipeline bubbles", {}),
+    ("f_oh_ckpt", rf"f_{{{T}{{ckpt}}}}", r"\CheckpointOverheadFraction", "1",
+     "share of wall-clock time lost to saving checkpoints", {}),
+    ("f_oh_recovery", rf"f_{{{T}{{recovery}}}}", None, "1",
+     "share of wall-clock time lost to failure detection and recovery", {}),
+    ("f_oh_maint", rf"f_{{{T}{{maint}}}}", None, "1", "share of wall-clock time lost to maintenance windows", {}),
+    ("b_ckpt", rf"b_{{{T}{{ckpt}}}}", None, "B", "bytes a checkpoint stores per parameter", {}),
+    ("PUE", r"\text{PUE}", None, "1", "power usage effectiveness: facility power over IT power", {}),
+    ("lambda_arr", rf"\lambda_{{{T}{{arr}}}}", r"\ArrivalRate", "1/s", "mean rate at which requests arrive", {}),
+    ("T_lat", rf"T_{{{T}{{lat}}}}", r"\RequestTimeInSystem", "s", "mean time a request spends in the system", {}),
+    ("T_xfer", rf"T_{{{T}{{transfer}}}}", r"\TransferTimeForPayload", "s",
+     "time to communicate the uncompressed payload", {}),
+))
+# ---- issue 24: AC, FA ------------------------------------------------------------------------ end
+
+
 # --------------------------------------------------------------------------------------------
 # Cost terms and the indicator
 # --------------------------------------------------------------------------------------------
@@ -588,6 +608,31 @@ TERMS += (
          "startup latency of FSDP's per-layer AllGather and ReduceScatter over a step"),
 )
 # ---- issue 24 --------------------------------------------------------------------------------- end
+# ---- issue 24: the communication and fleet appendices (AC, FA) ---------------------------- begin
+TERMS += (
+    Term("IronLawTime", rf"T_{{{T}{{iron}}}}", None, ("traffic", "BW_eff", "O_ops", "R_peak", "eta", "T_overhead"),
+         "iron-law time: data movement, compute and fixed latency added"),
+    Term("FailureProbability", rf"P_{{{T}{{fail}}}}", None, ("T_job", "MTBF_comp"),
+         "probability of at least one failure within a window (exponential failures)"),
+    Term("GoodputRatio", rf"\eta_{{{T}{{goodput}}}}", None, ("f_oh_bubble", "f_oh_ckpt", "f_oh_recovery", "f_oh_maint"),
+         "share of wall-clock time left for useful training after the fleet overheads"),
+    Term("CheckpointSize", rf"S_{{{T}{{ckpt}}}}", None, ("P", "b_ckpt"), "bytes of one training checkpoint"),
+    Term("ITPower", rf"P_{{{T}{{IT}}}}", r"\InformationTechnologyPower", ("N", "TDP"),
+         "IT load of the accelerators at their thermal design power"),
+    Term("FacilityPower", rf"P_{{{T}{{facility}}}}", r"\FacilityPower", ("N", "TDP", "PUE"),
+         "facility load: IT load times PUE"),
+    Term("RidgePoint", rf"I_{{{T}{{ridge}}}}", r"\RooflineRidgePoint", ("R_peak", "BW_hbm"),
+         "roofline ridge point: the intensity where bandwidth meets compute"),
+    Term("AttainableRate", rf"R_{{{T}{{attain}}}}", r"\AttainableComputeRate", ("intensity", "R_peak", "BW_hbm"),
+         "roofline attainable operation rate"),
+    Term("RequestConcurrency", rf"Q_{{{T}{{req}}}}", r"\RequestConcurrency", ("lambda_arr", "T_lat"),
+         "Little's law: mean requests in flight"),
+    Term("TreeBroadcast", rf"T_{{{T}{{broadcast}}}}", r"\BroadcastCompletionTime", _COLL,
+         "unsegmented binary-tree broadcast time"),
+    Term("CompressionBreakEven", rf"T_{{{T}{{codec,max}}}}", None, ("T_xfer", "r_comp"),
+         "largest codec time at which compression still pays, bandwidth-dominated"),
+)
+# ---- issue 24: AC, FA ------------------------------------------------------------------------ end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

@@ -510,6 +510,35 @@ EXTENSION.update({
                           "ReduceScatter per layer", unit="s"),
 })
 # ---- issue 24 --------------------------------------------------------------------------------- end
+# ---- issue 24: the communication and fleet appendices (AC, FA) ---------------------------- begin
+EXTENSION.update({
+    "f_oh_bubble": _P(r"\PipelineBubbleOverheadFraction", "scalar",
+                      "share of a training run's wall-clock time lost to pipeline bubbles", "performance"),
+    "f_oh_recovery": _P(r"\FailureRecoveryOverheadFraction", "scalar",
+                        "share of a training run's wall-clock time lost to failure detection and recovery",
+                        "performance"),
+    "f_oh_maint": _P(r"\MaintenanceOverheadFraction", "scalar",
+                     "share of a training run's wall-clock time lost to maintenance windows", "performance"),
+    "b_ckpt": _P(r"\CheckpointBytesPerParameter", "scalar", "bytes a training checkpoint stores for each parameter",
+                 "performance"),
+    "PUE": _P(r"\PowerUsageEffectiveness", "scalar",
+              "power a data center facility draws divided by the power its IT equipment draws", "performance"),
+    "IronLawTime": _P(r"\IronLawTime", "scalar",
+                      "time of a workload as its data movement time, compute time and fixed latency added",
+                      "performance", unit="s"),
+    "FailureProbability": _P(r"\WindowFailureProbability", "scalar",
+                             "probability of at least one failure within a time window when failures arrive "
+                             "at a constant rate", "performance", unit="1"),
+    "GoodputRatio": _P(r"\OverheadGoodputRatio", "scalar",
+                       "share of a training run's wall-clock time left for useful training after pipeline bubbles, "
+                       "checkpointing, failure recovery and maintenance", "performance", unit="1"),
+    "CheckpointSize": _P(r"\CheckpointSize", "scalar", "bytes of one training checkpoint", "performance",
+                         unit="B"),
+    "CompressionBreakEven": _P(r"\CompressionBreakEvenOverhead", "scalar",
+                               "largest encode and decode time for which compressing a payload still saves "
+                               "communication time", unit="s"),
+})
+# ---- issue 24: AC, FA ------------------------------------------------------------------------ end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",

@@ -13,7 +13,7 @@ from typing import Dict, Tuple
 import sympy as sp
 
 from .symbols import BY_SYMBOL
-from .terms.base import CeilDiv, FloorDiv, Iverson, Log2, NamedTerm
+from .terms.base import CeilDiv, Exp, FloorDiv, Iverson, Log2, NamedTerm
 
 BASE = ("s", "B", "flop", "W")
 Dim = Tuple[sp.Rational, ...]
@@ -104,7 +104,7 @@ def dimension(expr, units: Dict[sp.Symbol, str] | None = None) -> Dim:
             if not e.exp.is_Number:
                 raise DimensionError(f"symbolic power of a dimensioned quantity: {e}")
             return tuple(x * e.exp for x in base)
-        if isinstance(e, (sp.log, sp.exp, Log2)):
+        if isinstance(e, (sp.log, sp.exp, Log2, Exp)):
             if walk(e.args[0]) != ONE:
                 raise DimensionError(f"{e.func.__name__} of a dimensioned quantity: {e}")
             return ONE

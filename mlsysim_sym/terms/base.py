@@ -276,6 +276,52 @@ class Log2(sp.Function):
         return body if exp is None else r"\left(%s\right)^{%s}" % (body, exp)
 
 
+# issue 24: the fleet appendix's failure probability
+class Exp(sp.Function):
+    r"""``exp(x)``, printed ``\exp\left(x\right)`` in both notations: the registry's rules allow no bare letter
+    ``e`` in a book-mode equation, and book mode must expand to the plain form. ``rewrite(sp.exp)`` is sympy's
+    ``exp``; ``math.exp`` / ``numpy.exp`` in code.
+
+    Examples
+    --------
+    >>> Exp(0), Exp(sp.Symbol("x")).rewrite(sp.exp)
+    (1, exp(x))
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sp.exp(x)
+        return None
+
+    def fdiff(self, argindex=1):
+        return self
+
+    def _eval_rewrite_as_exp(self, x, **kwargs):
+        return sp.exp(x)
+
+    def _eval_is_positive(self):
+        return True if self.args[0].is_real else None
+
+    def _numpycode(self, printer):
+        return f"{printer._module_format(printer._module + '.exp')}({printer._print(self.args[0])})"
+
+    def _pythoncode(self, printer):
+        return f"{printer._module_format('math.exp')}({printer._print(self.args[0])})"
+
+    def _mpmathcode(self, printer):
+        return f"{printer._module_format('mpmath.exp')}({printer._print(self.args[0])})"
+
+    _lambdacode = _pythoncode
+    _scipycode = _cupycode = _jaxcode = _numpycode
+
+    def _latex(self, printer, exp=None):
+        body = r"\exp\left(%s\right)" % printer._print(self.args[0])
+        return body if exp is None else r"%s^{%s}" % (body, exp)
+
+
 # --------------------------------------------------------------------------------------------
 # Words for the sides of a decision, attached where the decision is built
 # --------------------------------------------------------------------------------------------
