@@ -21,7 +21,7 @@ from mlsysim_sym import notation
 from mlsysim_sym.printing import environment, md_math
 
 from . import architecture, book, examples, extended, memory, modern, notation_doc, published, required_doc, step_time, web
-from . import registry
+from . import registry, toolchain
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -91,6 +91,7 @@ def render_all() -> Dict[str, str]:
     for domain in registry.registry_extension():
         out[f"docs/registry/{domain}.yaml"] = registry.registry_extension_yaml(domain)
     out.update(web.render_files())
+    out.update(toolchain.render_files())      # docs/macros/*, docs/chapter_fragment.md
     return out
 
 

@@ -22,6 +22,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"),
              (1e-6, "u"), (1e-9, "n"))
+#: An SI prefix as written (``"u"`` for micro) -> its scale.
+SCALES = {p: s for s, p in _PREFIXES}
 #: Units shown with an SI prefix, and how each is written.
 PREFIXED = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
 _PLAIN = {"1": "", "1/s": " samples/s", "flop/B": " FLOP/B"}     # the model's only rates count samples

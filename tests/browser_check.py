@@ -27,6 +27,7 @@ from typing import Dict, List, Optional
 ROOT = Path(__file__).resolve().parent.parent
 JS = ROOT / "tests" / "js"
 KATEX = JS / "node_modules" / "katex" / "dist"
+MATHJAX = JS / "node_modules" / "mathjax" / "es5"
 COLUMN = 720          # px: the text column a display equation must fit
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -47,17 +48,43 @@ def missing_tools() -> List[str]:
 
 
 def ensure_katex() -> None:
-    """tests/js/node_modules from the committed lock file (as tests/test_docs.py does)."""
-    if not (KATEX / "katex.min.js").is_file():
+    """tests/js/node_modules (KaTeX and MathJax) from the committed lock file (as tests/test_docs.py does)."""
+    if not (KATEX / "katex.min.js").is_file() or not (MATHJAX / "tex-chtml.js").is_file():
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=JS, check=True,
                        capture_output=True, timeout=300)
 
 
-def pandoc_html(markdown: str, source: str = "markdown") -> str:
-    """The HTML body pandoc makes of ``markdown`` (math left as ``span.math`` for KaTeX)."""
-    proc = subprocess.run(["pandoc", "-f", source, "-t", "html", "--katex", "--wrap=none"], input=markdown,
-                          capture_output=True, text=True, timeout=120, check=True)
+def pandoc_html(markdown: str, source: str = "markdown", math: str = "katex", lua_filters=()) -> str:
+    """The HTML body pandoc makes of ``markdown`` (math left as ``span.math`` for KaTeX, or for MathJax with
+    ``math="mathjax"``), through the Lua filters given."""
+    filters = [f"--lua-filter={f}" for f in lua_filters]
+    proc = subprocess.run(["pandoc", "-f", source, "-t", "html", f"--{math}", "--wrap=none", *filters],
+                          input=markdown, capture_output=True, text=True, timeout=120, check=True)
     return proc.stdout
+
+
+def mathjax_page(body: str, header: str, base: Path) -> str:
+    """A standalone page for MathJax v3 (``tests/js/node_modules/mathjax``, no network): ``header`` in the head
+    before MathJax loads (as Quarto's ``include-in-header``), then ``tests/js/page_mathjax.js``, which makes
+    every TeX error (an undefined macro too) a reported error and writes the report when MathJax is done."""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><base href="{base.as_uri()}/">
+<title>render check (MathJax)</title>
+<style>
+  html {{ background: #fff; }}
+  body {{ margin: 0; padding: 16px 20px; font: 18px/1.5 "DejaVu Serif", serif; color: #111; }}
+  #content {{ width: {COLUMN}px; }}
+  .hidden {{ display: none; }}
+  pre {{ background: #f4f4f4; padding: 6px; overflow-x: auto; }}
+</style>
+{header}
+<script src="{(JS / 'page_mathjax.js').as_uri()}"></script>
+<script src="{MATHJAX.as_uri()}/tex-chtml.js"></script>
+</head><body><main id="content">
+{body}
+</main>
+</body></html>
+"""
 
 
 def page(body: str, macros: Dict[str, str], base: Path, keep_report: bool = False) -> str:

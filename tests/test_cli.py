@@ -190,6 +190,27 @@ def test_equations_emit_quarto_display_math_with_the_docs_labels():
     assert json.loads(run("equations", "RingAllReduce", "--json")[1])["label"] == "eq-t-ring"
 
 
+def test_equations_macros_print_the_files_of_docs_macros():
+    """--macros prints every macro --book prints, defined, in the format of each file of docs/macros/ (the same
+    text, from notation.book_macros()); tex by default."""
+    from mlsysim_sym import macros, notation
+    for fmt, name in (("tex", "book_macros.tex"), ("mathjax", "book_macros.html"), ("katex", "book_macros.katex.json"),
+                      ("qmd", "_macros.qmd")):
+        _, out, _ = run("equations", "--macros", "--format", fmt)
+        assert out == (ROOT / "docs" / "macros" / name).read_text() == macros.text(fmt)
+    _, out, _ = run("equations", "--macros")
+    assert out == macros.text("tex")
+    assert "\\providecommand{\\RingAllReduceCompletionTime}{T_{\\text{ring}}}" in out.splitlines()
+    assert sum(line.startswith("\\providecommand") for line in out.splitlines()) == len(notation.book_macros())
+    assert json.loads(run("equations", "--macros", "--format", "katex")[1])["\\DataParallelDegree"] == \
+        notation.book_macros()["\\DataParallelDegree"]
+    for args, option in ((("--macros", "T_step"), "NAME"), (("--macros", "--json"), "--json"),
+                         (("--macros", "--book"), "--book"), (("T_step", "--format", "tex"), "--format"),
+                         (("--macros", "--format", "html"), "argument --format")):
+        code, out, err = run("equations", *args, ok=False)
+        assert code == 2 and out == "" and len(err.splitlines()) == 1 and f"error: {option}" in err, (args, err)
+
+
 def test_every_book_mode_equation_of_the_cli_passes_the_registrys_rules():
     mlsysim = pytest.importorskip("mlsysim")
     from mlsysim_sym import notation

@@ -38,7 +38,10 @@ def test_every_document_is_rendered_in_both_formats(rendered):
                              "docs/mlsysim_sym.tex",
                              "docs/calculator/mlsysim_sym.mjs", "docs/calculator/index.html",
                              "docs/registry/distributed.yaml",
-                             "docs/registry/learning.yaml", "docs/registry/performance.yaml"} | {
+                             "docs/registry/learning.yaml", "docs/registry/performance.yaml",
+                             "docs/chapter_fragment.md", "docs/macros/README.md", "docs/macros/book_macros.tex",
+                             "docs/macros/book_macros.html", "docs/macros/book_macros.katex.json",
+                             "docs/macros/_macros.qmd"} | {
         f"docs/quarto/{name}.qmd" for name in render.DOCUMENTS}
     tex = rendered["docs/mlsysim_sym.tex"]
     for title, _ in render.DOCUMENTS.values():
@@ -48,7 +51,7 @@ def test_every_document_is_rendered_in_both_formats(rendered):
 # --------------------------------------------------------------------------------------------
 # Equations
 # --------------------------------------------------------------------------------------------
-_DISPLAY = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)
+_DISPLAY = re.compile(r"^\$\$\n(.*?)\n\$\$(?: \{#eq-[a-z0-9-]+\})?$", re.S | re.M)   # labelled: chapter_fragment.md
 _CODE = re.compile(r"^```(\w*)\n(.*?)\n```$", re.S | re.M)
 _INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
 

@@ -147,7 +147,8 @@ def test_quarto_documents_label_every_display_uniquely_and_match_the_markdown_an
     from derivations import render
 
     all_labels = []
-    for qmd in sorted((DOCS / "quarto").glob("*.qmd")):
+    # chapter_fragment.qmd is written by hand, its equations printed by Python cells (tests/test_chapter_fragment.py)
+    for qmd in sorted(p for p in (DOCS / "quarto").glob("*.qmd") if p.name != "chapter_fragment.qmd"):
         text = qmd.read_text(encoding="utf-8")
         displays = re.findall(r"^\$\$\n.*?\n\$\$([^\n]*)$", _FENCE.sub("", text), re.S | re.M)
         assert displays and all(re.fullmatch(r" \{#eq-[a-z0-9-]+\}", d) for d in displays), \

@@ -9,6 +9,7 @@
     mlsysim-sym required --output bubble_fraction --target 0.05 --solve-for microbatch_count
     mlsysim-sym equations T_step --book
     mlsysim-sym equations T_step --book --quarto
+    mlsysim-sym equations --macros --format mathjax   # tex, mathjax, katex or qmd: docs/macros/
     mlsysim-sym list
 
 Every subcommand prints the configuration it priced and takes ``--json`` (SI units,

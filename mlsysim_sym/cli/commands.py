@@ -280,10 +280,20 @@ def cmd_plan(args) -> int:
 
 
 def cmd_equations(args) -> int:
-    from .. import notation
+    from .. import macros, notation
+    from ..cells import default_label
     from ..model import Variant, build_model
-    from ..printing import TERM_CLASSES, equation, equation_label, quantity_latex, term_call, term_latex
+    from ..printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
     from ..outputs import OUTPUTS
+    if args.format is not None and not args.macros:
+        raise UsageError("--format: only with --macros")
+    if args.macros:
+        clash = next((o for o, on in (("NAME", args.name is not None), ("--book", args.book), ("--expanded",
+                     args.expanded), ("--quarto", args.quarto), ("--json", args.json)) if on), None)
+        if clash:
+            raise UsageError(f"{clash}: --macros prints every macro, as one file (for JSON: --format katex)")
+        print(macros.text(args.format or "tex"), end="")
+        return 0
     m = build_model(Variant(family=args.family, fidelity=args.fidelity))
     if args.name is None:
         rows = [(n, notation.entry(n).meaning) for n in m] + [(t.name, t.meaning) for t in notation.TERMS]
@@ -312,12 +322,8 @@ def cmd_equations(args) -> int:
                 else "; run 'mlsysim-sym equations' for the names")
         raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {model} model{hint}")
     # the labels of docs/quarto/*.qmd: a quantity's from its name, a term's from its symbol
-    if name in TERM_CLASSES:
-        label = equation_label(notation.term(name).latex)
-        label += "-term" if label in {equation_label(n) for n in m} else ""
-    else:
-        label = equation_label(("extended " if args.fidelity == "extended" else "") + name,
-                               "closed" if args.expanded else "")
+    label = default_label(name, "closed" if args.expanded and name not in TERM_CLASSES else "structured",
+                          args.fidelity, args.family)
     if args.json:
         _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
                "fidelity": args.fidelity,

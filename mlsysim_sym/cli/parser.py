@@ -6,6 +6,7 @@ import argparse
 
 from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
+from ..macros import FORMATS
 from ..mechanisms import FIDELITIES, MECHANISMS
 from .options import BASE, OPTIONS, Option, UsageError
 
@@ -129,7 +130,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--days", type=float, metavar="D", help="also answer: how many nodes (runnable layouts only) "
                    "finish the tokens in D days, at this batch and split")
     e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
-                       description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them")
+                       description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them; "
+                                   "--macros: the book's macros, as a file to include (docs/macros/)")
     e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "
                    "solve() result field (step_latency_total) or a cost term (RingAllReduce)")
     e.add_argument("--book", action="store_true", help="print the book's macros (\\TensorParallelDegree)")
@@ -142,6 +144,11 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--quarto", action="store_true", help="a Quarto display equation with a cross-reference "
                    "label, $$ ... $$ {#eq-t-step}, to paste into a chapter (with --book: the book's macros)")
     e.add_argument("--json", action="store_true", help="print JSON")
+    e.add_argument("--macros", action="store_true", help="print every macro --book prints, defined, as a file to "
+                   "include (no NAME): docs/macros/README.md says which file goes where")
+    e.add_argument("--format", choices=tuple(FORMATS), help="with --macros: tex (\\providecommand lines for a LaTeX "
+                   "preamble; the default), mathjax (a <script> for an HTML page's head), katex (JSON for KaTeX's "
+                   "macros option) or qmd (a Quarto include)")
     c = sub.add_parser("list", help="the catalog: workloads and clusters with key figures",
                        description="the catalog: workloads and clusters with key figures")
     c.add_argument("--json", action="store_true", help="print JSON")

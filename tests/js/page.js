@@ -52,8 +52,12 @@
       header: t.querySelector("tr") ? t.querySelector("tr").textContent.trim().slice(0, 120) : "" }));
     const errors = [...content.querySelectorAll(".katex-error")].map(e => ({
       tex: e.textContent.slice(0, 300), error: e.getAttribute("title") || "" }));
+    // a macro KaTeX does not know renders as its name in the error colour (throwOnError: false), not as an error
+    const undefinedMacros = [...content.querySelectorAll('.katex-mathml mstyle[mathcolor="#cc0000"]')].map(
+      e => e.textContent.slice(0, 100));
     const out = {
       column: Math.round(column),
+      undefined: undefinedMacros,
       fonts: document.fonts.check("16px KaTeX_Main") && document.fonts.check("16px KaTeX_Math"),
       math: content.querySelectorAll(".katex").length,
       errors, exceptions, displays, tables,

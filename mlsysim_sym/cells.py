@@ -1,0 +1,207 @@
+r"""Equations and numbers from the model as Markdown, for a Quarto or Jupyter cell with ``output: asis``.
+
+A chapter computes its worked numbers in Python cells; with these functions it prints them, and its
+equations, from the model instead of typing them::
+
+    ```{python}
+    #| output: asis
+    from mlsysim_sym import cells
+    print(cells.equation("T_dp", book=True))          # $$ ... $$ {#eq-t-dp}, cited as @eq-t-dp
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    print(f"The step takes {cells.number('step_time', 'Llama3_70B', 'Research_256', **kw)}.")
+    ```
+
+* :func:`equation`: a model quantity's or cost term's defining equation as a display equation with a
+  Quarto cross-reference label, in plain LaTeX or with the book's macros (which the page then needs:
+  ``docs/macros/``), printed by the functions the documents use (:mod:`mlsysim_sym.printing`);
+* :func:`number`: one output of ``solve()`` at a configuration, formatted with its unit (an SI prefix
+  chosen for it, or the unit asked for);
+* :func:`inline`: a quantity's, parameter's or cost term's symbol (or any expression) as inline math;
+* :func:`display`: any LaTeX as a labelled display equation.
+
+Every function returns a ``str``; bad input raises ``ValueError`` naming the argument.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional, Union
+
+import sympy as sp
+
+from . import display as _display
+from . import notation
+from .model import Variant, build_model
+from .outputs import EXTENDED_OUTPUTS, output as _output, quantity_of
+from .printing import (TERM_CLASSES, equation as _equation, equation_label, latex, md_math, number as _number_latex,
+                       quantity_latex, term_call, term_latex, value_latex)
+from .solver import DistributedModel
+
+#: The forms :func:`equation` prints: a quantity's definition in earlier quantities (``structured``), in
+#: parameters with cost terms by name (``expanded``) or with the cost terms written out (``closed``); a cost
+#: term's definition (``structured``: the call, its formula and shorter forms) or the call and formula alone.
+FORMS = ("structured", "expanded", "closed")
+_LABEL = re.compile(r"eq-[a-z0-9]+(?:[-_][a-z0-9]+)*")
+
+
+def _choice(value, name: str, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(str, allowed))}, got {value!r}")
+
+
+def _flag(value, name: str) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def _model(family: str, fidelity: str):
+    _choice(family, "family", ("transformer", "generic"))
+    _choice(fidelity, "fidelity", ("mlsysim", "extended"))
+    return build_model(Variant(family=family, fidelity=fidelity))
+
+
+def default_label(name: str, form: str = "structured", fidelity: str = "mlsysim", family: str = "transformer") -> str:
+    """The label ``docs/quarto/*.qmd`` and ``mlsysim-sym equations --quarto`` give the equation of ``name``: a
+    quantity's from its name (``eq-t-dp``; ``eq-extended-t-dp`` in the extended model; ``-closed`` or
+    ``-expanded`` for those forms), a cost term's from its symbol (``eq-t-ring``; ``-term`` where a quantity
+    has that label, ``-expanded`` for its call and formula alone)."""
+    m = _model(family, fidelity)
+    _choice(form, "form", FORMS)
+    name = quantity_of(name)
+    if name in TERM_CLASSES:
+        label = equation_label(notation.term(name).latex)
+        label += "-term" if label in {equation_label(n) for n in m} else ""
+        return label + ("-expanded" if form != "structured" else "")
+    if name not in m:
+        raise ValueError(f"name: no quantity or cost term {name!r} in the {family} {fidelity} model")
+    return equation_label(("extended " if fidelity == "extended" else "") + name,
+                          "" if form == "structured" else form)
+
+
+def display(tex: str, label: Union[str, bool]) -> str:
+    r"""``tex`` as a Markdown display equation, ``$$ ... $$ {#eq-label}`` (Quarto numbers it and ``@eq-label``
+    cites it); ``label=False``: no label. The math is written so GitHub's Markdown keeps it too
+    (:func:`mlsysim_sym.printing.md_math`)."""
+    if not isinstance(tex, str) or not tex.strip():
+        raise ValueError(f"tex must be a non-empty LaTeX string, got {tex!r}")
+    if label is not False and not (isinstance(label, str) and _LABEL.fullmatch(label)):
+        raise ValueError(f"label must start with 'eq-' and hold lower-case letters, digits and dashes "
+                         f"(Quarto's equation labels), got {label!r}")
+    return f"$$\n{md_math(tex.strip())}\n$$" + (f" {{#{label}}}" if label else "")
+
+
+def equation(name: str, book: bool = False, label: Optional[Union[str, bool]] = None, form: str = "structured",
+             fidelity: str = "mlsysim", family: str = "transformer") -> str:
+    r"""The defining equation of a model quantity (``T_dp``, or a result field or alias: ``step_time``) or a cost
+    term (``RingAllReduce``) as a labelled Markdown display equation.
+
+    ``book``: the book's macros (``\DataParallelDegree``) instead of their LaTeX; ``label``: Quarto's label
+    (default :func:`default_label`; ``False``: none); ``form``: one of :data:`FORMS`; ``fidelity``:
+    ``"mlsysim"`` or ``"extended"`` (the extended model's quantities); ``family``: ``"transformer"`` or
+    ``"generic"``.
+    """
+    _flag(book, "book")
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a quantity or cost term name, got {name!r}")
+    m = _model(family, fidelity)
+    _choice(form, "form", FORMS)
+    q = quantity_of(name)
+    if q in TERM_CLASSES:
+        if form == "structured":
+            tex = term_latex(notation.term(q), book=book)
+        else:
+            call = term_call(notation.term(q))
+            tex = _equation(call, call.doit(), book=book)
+    elif q in m:
+        tex = quantity_latex(m, q, form, book=book)
+    else:
+        hint = ("; it is one of the extended model's: pass fidelity='extended'"
+                if fidelity == "mlsysim" and q in build_model(Variant(family, fidelity="extended")) else "")
+        raise ValueError(f"name: no quantity or cost term {name!r} in the {family} {fidelity} model{hint}")
+    return display(tex, default_label(q, form, fidelity, family) if label is None else label)
+
+
+def inline(what, book: bool = False) -> str:
+    r"""Inline math (``$...$``) of a quantity's, parameter's or cost term's symbol by name (``"T_dp"``,
+    ``"tp"``, ``"RingAllReduce"``, a result field or alias), or of a sympy expression; ``book``: its macro."""
+    _flag(book, "book")
+    if isinstance(what, str):
+        q = quantity_of(what)
+        if q in TERM_CLASSES:
+            tex = notation.term(q).tex(book)
+        elif q in notation.table():
+            tex = notation.entry(q).tex(book)
+        else:
+            raise ValueError(f"what: no quantity, parameter or cost term {what!r} (see mlsysim_sym.notation.table())")
+    elif isinstance(what, sp.Basic):
+        tex = latex(what, book=book)
+    else:
+        raise ValueError(f"what must be a name or a sympy expression, got {what!r}")
+    return "$" + md_math(tex) + "$"
+
+
+def _scale(unit: str, si: str) -> float:
+    """The factor from the SI unit ``si`` to ``unit`` as a reader writes it (``ms`` of ``s``: 1e-3)."""
+    if si == "1":
+        table = {"": 1.0, "%": 1e-2}
+    elif si == "1/s":
+        table = {"samples/s": 1.0, _display.written(si): 1.0}
+    elif si in _display.PREFIXED:
+        base = _display.PREFIXED[si]
+        table = {p + base: s for p, s in _display.SCALES.items()}
+        table.update({"µ" + base: 1e-6, "μ" + base: 1e-6})
+    else:
+        table = {si: 1.0}
+    if unit not in table:
+        raise ValueError(f"unit must be one of {', '.join(repr(u) for u in table)} for an output in {si!r}, "
+                         f"got {unit!r}")
+    return table[unit]
+
+
+def number(output: str, model, fleet, unit: Optional[str] = None, digits: int = 4, math: bool = False,
+           fidelity: str = "mlsysim", **solve_kwargs) -> str:
+    r"""One output of ``DistributedModel(fidelity).solve(model, fleet, **solve_kwargs)`` with its unit, for the
+    text of a chapter: ``"3.369 s"``, ``"59.41 GB"``, ``"38.67%"``.
+
+    ``output``: a result field (``step_latency_total``, ``node_profile.memory_footprint``), an alias
+    (``step_time``, ``mfu``, ``memory``), a model quantity that is one (``T_step``), a term of the step
+    (``T_dp_exposed``) or of the memory (``M_weights``), or in the extended model one of its own outputs
+    (``cp_communication_latency``). ``unit``: the unit to print in (``"ms"``, ``"GB"``, ``"TFLOP/s"``; ``"%"``
+    for a fraction); by default the SI unit with the prefix that suits the value (as the package prints
+    values). ``digits``: significant digits. ``math``: as inline math (``$3.369\,\text{s}$``).
+    """
+    _flag(math, "math")
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 17:
+        raise ValueError(f"digits must be a whole number from 1 to 17, got {digits!r}")
+    if not isinstance(output, str):
+        raise ValueError(f"output must be an output's name, got {output!r}")
+    _choice(fidelity, "fidelity", ("mlsysim", "extended"))
+    o = _output(output)
+    r = DistributedModel(fidelity=fidelity).solve(model, fleet, **solve_kwargs)
+    if o is not None and o.fidelity == "mlsysim":
+        value, q = r.quantities[o.field], o.quantity
+    elif o is not None and o.field in EXTENDED_OUTPUTS:
+        if not r.extended or o.field not in r.extended:
+            raise ValueError(f"output: {output!r} is an output of the extended model (fidelity='extended') that "
+                             f"this configuration does not have")
+        value, q = r.extended[o.field], o.quantity
+    elif output in r.terms:
+        value, q = r.terms[output], output
+    elif output in r.memory:
+        value, q = r.memory[output], output
+    else:
+        raise ValueError(f"output: no output {output!r} (a result field, an alias, a term of the step or of the "
+                         f"memory; see mlsysim_sym.outputs.OUTPUT_TABLE)")
+    if value is None:
+        raise ValueError(f"output: {output!r} has no value at this configuration (mlsysim reports None)")
+    si = notation.entry(q).unit
+    if isinstance(value, bool) or unit is None:
+        if unit is not None:
+            raise ValueError(f"unit: {output!r} is a yes/no output, it takes no unit, got {unit!r}")
+        if math:
+            return "$" + md_math(value_latex(value, si, digits)) + "$"
+        return _display.quantity(value, si, digits)
+    scaled = value / _scale(unit, si)
+    if math:      # "%" outside the math: GitHub's Markdown would eat the backslash of \%
+        tail = "" if unit in ("", "%") else r"\,\text{%s}" % unit
+        return "$" + md_math(_number_latex(scaled, digits) + tail) + "$" + ("%" if unit == "%" else "")
+    return _display.number(scaled, digits) + ("" if unit in ("", "%") else " ") + unit
