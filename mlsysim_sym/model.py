@@ -545,7 +545,8 @@ def _step(b: _Builder) -> None:
         # per-layer schedule) in place of the fixed share eta_ov: what the schedule adds to the backward pass
         t_bwd = q("T_bwd", comm.backward_time(b["T_node"], b.mult), **_POS)
         t_layer = q("T_dp_layer", t_dp / b["L_tp"], **_NONNEG)
-        t_dpx_def = sp.Piecewise((comm.LayerOverlapTime(t_bwd, t_layer, b["L_tp"]) - t_bwd,
+        # the term's formula, not the term: its max is then one of the model's decisions (a regime of its own)
+        t_dpx_def = sp.Piecewise((comm.layer_overlap_exposed(t_bwd, t_layer, b["L_tp"]),
                                   sp.And(sp.Eq(S.lov, 1), sp.Eq(S.ov, 1))), (t_dpx_def, True))
     # ---- issue 24: the per-layer overlap schedule ---- end
     if b.on("fsdp_overlap") and b.transformer:

@@ -120,4 +120,15 @@ class LayerOverlapTime(NamedTerm):
     @staticmethod
     def formula(t_backward, t_layer, n_layers):
         return t_backward + t_layer + (n_layers - 1) * sp.Max(0, t_layer - t_backward / n_layers)
+
+
+def layer_overlap_exposed(t_backward, t_layer, n_layers):
+    """What the per-layer schedule adds to the backward pass, :class:`LayerOverlapTime`'s formula less
+    ``t_backward``: ``T_layer + (N_L - 1) max(0, T_layer - T_backward / N_L)``, its max labelled for the regime's
+    words (hidden behind a layer's backward, or not)."""
+    exposed = LayerOverlapTime.formula(t_backward, t_layer, n_layers) - t_backward
+    for node in exposed.atoms(sp.Max):
+        labelled(node, {a: ("each layer's AllReduce hidden behind a layer's backward" if a == 0 else
+                            "each layer's AllReduce outlasts a layer's backward") for a in node.args})
+    return exposed
 # ---- issue 24: the per-layer overlap schedule ---- end
