@@ -480,7 +480,7 @@ def pipeline() -> List[Entry]:
 
 #: The modules that hold each chapter's further entries and its count, ``derivations.book_<name>``: each has
 #: ``groups() -> Dict[str, List[Entry]]`` and ``inventory() -> List[Counted]``.
-CHAPTER_MODULES: Tuple[str, ...] = ("dt", "cc", "acfa", "ft")
+CHAPTER_MODULES: Tuple[str, ...] = ("dt", "cc", "acfa", "ft", "overlap")
 
 
 def _chapter_modules():

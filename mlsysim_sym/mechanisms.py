@@ -1,8 +1,8 @@
 """The mechanisms of the extended model (``DistributedModel(fidelity="extended")``), by name.
 
-Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Five are switched on by a
+Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Six are switched on by a
 keyword of ``solve()`` (``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``, ``fsdp_overlap``,
-``cp_overlap``); the others are always on
+``cp_overlap``, ``layer_overlap``); the others are always on
 in the extended model and act where their condition holds. ``DistributedModel(fidelity="extended",
 without=("pipeline_p2p",))`` prices a step with the named mechanisms priced as mlsysim prices them; with
 every mechanism named there, the extended model is mlsysim's (``tests/test_extended.py``).
@@ -169,6 +169,20 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "blockwise attention); NVIDIA Transformer Engine context parallelism, cp_comm_type 'p2p'",
        "the key/value exchange exposed (the all-gather form)", ("T_att",), short="CP ov.",
        needs=("context_parallel",)),
+    # ---- issue 24: the per-layer overlap schedule ---- begin
+    _M("layer_overlap", "DP AllReduce overlapped layer by layer",
+       "layer_overlap with overlap_comm, transformers: the gradient AllReduce split evenly over the N_L layers of "
+       "a stage (T_layer = T_DP / N_L, a share of its latency terms too, as buckets fuse them), each layer's "
+       "AllReduce run beside the backward pass of the layer after it; exposed is the last layer's AllReduce and "
+       "what each other one takes beyond one layer's backward, T_pipelined - T_backward, where T_backward is the "
+       "backward share (m_train - 1) / m_train of the replica's step; the whole step's backward covers it, as "
+       "overlap_efficiency assumes (with pipelining or accumulation only the last microbatch's backward does)",
+       "layer_overlap", "The book's Collective Communication chapter, sec. Overlap Limits: When Hiding Fails, "
+       "notebook Overlap Budget for a 7B Transformer; Li et al. (2020), PyTorch Distributed (VLDB), sec. 3.2 "
+       "(gradient buckets all-reduced during the backward pass)",
+       "the fixed share overlap_efficiency of the DP communication hidden (with overlap_comm)",
+       ("T_bwd", "T_dp_layer"), short="Layer ov."),
+    # ---- issue 24: the per-layer overlap schedule ---- end
 )}
 del _M
 
@@ -198,7 +212,7 @@ class ModelChoice:
     >>> ModelChoice("extended").on("gemm_shap")
     Traceback (most recent call last):
     ...
-    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives, attention_flops, card_activations, attention_kernels, pipeline_balance, fp8_gemms, moe_layout, fsdp_overlap, cp_overlap
+    ValueError: unknown mechanism 'gemm_shap'; the extended model's mechanisms are: context_parallel, sequence_parallel, tp_overlap, gemm_shape, pipeline_p2p, optimizer_step, ga_once, zero3_gather, moe_per_layer, recompute_collectives, attention_flops, card_activations, attention_kernels, pipeline_balance, fp8_gemms, moe_layout, fsdp_overlap, cp_overlap, layer_overlap
     """
 
     fidelity: str = "mlsysim"

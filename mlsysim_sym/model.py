@@ -539,6 +539,16 @@ def _step(b: _Builder) -> None:
     t_ep = q("T_ep", S.c * b["T_ep_alltoall"])
     q("T_comm", t_dp + t_tp + t_ep + sum(b.extra))
     t_dpx_def = comm.exposed_dp(t_dp, S.ov, b["dp"])
+    # ---- issue 24: the per-layer overlap schedule ---- begin
+    if b.on("layer_overlap") and b.transformer:
+        # under overlap, each layer's share of the AllReduce beside the next layer's backward (the book's
+        # per-layer schedule) in place of the fixed share eta_ov: what the schedule adds to the backward pass
+        t_bwd = q("T_bwd", comm.backward_time(b["T_node"], b.mult), **_POS)
+        t_layer = q("T_dp_layer", t_dp / b["L_tp"], **_NONNEG)
+        # the term's formula, not the term: its max is then one of the model's decisions (a regime of its own)
+        t_dpx_def = sp.Piecewise((comm.layer_overlap_exposed(t_bwd, t_layer, b["L_tp"]),
+                                  sp.And(sp.Eq(S.lov, 1), sp.Eq(S.ov, 1))), (t_dpx_def, True))
+    # ---- issue 24: the per-layer overlap schedule ---- end
     if b.on("fsdp_overlap") and b.transformer:
         # prefetched gathers and the reduction beside the backward: what the replica's compute cannot cover, at
         # least one layer's share

@@ -296,6 +296,14 @@ _QUANTITIES += (
     ("r_stage", rf"r_{{{T}{{stage}}}}", None, "1", "the slowest pipeline stage's work over the mean stage's"),
 )
 # ---- issue 22 --------------------------------------------------------------------------------- end
+# ---- issue 24: the per-layer overlap schedule ---- begin
+_QUANTITIES += (
+    ("T_bwd", rf"T_{{{T}{{backward}}}}", r"\BackwardPassTime", "s",
+     "backward pass of the replica's step, its recomputed forward included (the share 1 - 1/m_train of T_node)"),
+    ("T_dp_layer", rf"T_{{{T}{{layer comm}}}}", r"\LayerAllReduceTime", "s",
+     "one layer's share of the step's DP communication (T_DP over the layers of a stage)"),
+)
+# ---- issue 24: the per-layer overlap schedule ---- end
 for _row in _QUANTITIES:
     declare(_row[0], _row[1], _row[4], _row[3], "quantity", _row[2], _row[5] if len(_row) > 5 else "")
 
@@ -633,6 +641,13 @@ TERMS += (
          "largest codec time at which compression still pays, bandwidth-dominated"),
 )
 # ---- issue 24: AC, FA ------------------------------------------------------------------------ end
+# ---- issue 24: the per-layer overlap schedule ---- begin
+TERMS += (
+    Term("LayerOverlapTime", rf"T_{{{T}{{pipelined}}}}", r"\OverlappedBackwardCommunicationTime",
+         ("T_bwd", "T_dp_layer", "L"),
+         "backward pass and gradient AllReduce, each layer's AllReduce overlapped with the next layer's backward"),
+)
+# ---- issue 24: the per-layer overlap schedule ---- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

@@ -366,6 +366,11 @@ EXTENSION.update({
     "cov": _P(r"\ContextParallelOverlapSwitch", "scalar",
               "one when context parallelism passes the keys and values around a ring overlapped with the attention "
               "compute, zero when it gathers them first"),
+    # ---- issue 24: the per-layer overlap schedule ---- begin
+    "lov": _P(r"\LayerOverlapSwitch", "scalar",
+              "one when the gradient AllReduce is overlapped layer by layer with the backward pass, zero when a "
+              "fixed share of it is hidden"),
+    # ---- issue 24: the per-layer overlap schedule ---- end
     "R_16": _P(r"\HalfPrecisionPeakRate", "scalar",
                "peak operation rate of one accelerator at a sixteen-bit precision", "performance"),
     "P_exp": _P(r"\RoutedExpertParameters", "count",

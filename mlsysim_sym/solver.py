@@ -241,7 +241,7 @@ class DistributedModel:
     ``DistributedModel(fidelity="extended")`` adds the mechanisms of :mod:`mlsysim_sym.mechanisms`
     (context and sequence parallelism, TP overlap, pipeline sends, ZeRO-3 gathers, the optimizer update, ...;
     ``docs/extended.md``), and ``solve()`` then takes ``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``,
-    ``kv_fraction``, ``etp_size``, ``fsdp_overlap`` and ``cp_overlap``; ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
+    ``kv_fraction``, ``etp_size``, ``fsdp_overlap``, ``cp_overlap`` and ``layer_overlap``; ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
     The choice is checked once, here (:class:`~mlsysim_sym.mechanisms.ModelChoice`).
     """
 
@@ -271,7 +271,7 @@ class DistributedModel:
               gradient_accumulation_steps: int = 1, seq_len: int = 2048, *, cp_size: int = 1,
               sequence_parallel: bool = False, tp_comm_overlap: bool = False,
               kv_fraction: Optional[float] = None, etp_size: int = 1, fsdp_overlap: bool = False,
-              cp_overlap: bool = False) -> DistributedResult:
+              cp_overlap: bool = False, layer_overlap: bool = False) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -341,6 +341,11 @@ class DistributedModel:
             Extended model: ZeRO-3 / FSDP gathers prefetched and the gradient reduction overlapped with compute
             (FSDP2's and Megatron-FSDP's default); the context-parallel exchange a ring overlapped with attention
             (Megatron-Core's ``cp_comm_type="p2p"``).
+        layer_overlap
+            Extended model, with ``overlap_comm``: the gradient AllReduce overlapped layer by layer with the
+            backward pass (the Collective Communication chapter's per-layer schedule: the last layer's AllReduce
+            and what each other one takes beyond one layer's backward are exposed) in place of the fixed share
+            ``overlap_efficiency``.
 
         Returns
         -------
@@ -370,7 +375,7 @@ class DistributedModel:
             batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage, is_lora,
             activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor, straggler_factor,
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
-            tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap), w, self.choice))
+            tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap, layer_overlap), w, self.choice))
         return price(a, stacklevel=4)
 
 

@@ -409,6 +409,13 @@ _keyword("cov", "cp_overlap", False, rf"\chi_{{{T}{{CP-ov}}}}", "1",
          "1 when context parallelism passes the keys and values around a ring overlapped with the attention "
          "compute (ring attention), else 0 (the all-gather form)", "flag", "flag", label="CP overlap",
          fidelity=_EXT, short="CP overlap", option="--cp-overlap")
+# ---- issue 24: the per-layer overlap schedule ---- begin
+_keyword("lov", "layer_overlap", False, rf"\chi_{{{T}{{layer-ov}}}}", "1",
+         "1 when the gradient AllReduce is overlapped layer by layer with the backward pass (the Collective "
+         "Communication chapter's per-layer schedule) in place of the fixed share overlap_efficiency, under "
+         "overlap_comm, else 0", "flag", "flag", label="per-layer overlap", fidelity=_EXT, short="layer overlap",
+         option="--layer-overlap")
+# ---- issue 24: the per-layer overlap schedule ---- end
 _declare("R_16", rf"R_{{{T}{{peak,16}}}}", "flop/s",
          "peak FLOP/s of one accelerator at a 16-bit precision (precision_flops['bf16'], else peak_flops)", "real",
          "accelerator", "positive", label="16-bit peak FLOP/s", fidelity=_EXT)

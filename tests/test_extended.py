@@ -138,7 +138,8 @@ def test_the_documented_always_on_list_is_every_mechanism_without_a_switch():
                            "moe_per_layer", "recompute_collectives", "attention_flops", "card_activations",
                            "attention_kernels", "pipeline_balance", "fp8_gemms", "moe_layout")
     assert {m.switch for m in MECHANISMS.values() if m.switch} == {"cp_size", "sequence_parallel",
-                                                                  "tp_comm_overlap", "fsdp_overlap", "cp_overlap"}
+                                                                  "tp_comm_overlap", "fsdp_overlap", "cp_overlap",
+                                                                  "layer_overlap"}
 
 
 def test_each_always_on_mechanism_alone_accounts_for_its_term():

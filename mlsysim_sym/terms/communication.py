@@ -83,3 +83,52 @@ class CommComputeRatio(NamedTerm):
     @staticmethod
     def formula(t_comm, t_compute):
         return t_comm / t_compute
+
+
+# ---- issue 24: the per-layer overlap schedule ---- begin
+def backward_time(t_node, mult):
+    """The backward pass of a replica's step: the share ``(m - 1) / m`` of its time ``t_node``, where ``m`` is
+    the training FLOPs in forward passes (3; 4 with full recomputation, whose recomputed forward runs inside the
+    backward pass, layer by layer)."""
+    return t_node * (mult - 1) / mult
+
+
+class LayerOverlapTime(NamedTerm):
+    r"""The backward pass and the gradient AllReduce, each layer's AllReduce overlapped with the backward pass of
+    the layer after it: ``T_pipelined = T_backward + T_layer + (N_L - 1) max(0, T_layer - T_backward / N_L)``.
+
+    ``T_backward`` is the whole backward pass, ``T_layer`` one layer's AllReduce and ``N_L`` the layers, each
+    with the same share of both. The last AllReduce has no backward left to hide behind (the book calls it the
+    first layer's communication); every other one exposes what it takes beyond one layer's backward. It is the
+    makespan of ``N_L`` equal jobs through two machines in series (the backward, then the network):
+    ``T_backward / N_L + T_layer + (N_L - 1) max(T_backward / N_L, T_layer)``.
+
+    Book: Collective Communication chapter, sec. "Overlap Limits: When Hiding Fails"
+    (``@sec-communication-overlap-limits``), notebook "Overlap Budget for a 7B Transformer" (cell
+    ``overlap-budget-calc``: 32 layers of 15 ms backward, 26.4 ms AllReduce each, give 859.8 ms); notation
+    registry ``\OverlappedBackwardCommunicationTime``. Literature: Li et al. (2020), PyTorch Distributed:
+    Experiences on Accelerating Data Parallel Training (VLDB), sec. 3.2 (gradient buckets all-reduced while the
+    backward pass goes on); Johnson (1954), Optimal two- and three-stage production schedules (the two-machine
+    flow shop).
+
+    >>> LayerOverlapTime(0.480, 0.0264, 32).doit()
+    0.859800000000000
+    """
+
+    nargs = 3
+
+    @staticmethod
+    def formula(t_backward, t_layer, n_layers):
+        return t_backward + t_layer + (n_layers - 1) * sp.Max(0, t_layer - t_backward / n_layers)
+
+
+def layer_overlap_exposed(t_backward, t_layer, n_layers):
+    """What the per-layer schedule adds to the backward pass, :class:`LayerOverlapTime`'s formula less
+    ``t_backward``: ``T_layer + (N_L - 1) max(0, T_layer - T_backward / N_L)``, its max labelled for the regime's
+    words (hidden behind a layer's backward, or not)."""
+    exposed = LayerOverlapTime.formula(t_backward, t_layer, n_layers) - t_backward
+    for node in exposed.atoms(sp.Max):
+        labelled(node, {a: ("each layer's AllReduce hidden behind a layer's backward" if a == 0 else
+                            "each layer's AllReduce outlasts a layer's backward") for a in node.args})
+    return exposed
+# ---- issue 24: the per-layer overlap schedule ---- end
