@@ -417,6 +417,10 @@ _declare_formal((
     ("T_sync_acc", rf"T_{{{T}{{sync}}}}", r"\AccumulatedSyncTime", "s",
      "gradient synchronization paid once per accumulated update", {}),
     ("T_mu", rf"T_{{\mu}}", None, "s", "compute time of one accumulation micro-step", {}),
+    ("p_strag", rf"p_{{{T}{{straggle}}}}", r"\NodeStragglerProbability", "1",
+     "probability that one device straggles in a given step", {}),
+    ("S_mean", rf"\bar{{S}}_{{{T}{{batch}}}}", None, "1", "mean sequence length of the sequences of one batch", {}),
+    ("S_longest", rf"S_{{{T}{{longest}}}}", None, "1", "length of the longest sequence of one batch", {}),
 ))
 # ---- issue 24: training dynamics -------------------------------------------------------------- end
 # ---- issue 24: the Collective Communication chapter's terms (terms/networks.py) ------------- begin
@@ -590,6 +594,10 @@ TERMS += (
          "layer-wise learning rate of LARS"),
     Term("AccumulationSyncOverhead", rf"f_{{{T}{{sync}}}}", None, ("T_sync_acc", "GA", "T_mu"),
          "synchronization time over compute time under gradient accumulation"),
+    Term("ExpectedStragglers", rf"n_{{{T}{{straggle}}}}", None, ("N_coll", "p_strag"),
+         "devices expected to straggle in one synchronous step"),
+    Term("PaddingWaste", rf"f_{{{T}{{pad}}}}", None, ("S_mean", "S_longest"),
+         "share of a padded batch's token slots that hold padding"),
 )
 # ---- issue 24: training dynamics -------------------------------------------------------------- end
 # ---- issue 24: the Collective Communication chapter's terms (terms/networks.py) ------------- begin

@@ -477,6 +477,18 @@ EXTENSION.update({
     "AccumulationSyncOverhead": _P(r"\AccumulationSyncOverheadFraction", "scalar",
                                    "ratio of one accumulated update's synchronization time to its micro-steps' "
                                    "compute time", unit="1"),
+    "S_mean": _P(r"\BatchMeanSequenceLength", "scalar",
+                 "mean length in tokens of the training sequences that share one padded batch", "learning"),
+    "S_longest": _P(r"\BatchLongestSequenceLength", "count",
+                    "length in tokens of the longest training sequence of one padded batch", "learning"),
+    "ExpectedStragglers": _P(r"\ExpectedStragglersPerStep", "scalar",
+                             "number of devices expected to straggle in one synchronous training step when each "
+                             "straggles independently", unit="1"),
+    # the registry's \PaddingWasteFraction is this share, but its glyph W is the package's weight bytes
+    "PaddingWaste": _P(r"\PaddedSlotWasteFraction", "scalar",
+                       "share of the token slots of a batch padded to its longest sequence that hold padding, written "
+                       "with a subscript", "learning", unit="1",
+                       notes=r"The meaning of \PaddingWasteFraction, whose glyph W the package gives the weight bytes."),
 })
 # ---- issue 24: training dynamics -------------------------------------------------------------- end
 # ---- issue 24: the Collective Communication chapter's terms (terms/networks.py) ------------- begin

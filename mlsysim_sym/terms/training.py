@@ -105,3 +105,27 @@ class AccumulationSyncOverhead(NamedTerm):
     @staticmethod
     def formula(t_ar, k, t_mu):
         return t_ar / (k * t_mu)
+
+
+class ExpectedStragglers(NamedTerm):
+    r"""Devices expected to straggle in one synchronous step when each of ``N`` does so independently with
+    probability ``p``: ``N p`` (the mean of a binomial count). The book's barrier-semantics section and its
+    BSP footnote: 1,000 GPUs at 1 % give about 10 a step. Arguments ``(N, p_straggle)``."""
+
+    nargs = 2
+
+    @staticmethod
+    def formula(n, p):
+        return n * p
+
+
+class PaddingWaste(NamedTerm):
+    r"""Share of a padded batch's token slots that hold padding when every sequence is padded to the longest:
+    ``1 - S_mean / S_max`` (the book's RLHF batching section: one 2,048-token sequence among fifteen of 128
+    tokens wastes 88 %). Arguments ``(S_mean, S_max)``: the batch's mean and longest sequence lengths."""
+
+    nargs = 2
+
+    @staticmethod
+    def formula(s_mean, s_max):
+        return 1 - s_mean / s_max
