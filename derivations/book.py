@@ -9,7 +9,8 @@ Where mlsysim's code and the book's prose differ, both numbers are computed at o
 The book's formulas are written here with this package's symbols (the book writes raw LaTeX with
 ``p``, ``m``, ``t`` where the registry has ``\\PipelineParallelDegree`` ...). Places are cited by
 chapter, section and, where the book has one, equation label, in the book's sources
-(github.com/harvard-edge/cs249r_book, ``books/vol2/``): DT is the Distributed Training chapter,
+(github.com/harvard-edge/cs249r_book, ``book/quarto/contents/vol2/``; the documents link each label to
+its chapter's source file, :mod:`derivations.book_labels`): DT is the Distributed Training chapter,
 CC Collective Communication, AC the Communication Foundations appendix, NOT the volume's
 notation chapter.
 """

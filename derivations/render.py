@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from mlsysim_sym import notation
-from mlsysim_sym.printing import environment, md_math
+from mlsysim_sym import printing
+from mlsysim_sym.printing import md_math
 
-from . import architecture, book, examples, extended, memory, modern, notation_doc, published, required_doc, step_time, web
+from . import architecture, book, book_labels, examples, extended, memory, modern, notation_doc, published, required_doc, step_time, web
 from . import registry, toolchain
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +63,16 @@ def labels(quarto_markdown: str) -> List[str]:
 def strip_labels(quarto_markdown: str) -> str:
     """The plain Markdown of a Quarto document: its equation labels left out."""
     return _LABEL.sub("$$", quarto_markdown)
+
+
+def environment():
+    """The package's template environment (:func:`mlsysim_sym.printing.environment`) with the prose filters
+    ``md_text`` and ``tex_text`` of :mod:`derivations.book_labels`: a label of the book's (``AC @eq-alpha-beta``)
+    becomes a link to its chapter's source, so no document cites a label it does not define."""
+    env = printing.environment()
+    env.filters["md_text"] = book_labels.md_text
+    env.filters["tex_text"] = book_labels.tex_text
+    return env
 
 
 def _contexts() -> Dict[str, dict]:

@@ -286,6 +286,8 @@ def environment():
     env.filters["md_text"] = md_text
     env.filters["label"] = equation_label
     env.filters["tex_text"] = tex_text
+    env.filters["tex_code"] = tex_code
+    env.filters["wrap_code"] = wrap_code
     return env
 
 
@@ -307,6 +309,79 @@ _TEX_SPECIAL = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "
 def tex_text(text: str) -> str:
     """Plain text for LaTeX: its special characters escaped."""
     return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+#: Where inline code may break across lines in LaTeX: after these characters (the break adds no glyph).
+_CODE_BREAKS = "._/(,=-"
+
+
+def tex_code(text: str) -> str:
+    r"""Inline code for LaTeX (inside ``\texttt``): :func:`tex_text`, and a line may break after ``.``, ``_``,
+    ``/``, ``(``, ``,``, ``=`` or ``-`` (``\allowbreak``), so a long name never runs off the page."""
+    return "".join(_TEX_SPECIAL.get(ch, ch) + (r"\allowbreak{}" if ch in _CODE_BREAKS else "") for ch in str(text))
+
+
+#: The longest code line of the documents: 64 characters fit every PDF made from them. Pandoc's default
+#: LaTeX (article, 10 pt, a 345 pt text width; how a Markdown document becomes a PDF with no template)
+#: sets code at 5.25 pt a character, 65 to a line; the standalone ``.tex``'s listings hold about 100.
+CODE_WIDTH = 64
+
+
+def _break_points(line: str, lang: str):
+    """Where a code line may break, ``(index, characters the break replaces)``: LaTeX at a space, or after a
+    control word followed by a command; Python at a space inside brackets and outside a string (an
+    implicit line continuation)."""
+    if lang == "latex":   # a space; or between a control word and the next command (TeX drops that line end)
+        return sorted([(i, 1) for i, ch in enumerate(line) if ch == " "]
+                      + [(m.end(), 0) for m in re.finditer(r"(?<!\\)(?:\\\\)*\\[A-Za-z]+(?=\\)", line)])
+    points, depth, quote, i = [], 0, "", 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == " " and depth > 0:
+            points.append((i, 1))
+        i += 1
+    return points
+
+
+def wrap_code(text: str, lang: str = "latex", width: int = CODE_WIDTH) -> str:
+    """Code with every line longer than ``width`` broken at the spaces where ``lang`` allows it (greedily;
+    the continuation indented by four more spaces), meaning the same: TeX reads a line end and the next
+    line's leading spaces as the one space they replace, and Python continues a line inside brackets. A
+    LaTeX line holding ``%`` (a comment to its end) is left whole, as is code of any other language and
+    a piece longer than ``width`` with no break point."""
+    if lang not in ("latex", "python"):
+        return str(text)
+    out = []
+    for line in str(text).split("\n"):
+        if len(line) <= width or (lang == "latex" and "%" in line):
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        points = [p for p in _break_points(line, lang) if line[:p[0]].strip()]
+        start = 0
+        while len(line) - start + (len(indent) if start else 0) > width:
+            room = width - (len(indent) if start else 0)
+            fits = [p for p in points if start < p[0] <= start + room]
+            cut, skip = fits[-1] if fits else next((p for p in points if p[0] > start), (None, 0))
+            if cut is None:
+                break
+            out.append(indent + line[start:cut].strip(" ") if start else line[:cut].rstrip(" "))
+            start = cut + skip
+        out.append(line[start:] if not start else indent + line[start:].strip(" "))
+    return "\n".join(out)
 
 
 def md_text(text: str) -> str:

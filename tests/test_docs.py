@@ -124,6 +124,94 @@ def test_the_standalone_tex_compiles_with_pdflatex(rendered, tmp_path):
     assert (tmp_path / "mlsysim_sym.pdf").stat().st_size > 50_000
 
 
+_OVERFULL = re.compile(r"^Overfull \\hbox \(([\d.]+)pt too wide\) in (?:paragraph|alignment) at lines (\d+)--(\d+)\n"
+                       r"(.*?)\n\s*\n", re.M | re.S)
+
+
+def code_overflows(tex: str, log: str):
+    r"""The overfull boxes pdflatex reports for code, ``(source lines, points too wide)``: a line of a
+    ``lstlisting`` (its box dump names no font: the log only says at which lines), or a line set in the
+    typewriter font (``lmtt`` in the box dump: inline code, ``\texttt``)."""
+    listing, inside = set(), False
+    for number, line in enumerate(tex.splitlines(), 1):
+        if line.startswith(r"\begin{lstlisting}"):
+            inside = True
+        elif line.startswith(r"\end{lstlisting}"):
+            inside = False
+        elif inside:
+            listing.add(number)
+    found = []
+    for m in _OVERFULL.finditer(log):
+        first, last = int(m.group(2)), int(m.group(3))
+        if "lmtt" in m.group(4).replace("\n", "") or listing & set(range(first, last + 1)):
+            found.append((f"lines {first}--{last}", float(m.group(1))))
+    return found
+
+
+def _pdflatex(tex: str, where: Path) -> str:
+    (where / "doc.tex").write_text(tex, encoding="utf-8")
+    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                          cwd=where, capture_output=True, text=True, timeout=300)
+    log = (where / "doc.log").read_text(errors="replace")
+    assert proc.returncode == 0, log[-3000:]
+    return log
+
+
+def test_the_pdf_keeps_every_code_line_on_the_page(tmp_path):
+    """No line of code (a listing, or inline code) runs off the right edge of docs/mlsysim_sym.tex's PDF
+    (the committed file; test_committed_docs_equal_a_fresh_render says it is the fresh one). Before code
+    lines broke (LaTeX code wrapped at its spaces, inline code after ``.``, ``_``, ``(``...), the step-time
+    edition's ``mlsysim_sym.model.build_model(Variant(fidelity="extended"))`` ran 66.8 pt past the margin."""
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed (Debian: texlive-latex-base texlive-latex-recommended)")
+    tex = (ROOT / "docs" / "mlsysim_sym.tex").read_text(encoding="utf-8")
+    assert code_overflows(tex, _pdflatex(tex, tmp_path)) == []
+    # the rule finds what it looks for: a listing line and an inline-code line too long for the page
+    wide = "x" * 300
+    probe = tex.replace(r"\begin{document}", "\\begin{document}\n\\begin{lstlisting}\n" + wide
+                        + "\n\\end{lstlisting}\n\\texttt{" + wide + "}\n", 1)
+    (probe_dir := tmp_path / "probe").mkdir()
+    assert len(code_overflows(probe, _pdflatex(probe, probe_dir))) == 2
+
+
+def test_generated_code_lines_fit_a_page_and_mean_the_same():
+    """Every line of a generated LaTeX or Python code block of docs/*.md is at most 64 characters (what fits
+    the PDFs made from them: pandoc's default LaTeX sets code at 5.25 pt a character on a 345 pt line, 65
+    characters; made so, the step-time edition's 19 pages ran off the page from page 13 on, lines of up
+    to 271 characters), and wrapping changes no token: LaTeX reads the same words, Python the same tree."""
+    import ast
+
+    from mlsysim_sym.printing import CODE_WIDTH, wrap_code
+    for name in ("book", "step_time", "step_time_extended", "notation", "examples", "memory", "required"):
+        text = (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
+        for lang, block in re.findall(r"^```(latex|python)\n(.*?)^```$", text, re.S | re.M):
+            for line in block.splitlines():
+                # longer only where the language allows no break (a comment, a run of braces and commands)
+                assert len(line) <= CODE_WIDTH or wrap_code(line, lang) == line, (name, line)
+    latex_line = (r"\RingAllReduceCompletionTime\left(\CollectivePayloadSize, \DeviceCount\right) &= \frac{2 "
+                  r"\CollectivePayloadSize \left(\DeviceCount - 1\right)}{\DeviceCount \LinkBandwidth} + \text{a b} \\")
+    wrapped = wrap_code(latex_line, "latex", 40)
+    assert len(wrapped.splitlines()) > 3 and all(len(x) <= 40 for x in wrapped.splitlines())
+    def tokens(tex):   # TeX's reading: a line end and indent are one space, dropped after a control word
+        return re.sub(r"(\\[A-Za-z]+) +", r"\1", re.sub(r"\n +", " ", tex))
+    assert tokens(wrapped) == tokens(latex_line) and "\n" in wrapped
+    # with no space to break at, a line breaks after a control word followed by a command (TeX drops that
+    # line end and the next line's indent, so the tokens are the same)
+    word = r"\TrainableParameterFraction}{\DataParallelDegree^{\EventIndicator\left\{\ZeroShardingStage \geq 2\right\}}}"
+    wrapped = wrap_code(word, "latex", 70)
+    assert all(len(x) <= 70 for x in wrapped.splitlines()) and len(wrapped.splitlines()) == 2
+    assert re.sub(r"(\\[A-Za-z]+)\n +(?=\\)", r"\1", wrapped) == word
+    assert wrap_code(r"\alpha\beta", "latex", 6) == "\\alpha\n    \\beta"
+    assert wrap_code(r"x\\beta\\gamma", "latex", 5) == r"x\\beta\\gamma"    # a line break then text: no command
+    assert wrap_code("% " + "x " * 60) == "% " + "x " * 60                   # a comment is never split
+    call = ('r = DistributedModel().solve("Llama3_70B", "Research 256", batch_size=256, tp_size=8, pp_size=4, '
+            'microbatch_count=8, note="a, b (c) # d")  # a comment, with commas')
+    wrapped = wrap_code(call, "python", 60)
+    assert len(wrapped.splitlines()) == 4 and max(map(len, wrapped.splitlines())) <= 60
+    assert ast.dump(ast.parse(wrapped)) == ast.dump(ast.parse(call))
+    assert wrap_code("x" * 100, "python") == "x" * 100 and wrap_code("a " * 60, "console") == "a " * 60
+
+
 # --------------------------------------------------------------------------------------------
 # Numbers: the worked examples equal mlsysim 0.3.0's results
 # --------------------------------------------------------------------------------------------
