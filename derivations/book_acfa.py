@@ -77,7 +77,7 @@ def communication() -> List[Entry]:
               _eq(r"b", book_plain), (frac, frac.doit()), (book_plain, frac),
               tuple(Number(f"p {pp}, m {mm}", bk, value(BubbleFraction(pp, 1, mm)), "1", 0.005)
                     for pp, mm, bk in table),
-              "The table's eight cells, computed with mlsysim's calc_pipeline_bubble, are @eq-pipeline-bubble "
+              "The table's eight cells, computed with mlsysim's calc_pipeline_bubble, are AC @eq-pipeline-bubble "
               "(the bubble entry) at V = 1."),
         Entry("ac-compression-breakeven", "Compression break-even codec time", "AC @eq-compression-breakeven and "
               "@tbl-compression-breakeven",

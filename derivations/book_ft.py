@@ -89,7 +89,7 @@ def entries() -> List[Entry]:
               (sp.exp(-LAM * TRUN) ** N, sp.exp(-N * LAM * TRUN)), (),
               "A relation, checked by sympy: the product of N equal factors e^{-lambda t} is e^{-N lambda t}. It "
               "is not a named term: the registry's rules read the printed e as a symbol (a note for a later "
-              "round); with N = 1 it is @eq-single-component-reliability."),
+              "round); with N = 1 it is FT @eq-single-component-reliability."),
         Entry("ft-young-daly", "Young-Daly optimal checkpoint interval", "FT, The Young-Daly law (sec-fault-"
               "tolerance-young-daly), the optimal-interval notebooks, @fig-young-daly, @fig-checkpoint-tradeoff, "
               "the pitfall 'setting checkpoint interval by intuition'",
@@ -157,7 +157,7 @@ def entries() -> List[Entry]:
                Number("pitfall: a 5 min save and a 20 min restart cost 25 min per failure", 25 * MIN,
                       value(RecoveryTime(0, 20 * MIN, 5 * MIN, 0)), "s", 1e-12)),
               "The pitfall's 25 minutes adds the save to the restart; the package's term is the four phases of "
-              "@eq-recovery-time, here with the save in the load's place."),
+              "FT @eq-recovery-time, here with the save in the load's place."),
         Entry("ft-all-up", "All-up availability of N components", "FT, the '9s of reliability' notebook and the "
               "fallacy 'if each GPU is 99.99 percent reliable'",
               _eq(rf"R_{{{T}{{cluster}}}}", A ** N), (AllUpAvailability(A, N), AllUpAvailability(A, N).doit()),

@@ -69,7 +69,20 @@ TERM_SOURCES = {
                            "Narayanan et al. (2021), Table 1, and Korthikanti et al. (2022), sec. 4.1.",
     "OptimizerUpdateTime": "Rajbhandari et al. (2020), ZeRO, sec. 3: the mixed-precision Adam states, read and "
                            "written once per update.",
+    "LayerOverlapTime": "Collective Communication chapter, the overlap budget for a 7B transformer: N_L equal "
+                        "per-layer AllReduces behind the backward pass, two stages in series.",
 }
+
+#: The families of cost terms this document lists: those of a training step. The book's other relations (training
+#: dynamics, networks beyond the ring, the fleet, reliability: ``mlsysim_sym.terms.training`` ...) are in the book
+#: companion, each with its chapter (docs/book.md).
+STEP_FAMILIES = ("collectives", "pipeline", "memory", "roofline", "communication", "moe", "extended", "frameworks")
+
+
+def step_terms():
+    """The cost terms of a training step (:data:`STEP_FAMILIES`), in the notation's order."""
+    from mlsysim_sym.terms.base import TERM_CLASSES
+    return [t for t in notation.TERMS if TERM_CLASSES[t.name].__module__.rsplit(".", 1)[-1] in STEP_FAMILIES]
 
 def _quantity(model, name: str, extended: bool = False) -> Dict[str, object]:
     e = notation.entry(name)
@@ -107,6 +120,6 @@ def context(extended: bool = False) -> Dict[str, object]:
     taken = {equation_label(prefix + n) for n in listed}
     terms = [{"name": t.name, "latex": t.latex, "book": t.book, "meaning": t.meaning,
               "equation": term_chain(t), "book_equation": term_chain(t, book=True),
-              "source": TERM_SOURCES[t.name], "label": _term_label(t, taken, prefix)} for t in notation.TERMS]
+              "source": TERM_SOURCES[t.name], "label": _term_label(t, taken, prefix)} for t in step_terms()]
     return {"sections": sections, "terms": terms, "extended": extended, "prefix": prefix,
             "step": definition_chain(model, "T_sync", alone=True), "step_book": definition_chain(model, "T_sync", book=True)}
