@@ -228,7 +228,8 @@ def worked_memory() -> List[Entry]:
         Entry("dt-memory-quotients", "Training-state bytes per parameter and the memory quotients",
               "DT, Multi-machine training requirements; the definition of distributed training; Parallelism-"
               "infrastructure interaction (BERT); cell ModelParallelMemoryFacts; notebook 'The memory wall of "
-              "scale'; cell HybridMemoryAccounting (Memory analysis)",
+              "scale'; Model parallelism implementation (8-way partitioning); cell HybridMemoryAccounting (Memory "
+              "analysis)",
               rf"C_{{{T}{{state}}}} = P \times (2 + 2 + 12)\ {T}{{bytes}}",
               (state, sixteen), (16 * P, sixteen),
               (Number("Multi-machine training requirements: 80 GB over 16 B per parameter, 'roughly 5 billion "
@@ -249,6 +250,8 @@ def worked_memory() -> List[Entry]:
                Number("the same state, ZeRO-3 over 64 GPUs (the cells' 43.8 GB)", 43.75 * GB, wall, "B", 1e-12),
                Number("memory-wall notebook: plus the assumed 50 GB of activations (93.75 GB, over the A100's 80)",
                       93.75 * GB, wall + 50 * GB, "B", 1e-12),
+               Number("Model parallelism implementation: 8-way partitioning on A100s, BF16 weights 'approximately "
+                      "44 GB per GPU' (350 / 8)", 44 * GB, value(weight_bytes(gpt3 / 8, 2, 1, 0)), "B", 0.006),
                Number("HybridMemoryAccounting: one TP-8 slice of the 350 GB of weights (43.75 GB)", 43.75 * GB,
                       value(weight_bytes(gpt3 / 8, 2, 1, 0)), "B", 1e-12),
                Number("HybridMemoryAccounting: Adam moments at 8 B per parameter, 1.4 TB", 1.4e12, o8, "B", 1e-12),
@@ -565,6 +568,8 @@ def inventory() -> List[Counted]:
           "dt-memory-quotients"),
         c("notebook The memory wall of scale", "43.75 GB static + 50 GB activations = 93.75 GB",
           "dt-memory-quotients"),
+        c("sec. Model parallelism implementation", "8-way partitioning: about 44 GB of BF16 weights per A100 "
+          "(350 / 8)", "dt-memory-quotients"),
         c("dfn Pipeline parallelism", "boundary activation 8192 x 2048 x 2 = 32 MB", "pipeline-send"),
         c("dfn Pipeline parallelism", "bubble p 8, m 32: 18 %; p 16, m 16: 48 %", "bubble"),
         c("notebook The cost of the pipeline bubble", "7 / 39 = 17.9 %", "bubble"),

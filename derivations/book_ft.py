@@ -1,5 +1,7 @@
 """The Fault Tolerance chapter (FT): its reliability and checkpoint equations, reproduced by the package's terms
-(:mod:`mlsysim_sym.terms.reliability`, checkpoint bytes from :mod:`mlsysim_sym.terms.memory`).
+(:mod:`mlsysim_sym.terms.reliability`, checkpoint bytes from :mod:`mlsysim_sym.terms.memory`, GPU-hours and
+dollars from :mod:`mlsysim_sym.run_costs`, the learning-rate rule from :mod:`mlsysim_sym.terms.training`, the KV
+cache from :mod:`mlsysim_sym.terms.extended`).
 
 Read: ``book/quarto/contents/vol2/fault_tolerance/fault_tolerance.qmd`` at the fork Mu-L/cs249r_book, commit
 f713da9eb712cb0015d8988959904a42f7aebe04 (the chapter with its mlsysim cells; the copy of
@@ -27,10 +29,18 @@ import sympy as sp
 
 from mlsysim_sym import notation
 from mlsysim_sym.symbols import sym
+from mlsysim_sym.model import build_model
+from mlsysim_sym.run_costs import PLAN, model_symbols
+from mlsysim_sym.run_costs import _S as PLAN_SYMBOLS
+from mlsysim_sym.terms.communication import straggled
+from mlsysim_sym.terms.extended import kv_bytes
+from mlsysim_sym.terms.fleet import CheckpointSize
 from mlsysim_sym.terms.memory import gradient_bytes, optimizer_bytes, weight_bytes
 from mlsysim_sym.terms.reliability import (AllUpAvailability, CheckpointOverhead, CheckpointWaste,
-                                           CheckpointWriteTime, RecoveryTime, ReplicatedAvailability, SystemMTBF,
-                                           YoungDalyInterval)
+                                           CheckpointWriteTime, HeartbeatTimeout, MtbfFromFit, RecoveryTime,
+                                           ReplicatedAvailability, StepEventProbability, StragglerStepTime,
+                                           SystemMTBF, YoungDalyInterval)
+from mlsysim_sym.terms.training import SqrtScaledLearningRate
 
 from .book import Counted, Entry, Number, _eq, value
 
@@ -182,8 +192,177 @@ def entries() -> List[Entry]:
     ]
 
 
+def _plan(name, steps, step_time, accelerators, price=0):
+    """One of the package's run-cost expressions (:data:`mlsysim_sym.run_costs.PLAN`: accelerator-hours
+    ``H_acc = K T_step N / 3600``, cost ``C_train = H_acc R_hour``) at ``steps`` steps of ``step_time`` s."""
+    q = model_symbols()
+    return value(PLAN[name].xreplace({PLAN_SYMBOLS["K_steps"]: steps, q["T_step"]: step_time,
+                                      q["N"]: accelerators, PLAN_SYMBOLS["R_hour"]: price}))
+
+
+#: 10^9 device-hours, the time a FIT rate counts failures over, in s
+T_FIT_S = 1e9 * H
+
+
+def more_entries() -> List[Entry]:
+    """The chapter's equations beside the checkpoint law: learning-rate rescaling, SDC per step, the heartbeat
+    timeout, the straggler step, FIT arithmetic, training-state bytes, shards, dollars and the KV cache."""
+    eta, n_new, n_base = F["eta_base"], F["N_new"], F["N_base"]
+    lr = SqrtScaledLearningRate(eta, n_new / n_base)
+    p_ev, t_ref, t_step = F["p_event"], F["T_ref"], model_symbols()["T_step"]
+    sdc = StepEventProbability(p_ev, N, t_step, t_ref)
+    p_sdc = value(StepEventProbability(1e-6, 100000, 2, H))        # mlsysim's SdcRatePerGpuHr, 100,000 GPUs, 2 s
+    hb, kt, sd = F["H_hb"], F["k_timeout"], F["sigma_d"]
+    model = build_model()
+    tr, ts, tc = F["T_rank"], F["T_rank_slow"], model.quantity("T_comm").symbol
+    strag = StragglerStepTime(tr, ts, tc)
+    e = sp.Symbol("epsilon", positive=True)                     # f_strag = 1 + epsilon > 1
+    model_step = straggled(tr, 1 + e)                           # the model's step with T_sync = T_rank, no comm
+    t_sync, f_s = 1.0, 1 / 0.5                                  # StragglerTax: 1 s steps, one GPU at 50 % speed
+    t_strag = value(straggled(t_sync, f_s))
+    lost = 1 - t_sync / t_strag
+    fit, tfit = F["FIT"], F["T_FIT"]
+    mtbf_fit = MtbfFromFit(fit, tfit)
+    fit_of = sp.solve(sp.Eq(MTBF_C, mtbf_fit.doit()), fit)[0]    # the book's FIT = 10^9 / MTBF
+    mb = 1024 * 80 * 8 * 1024                                   # Mb of HBM on 1,024 A100s of 80 GB (the book's count)
+    gpu = value(SystemMTBF(MtbfFromFit(4000, T_FIT_S), 1024))
+    hbm = value(SystemMTBF(MtbfFromFit(250, T_FIT_S), mb))
+    hbm_ecc = value(SystemMTBF(MtbfFromFit(sp.Rational(250, 100), T_FIT_S), mb))
+    both = 1 / (1 / gpu + 1 / hbm_ecc)
+    P, bpp = sym.P, sym.bpp
+    state = weight_bytes(P, bpp, 1, 0) + gradient_bytes(P, 1, bpp, 1, 0) + optimizer_bytes(P, 1, 1, 0)
+    twelve = state.subs({bpp: 2, sym.ADAM: 8})
+    b, dp = F["b_ckpt"], model.quantity("dp").symbol
+    shard = weight_bytes(CheckpointSize(P, b).doit(), 1, dp, 3)  # a checkpoint of P b bytes, ZeRO-3 over N_DP ranks
+    total_10k = sp.solve(sp.Eq(weight_bytes(sp.Symbol("S", positive=True), 1, 10000, 3), 10e9),
+                         sp.Symbol("S", positive=True))[0]
+    L, Hd, kvf = sym.L, sym.H, sym.kvf
+    msg = model.definition("M_act_msg")
+    kv = L * kv_bytes(msg, kvf, 1, 1)
+    llama = {model.quantity("lb").symbol: 1, sym.s: 128 * 1024, Hd: 8192, bpp: 2, L: 80}
+    kv_gqa, kv_dense = value(kv.subs(llama).subs(kvf, sp.Rational(8, 64))), value(kv.subs(llama).subs(kvf, 1))
+    return [
+        Entry("ft-lr-sqrt", "Square-root learning-rate rescaling on an elastic resize", "FT @eq-lr-scaling (Elastic "
+              "Recovery, recovery adaptation mechanisms)",
+              rf"\eta_{{{T}{{new}}}} = \eta_{{{T}{{base}}}} \sqrt{{N_{{{T}{{new}}}} / N_{{{T}{{base}}}}}}",
+              (lr, lr.doit()), (eta * sp.sqrt(n_new / n_base), lr), (),
+              "The DT chapter's square-root rule (dt-lr-sqrt, the package's SqrtScaledLearningRate) with the batch "
+              "multiplier k = N_new / N_base: each worker keeps its batch, so the global batch scales with the "
+              "workers. The chapter prints no number for it."),
+        Entry("ft-sdc-step", "Probability of a silent data corruption in one step", "FT, notebook 'The SDC "
+              "certainty' (sec. Check-and-Verify, cell SDCCollective)",
+              rf"\Pr = 1 - (1 - p)^{{N \cdot T_{{{T}{{step}}}} / 3600}}", (sdc, sdc.doit()),
+              (1 - (1 - p_ev) ** (N * t_step / t_ref), sdc),
+              (Number("100,000 GPUs, 1e-6 per GPU-hour, 2 s steps (0.0056 %)", 0.0056e-2, p_sdc, "1", 0.009),
+               Number("the exposure N T_step / T_ref, '100,000 x (2/3600) = 55' GPU-hours (55.6)", 55,
+                      100000 * 2 / H, "1", 0.011),
+               Number("one silent error every 18,000 steps (1 / P)", 18000, 1 / p_sdc, "1", 0.001),
+               Number("'roughly every 10 hours' (18,000 steps of 2 s)", 10 * H, 2 / p_sdc, "s", 0.001)),
+              "mlsysim's calc_step_event_probability: each device meets the event with probability p per window "
+              "T_ref (one hour, mlsysim's SdcRatePerGpuHr = 1e-6), a step exposes N T_step / T_ref device-windows. "
+              "The notebook's '55 GPU-hours' is 55.6, written as about 55."),
+        Entry("ft-timeout", "Heartbeat timeout", "FT @eq-timeout-calculation (Fail-stop failures) and sec. Failure "
+              "detection mechanisms",
+              rf"T_{{{T}{{timeout}}}} = H + k \sigma_d", (HeartbeatTimeout(hb, kt, sd), HeartbeatTimeout(hb, kt, sd).doit()),
+              (hb + kt * sd, HeartbeatTimeout(hb, kt, sd)), (),
+              "The chapter gives k from 3 to 5 and no worked number. Its k is the registry's "
+              "\\TimeoutSafetyMultiplier (glyph k, which the package gives the accumulation steps), written "
+              "k_timeout here; H is the registry's \\HeartbeatInterval."),
+        Entry("ft-straggler", "Step time with a straggler", "FT, sec. Distinguishing stragglers from failures "
+              "(display) and notebook 'The straggler tax' (cell StragglerTax)",
+              rf"T_{{{T}{{step,straggler}}}} = \max_i T_{{{T}{{rank}}_i}} + T_{{{T}{{comm}}}}",
+              (strag, strag.doit()), (sp.Max(tr, tr, ts) + tc, strag),
+              (Number("StragglerTax: a 1 s step with one GPU at 50 % speed takes 2 s (the model's f_strag = 2)", 2,
+                      t_strag, "s", 1e-12),
+               Number("the same through the maximum over ranks (no communication)", 2,
+                      value(StragglerStepTime(t_sync, t_sync * f_s, 0)), "s", 1e-12),
+               Number("effective speed, 1 step / 2 s = 0.5 steps/s", 0.5, 1 / t_strag, "1/s", 1e-12),
+               Number("throughput lost, 1 - T_sync / T_step (50 %)", 0.5, lost, "1", 1e-12),
+               Number("the straggler's share of 1,024 GPUs (0.1 %)", 0.001, 1 / 1024, "1", 0.03),
+               Number("idle compute: an hour of 1,024 GPUs at $3 (C_train) times the lost share, $1,536 an hour",
+                      1536, _plan("C_train", H / t_strag, t_strag, 1024, 3) * lost, "$", 1e-12)),
+              "The display is the package's term with N - 1 ranks at T_rank and one at T_rank,slow. mlsysim's step "
+              "model (and the package's) prices a straggler as a factor f_strag on the whole step, communication "
+              "included: T_step = f_strag T_sync. The two agree when the step has no communication: with "
+              "T_rank,slow = f T_rank, f > 1, and T_comm = 0 the maximum is f T_rank (sympy: "
+              + ("equal" if sp.simplify(StragglerStepTime(tr, (1 + e) * tr, 0).doit() - model_step) == 0
+                 else "MISMATCH") + "), which is the notebook's case (1 s of compute, 2 s). With communication the "
+              "display stretches only the compute. The dollars are the package's run cost C_train = K T_step N R / "
+              "3600 over one hour at the notebook's $3 per GPU-hour (mlsysim's GpuTrainingUtilityScenarioPerHour)."),
+        Entry("ft-fit", "FIT rates and the MTBF they give", "FT, sec. MTBF and FIT rate calculations (display), "
+              "footnote fn-failure-rate-fits (cell FleetReliabilityRates), worked example 'GPU cluster reliability'",
+              rf"{T}{{FIT}} = \frac{{10^9}}{{{T}{{MTBF}}}}", (mtbf_fit, mtbf_fit.doit()), (fit_of, tfit / MTBF_C),
+              (Number("a GPU of 50,000 h: 20,000 FIT", 20000, value(fit_of.subs({tfit: T_FIT_S, MTBF_C: 50000 * H})),
+                      "1", 1e-12),
+               Number("fn-failure-rate-fits: 10,000 such GPUs, 200,000,000 FIT", 2e8,
+                      10000 * value(fit_of.subs({tfit: T_FIT_S, MTBF_C: 50000 * H})), "1", 1e-12),
+               Number("the fleet's failure rate, 10,000 / 50,000 = 0.2 an hour", 0.2,
+                      H / value(SystemMTBF(MtbfFromFit(20000, T_FIT_S), 10000)), "1", 1e-12),
+               Number("an expected GPU failure every 5 hours", 5 * H, value(SystemMTBF(MtbfFromFit(20000, T_FIT_S),
+                                                                                       10000)), "s", 1e-12),
+               Number("cluster example: 4,000 FIT x 1,024 GPUs -> MTBF about 244 h", 244 * H, gpu, "s", 0.002),
+               Number("HBM: 250 FIT per Mb x 1,024 x 80 GB x 8 x 1,024 Mb, 'about 167B FIT'", 167e9, 250 * mb, "1",
+                      0.005),
+               Number("HBM without ECC: MTBF about 21 s", 21, hbm, "s", 0.025),
+               Number("HBM with ECC's 100x fewer errors: the book's 35 min (36 min)", 35 * MIN, hbm_ecc, "s", 0.01,
+                      expect=False),
+               Number("GPU logic and ECC-protected HBM together: the book's 35 min (36 min)", 35 * MIN, both, "s",
+                      0.01, expect=False)),
+              "FIT counts failures per 10^9 device-hours, so a component's MTBF is T_FIT / FIT (T_FIT = 10^9 h), "
+              "sympy's solution of the book's display; rates add over components in series, so N components are "
+              "SystemMTBF of it. The worked example's HBM count, 1,024 x 80 x 8 x 1,024 = 671,088,640 Mb, gives "
+              f"{250 * mb / 1e9:.1f}B FIT (the book: 167B) and {hbm:.1f} s (21 s). Its own arithmetic is off for ECC: "
+              f"100x fewer errors give {hbm_ecc / MIN:.1f} min, and with the GPU logic's 244 h {both / MIN:.1f} min, "
+              "both printed as 35 minutes (36 min rounded; 167B FIT would give 35.9 min): a note for the authors."),
+        Entry("ft-training-state", "Training state of a 70B model with AdamW", "FT, sec. Software fault properties "
+              "and propagation (resource mismanagement)",
+              "", (state, twelve), None,
+              (Number("70B in BF16 with AdamW, 2 + 2 + 8 B per parameter: 'roughly 840 GB'", 840e9,
+                      value(twelve.subs(P, 70e9)), "B", 1e-12),),
+              "The package's weight, gradient and optimizer bytes at two-byte weights and gradients and Adam's 8 B "
+              "of FP32 moments (the package's optimizer_bytes with Adam = 8; its default 12 B adds an FP32 master "
+              "copy). The chapter prints only the total."),
+        Entry("ft-ckpt-shards", "A checkpoint divided among ZeRO-3 ranks", "FT, callout 'The checkpoint storm'; "
+              "FaultToleranceShardRecap, fn-sharded-ckpt-io and the recovery-budget notebook",
+              "", (F["S_ckpt"] / dp, shard), (CheckpointSize(P, b).doit() / dp, shard),
+              (Number("Archetype A's 2.1 TB (175B x 12 B) over 1,000 workers: about 2.1 GB each", 2.1e9,
+                      value(weight_bytes(CheckpointSize(175e9, 12).doit(), 1, 1000, 3)), "B", 1e-12),
+               Number("10,000 GPUs of 10 GB shards: 100 TB in flight", 100e12, value(total_10k), "B", 1e-12),
+               Number("GPT-3's 3.7 TB (mlsysim's total_memory) over 1,024 workers: 3.6 GB a shard", 3.6e9,
+                      value(weight_bytes(GPT3_TOTAL, 1, 1024, 3)), "B", 0.005)),
+              "Each rank writes the shard ZeRO-3 holds: the package's weight_bytes with z = 3 divides the "
+              "checkpoint's P b bytes (CheckpointSize) by N_DP. The 100 TB is the checkpoint whose ZeRO-3 shard "
+              "over 10,000 ranks is 10 GB (sympy solves for it). The 3.7 TB is mlsysim's TrainingMemoryModel "
+              "total (see ft-write-time); 3,699 GB / 1,024 = 3.61 GB."),
+        Entry("ft-dollars", "GPU-hours and dollars of a run, a pause and a day", "FT, sec. Model-type diversity in "
+              "failure impact (prose) and sec. The 'stop-the-world' cost",
+              rf"C = N \times 24\ {T}{{h}} \times R_{{{T}{{GPU/hr}}}}", (notation.symbol("C_train"), PLAN["C_train"]), None,
+              (Number("25,000 GPUs at $2 per GPU-hour for a day: $1.2M", 1.2e6, _plan("C_train", 1, DAY, 25000, 2),
+                      "$", 1e-12),
+               Number("a 2 min pause of 10,000 GPUs: 10,000 x 2/60 = 333 GPU-hours", 333, _plan("H_acc", 1, 2 * MIN,
+                                                                                              10000), "h", 0.002),
+               Number("the same at $3 per GPU-hour: $1,000 a checkpoint", 1000, _plan("C_train", 1, 2 * MIN, 10000, 3),
+                      "$", 1e-12),
+               Number("hourly checkpoints: $24,000 a day", 24000, _plan("C_train", 24, 2 * MIN, 10000, 3), "$",
+                      1e-12)),
+              "The package's run costs (mlsysim_sym.run_costs.PLAN): accelerator-hours H_acc = K T_step N / 3600 "
+              "and cost C_train = H_acc R_hour (\\AcceleratorHourlyPrice), here with one 'step' the day or the "
+              "pause. The prices ($2 and about $3 per GPU-hour) are the chapter's."),
+        Entry("ft-kv-cache", "KV cache of one conversation", "FT, footnote fn-kv-cache-serving-ft (LLM serving fault "
+              "tolerance)",
+              rf"M_{{{T}{{KV}}}} = 2 N_L H_{{{T}{{KV}}}} S d_{{{T}{{head}}}} \times {T}{{bytes}}",
+              (L * kv_bytes(model.quantity("M_act_msg").symbol, kvf, 1, 1), kv),
+              (2 * L * (kvf * F["n_heads"]) * sym.s * (Hd / F["n_heads"]) * model.quantity("lb").symbol * bpp, kv),
+              (Number("Llama 70B: 80 layers, 8 KV heads of 128, 128K tokens, BF16 (about 43 GB)", 43e9, kv_gqa, "B",
+                      0.005),
+               Number("with 64 independent KV heads (about 344 GB)", 344e9, kv_dense, "B", 0.002)),
+              "The DT entry dt-rlhf-memory's form: the package's kv_bytes (2 r_KV M_act) over N_L layers, r_KV = "
+              "H_KV / N_heads, for one conversation (B = 1) of 128K = 131,072 tokens, d = 64 x 128 = 8,192."),
+    ]
+
+
 def groups() -> Dict[str, List[Entry]]:
-    return {"Fault tolerance (FT)": entries()}
+    return {"Fault tolerance (FT)": entries() + more_entries()}
 
 
 def _c(where, what, entry="", why=""):
@@ -195,8 +374,7 @@ def inventory() -> List[Counted]:
     ckpt = "ft-write-time"
     return [
         _c("fn-failure-rate-fits (cell FleetReliabilityRates)", "FIT = 1e9 / MTTF, lambda = 1/MTTF, fleet rate N/MTTF "
-           "and hours between failures", why="unit conversions of a failure rate (FIT is failures per 1e9 hours); "
-           "the fleet rate is the reciprocal of @eq-system-mtbf, reproduced in ft-system-mtbf"),
+           "and hours between failures", "ft-fit"),
         _c("@eq-single-component-reliability", "R(t) = e^{-lambda t}", "ft-reliability"),
         _c("@eq-system-reliability-product", "R_system = prod R_i", "ft-reliability"),
         _c("@eq-system-reliability-n-components", "R_system = e^{-N lambda t}", "ft-reliability"),
@@ -206,15 +384,13 @@ def inventory() -> List[Counted]:
         _c("nbk-fault-tolerance-9s-reliability", "R_cluster = R_GPU^N: 0.37, and 52.6 min of downtime a year",
            "ft-all-up"),
         _c("psp-fault-tolerance-scale-transforms-failure", "50,000 h / 10,000 GPUs = 5 h", "ft-system-mtbf"),
-        _c("sec-fault-tolerance-reliability-mtbf-fit (display)", "FIT = 10^9 / MTBF: 20,000 FIT",
-           why="a unit conversion (failures per 10^9 hours), not a cost of the model"),
+        _c("sec-fault-tolerance-reliability-mtbf-fit (display)", "FIT = 10^9 / MTBF: 20,000 FIT", "ft-fit"),
         _c("sec-fault-tolerance-reliability-composition (display)", "series R_system = prod R_i; MTBF = 1/sum lambda_i",
            "ft-reliability"),
         _c("sec-fault-tolerance-reliability-composition (display)", "parallel R_system = 1 - prod (1 - R_i)",
            "ft-replicated"),
         _c("sec-fault-tolerance-reliability-worked-example-cluster", "4,000 FIT x 1,024 -> 244 h; 250 FIT/Mb of HBM "
-           "-> 21 s; ECC 100x -> 35 min", why="FIT arithmetic of soft errors (its own numbers do not agree: 167e9 "
-           "FIT gives 21.6 s, and 100x fewer errors give 36 min), not yet a term of the package"),
+           "-> 21 s; ECC 100x -> 35 min", "ft-fit"),
         _c("cascade display 1", "lambda_GPU = 1/50,000", "ft-system-mtbf"),
         _c("cascade display 2", "lambda_PCIe = 1/200,000", "ft-system-mtbf"),
         _c("cascade display 3", "lambda_power/GPU = 1/8 x 1/100,000", "ft-system-mtbf"),
@@ -224,24 +400,22 @@ def inventory() -> List[Counted]:
         _c("cascade display 7", "MTBF_system = 1/0.2708 = 3.69 h (6.5 a day, 45 a week)", "ft-system-mtbf"),
         _c("@tbl-cluster-mtbf-scaling", "cluster MTBF and failures a day for 8 ... 25,000 GPUs", "ft-system-mtbf"),
         _c("sec published failure rates (prose)", "Llama 3: 419 failures in 54 days -> 3.1 h",
-           why="a measured rate (54 x 24 / 419 = 3.09 h), data rather than a model equation"),
-        _c("@eq-timeout-calculation", "T_timeout = H + k sigma_d",
-           why="a heuristic for setting a timeout, with no cost of the training step; not yet a term"),
+           why="a measured rate (54 x 24 / 419 = 3.09 h): an observation of the run, not a model equation"),
+        _c("@eq-timeout-calculation", "T_timeout = H + k sigma_d", "ft-timeout"),
         _c("FaultToleranceIntroRecap cell", "GPT-3 checkpoint 3.7 TB (FP32 with Adam)", ckpt),
-        _c("sec model-type impact (prose)", "25,000 GPUs x $2 x 24 h = $1.2M a day",
-           why="a dollar cost; the package models time and bytes, not prices"),
+        _c("sec model-type impact (prose)", "25,000 GPUs x $2 x 24 h = $1.2M a day", "ft-dollars"),
         _c("@eq-ft-total-cost", "C_total = C_compute + E[N_failures] C_per-failure + C_ft",
-           why="an accounting identity in dollars with no term of the package behind its parts"),
+           why="an accounting identity in dollars: the package prices its compute cost (C_train, ft-dollars) but has "
+           "no term for the expected failures' cost or the cost of fault tolerance, and the chapter evaluates it "
+           "nowhere"),
         _c("@eq-ft-investment-criterion", "dC_ft/dx < d(E[N] C)/dx", why="a qualitative inequality on marginal costs"),
-        _c("software faults (prose)", "70B in BF16 with AdamW needs 840 GB",
-           why="12 B per parameter (2 + 2 + 8) is the package's weight + gradient + optimizer bytes with Adam's "
-           "8 B of moments; no worked formula is printed, only the total"),
+        _c("software faults (prose)", "70B in BF16 with AdamW needs 840 GB", "ft-training-state"),
         _c("tbl-memory-bandwidth-protection (cell MemBandwidthProtection)", "effective bandwidth = base x (1 - 12.5 %)",
-           why="ECC overhead of memory bandwidth, outside the training-step model"),
+           why="ECC's 12.5 % of memory bandwidth: neither the package nor mlsysim's step model deducts an ECC share "
+           "from the HBM bandwidth, so there is no term to price it with"),
         _c("fault rates (prose) and fn-mtbf-checkpoint", "1,000 accelerators of 50,000 h -> 50 h", "ft-system-mtbf"),
         _c("nbk-fault-tolerance-napkin-math-sdc-certainty", "P = 1 - (1 - 1e-6)^(100,000 x 2/3600): 0.0056 %, "
-           "every 18,000 steps", why="the per-step event probability (mlsysim's calc_step_event_probability) is not "
-           "yet a term of the package"),
+           "every 18,000 steps", "ft-sdc-step"),
         _c("FaultToleranceCheckpointRecap cell and fn-adam-state-memory", "GPT-3 Adam state 2.1 TB; write at "
            "100 GB/s 37 s", ckpt),
         _c("nbk-fault-tolerance-optimal-checkpoint-interval (display 1)", "tau_opt = sqrt(2 T_write MTBF)",
@@ -256,35 +430,31 @@ def inventory() -> List[Counted]:
            "about 16.5 min, and its overhead against hourly checkpoints", "ft-young-daly"),
         _c("@eq-checkpoint-overhead", "f_ckpt = T_write/tau + T_pause/tau", "ft-checkpoint-overhead"),
         _c("sec stop-the-world cost", "10,000 x 2/60 = 333 GPU-hours, $1,000 a checkpoint, $24,000 a day",
-           why="GPU-hours and dollars of one pause; a product of counts, priced in dollars"),
+           "ft-dollars"),
         _c("@tbl-checkpoint-overhead-by-model (cell CheckpointOverheadCalc)", "write = size/BW, tau = sqrt(2 write "
            "MTBF), save overhead = write/tau, six models", "ft-checkpoint-overhead"),
         _c("callout 'The checkpoint storm'", "2.1 TB / 1,000 workers = 2.1 GB; 10,000 x 10 GB = 100 TB",
-           why="a checkpoint divided evenly among workers, a division with no term to price"),
+           "ft-ckpt-shards"),
         _c("exmp-fault-tolerance-debugging-checkpoint-overhead (cell CheckpointDebug)", "70B x 10 B = 700 GB; "
            "700 GB / 1.25 GB/s = 560 s; 20 MB/s a node; 10.9 GB shards; PCIe staging 0.34 s", ckpt),
         _c("FaultToleranceShardRecap and fn-sharded-ckpt-io", "3.7 TB over 1,024 workers = 3.6 GB a shard",
-           why="the checkpoint divided among workers, as ZeRO-3 shards it (the package's weight_bytes with z = 3 "
-           "divides the same way)"),
+           "ft-ckpt-shards"),
         _c("@eq-recovery-time", "T_recovery = T_detect + T_restart + T_load + T_warmup", "ft-recovery"),
         _c("nbk-fault-tolerance-recovery-time-budget (cell RecoveryBudget)", "6.6 min a failure; 3 and 32 min lost "
            "a day; 0.2 % and 2.2 %; 5,280 GPU-hours", "ft-recovery"),
-        _c("straggler step (display)", "T_step,straggler = max_i T_rank_i + T_comm",
-           why="the package's model (mlsysim's) prices the straggler as a factor f_strag on the whole step, not "
-           "as a maximum over ranks; the maximum is not modelled"),
+        _c("straggler step (display)", "T_step,straggler = max_i T_rank_i + T_comm", "ft-straggler"),
         _c("nbk-fault-tolerance-straggler-tax (cell StragglerTax)", "1 s -> 2 s at 50 % speed; 0.5 steps/s; 50 % "
-           "loss; wasted $ an hour", why="the straggler factor 2 multiplies the step (the package's f_strag); the "
-           "dollar figure is a price"),
-        _c("dfn elastic training", "1,016 / 1,024 = 99.2 % capacity", why="a ratio of worker counts"),
-        _c("@eq-lr-scaling", "eta_new = eta_base sqrt(N_new / N_base)",
-           why="a learning-rate rule, outside the step-time and memory model"),
+           "loss; wasted $ an hour", "ft-straggler"),
+        _c("dfn elastic training", "1,016 / 1,024 = 99.2 % capacity",
+           why="a ratio of two worker counts (the surviving over the original), which no term prices"),
+        _c("@eq-lr-scaling", "eta_new = eta_base sqrt(N_new / N_base)", "ft-lr-sqrt"),
         _c("@eq-availability-redundancy", "A_system = 1 - (1 - A_single)^k", "ft-replicated"),
         _c("availability worked numbers", "99 %, 99.99 %, 99.9999 %: 3.65 days, 52.6 min, 31.5 s a year",
            "ft-replicated"),
-        _c("fn-kv-cache-serving-ft", "KV cache 2 N_L H_KV S d_head bytes: 43 GB, 344 GB",
-           why="serving state, outside the training model (the inference chapter's KV-cache equation)"),
+        _c("fn-kv-cache-serving-ft", "KV cache 2 N_L H_KV S d_head bytes: 43 GB, 344 GB", "ft-kv-cache"),
         _c("dfn graceful degradation", "8 % CTR loss for 10 min of $1M/day = $560; outage $7K",
-           why="revenue arithmetic in dollars"),
+           why="revenue arithmetic (a click-through loss times a revenue rate), which the package, pricing hardware "
+           "time and bytes, does not model"),
         _c("trace listing", "spans add to 66 ms", why="a listing of measured spans, not an equation"),
         _c("pitfall 'setting checkpoint interval by intuition' (display)", "sqrt(2 x 5 x 240) = 49 min; 15 min -> "
            "85 min", "ft-young-daly"),

@@ -474,6 +474,31 @@ _declare_formal((
 # ---- issue 24: AC, FA ------------------------------------------------------------------------ end
 
 
+# ---- issue 24: the FT chapter's remaining equations and AC's LogGP time (fix2) --------------- begin
+_declare_formal((
+    ("p_event", rf"p_{{{T}{{event}}}}", None, "1",
+     "probability that one device meets an event (a silent data corruption) within the window T_ref", {}),
+    ("T_ref", rf"T_{{{T}{{ref}}}}", None, "s", "window a per-device event probability is quoted for", {}),
+    ("H_hb", "H", r"\HeartbeatInterval", "s", "interval between two heartbeats of one worker", {}),
+    ("k_timeout", rf"k_{{{T}{{timeout}}}}", None, "1",
+     "standard deviations of the network delay a heartbeat timeout allows", {}),
+    ("sigma_d", r"\sigma_d", r"\NetworkDelayStandardDeviation", "s", "standard deviation of the network delay", {}),
+    ("T_rank", rf"T_{{{T}{{rank}}}}", None, "s", "compute time of one healthy rank's step", {}),
+    ("T_rank_slow", rf"T_{{{T}{{rank,slow}}}}", None, "s", "compute time of the slowest rank's step", {}),
+    ("FIT", rf"{T}{{FIT}}", None, "1", "failures of one component per 10^9 device-hours", {}),
+    ("T_FIT", rf"T_{{{T}{{FIT}}}}", None, "s", "the 10^9 device-hours a FIT rate counts failures over", {}),
+    ("N_new", rf"N_{{{T}{{new}}}}", None, "1", "workers after an elastic resize", {"integer": True}),
+    ("N_base", rf"N_{{{T}{{base}}}}", None, "1", "workers the learning rate was tuned for", {"integer": True}),
+    ("o_send", rf"o_{{{T}{{send}}}}", r"\SenderOverhead", "s", "processor time to initiate one message (LogGP)", {}),
+    ("o_recv", rf"o_{{{T}{{recv}}}}", r"\ReceiverOverhead", "s", "processor time to complete the receipt of one "
+     "message (LogGP)", {}),
+    ("k_bytes", rf"k_{{{T}{{bytes}}}}", None, "1", "bytes of one long message, as a count (LogGP)",
+     {"integer": True}),
+    ("G_byte", rf"G_{{{T}{{byte}}}}", None, "s", "time per byte of a long message after its first (LogGP)", {}),
+))
+# ---- issue 24: FT remaining equations, AC LogGP (fix2) ---------------------------------------- end
+
+
 # --------------------------------------------------------------------------------------------
 # Cost terms and the indicator
 # --------------------------------------------------------------------------------------------
@@ -656,6 +681,20 @@ TERMS += (
          "backward pass and gradient AllReduce, each layer's AllReduce overlapped with the next layer's backward"),
 )
 # ---- issue 24: the per-layer overlap schedule ---- end
+# ---- issue 24: the FT chapter's remaining equations and AC's LogGP time (fix2) --------------- begin
+TERMS += (
+    Term("StepEventProbability", rf"P_{{{T}{{step}}}}", None, ("p_event", "N_coll", "T_step", "T_ref"),
+         "probability that at least one of N devices meets an event within one step"),
+    Term("HeartbeatTimeout", rf"T_{{{T}{{timeout}}}}", None, ("H_hb", "k_timeout", "sigma_d"),
+         "heartbeat timeout: the interval plus k standard deviations of the network delay"),
+    Term("StragglerStepTime", rf"T_{{{T}{{step,straggler}}}}", r"\StragglerStepTime",
+         ("T_rank", "T_rank_slow", "T_comm"), "synchronous step gated by its slowest rank, no overlap"),
+    Term("MtbfFromFit", rf"{T}{{MTBF}}_{{{T}{{FIT}}}}", None, ("FIT", "T_FIT"),
+         "MTBF of a component from its FIT rate"),
+    Term("LogGPLongMessageTime", rf"T_{{{T}{{long}}}}", r"\LoggpLongMessageTime",
+         ("o_send", "L_logp", "k_bytes", "G_byte", "o_recv"), "time of one long message under LogGP"),
+)
+# ---- issue 24: FT remaining equations, AC LogGP (fix2) ---------------------------------------- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

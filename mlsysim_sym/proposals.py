@@ -556,6 +556,46 @@ EXTENSION.update({
                                "communication time", unit="s"),
 })
 # ---- issue 24: AC, FA ------------------------------------------------------------------------ end
+# ---- issue 24: the FT chapter's remaining equations and AC's LogGP time (fix2) --------------- begin
+EXTENSION.update({
+    "p_event": _P(r"\DeviceWindowEventProbability", "scalar",
+                  "probability that one device meets a given event, such as a silent data corruption, within a "
+                  "stated time window", "performance"),
+    "T_ref": _P(r"\EventProbabilityWindow", "scalar",
+                "time window over which a per-device event probability is quoted", "performance"),
+    "k_timeout": _P(r"\HeartbeatTimeoutMultiplier", "scalar",
+                    "number of network-delay standard deviations a heartbeat timeout allows beyond the heartbeat "
+                    "interval, written with a subscript", "performance",
+                    notes=r"The meaning of \TimeoutSafetyMultiplier, whose glyph k the package gives the "
+                    "accumulation steps."),
+    "T_rank": _P(r"\HealthyRankComputeTime", "scalar",
+                 "compute time of one healthy rank's share of a synchronous training step"),
+    "T_rank_slow": _P(r"\SlowestRankComputeTime", "scalar",
+                      "compute time of the slowest rank's share of a synchronous training step"),
+    "FIT": _P(r"\FitFailureRate", "scalar",
+              "failure rate of one component expressed as failures per billion device-hours", "performance"),
+    "T_FIT": _P(r"\FitReferenceTime", "scalar",
+                "the billion device-hours over which a failures-in-time rate counts failures", "performance"),
+    "N_new": _P(r"\ElasticResizedWorkerCount", "count",
+                "number of workers of a training job after an elastic resize", "learning"),
+    "N_base": _P(r"\LearningRateReferenceWorkerCount", "count",
+                 "number of workers of the configuration a learning rate was tuned for", "learning"),
+    "k_bytes": _P(r"\LongMessageByteCount", "count", "number of bytes of one long message in the LogGP model"),
+    "G_byte": _P(r"\LogGpPerByteGap", "scalar",
+                 "time per byte to send a long message in the LogGP model, written with a subscript",
+                 notes=r"The meaning of \LongMessageGapPerByte, whose glyph G the package gives the "
+                 "accelerators of one model replica."),
+    "StepEventProbability": _P(r"\StepEventProbability", "scalar",
+                               "probability that at least one of the devices of a synchronous job meets a given "
+                               "event during one training step", "performance", unit="1"),
+    "HeartbeatTimeout": _P(r"\HeartbeatFailureTimeout", "scalar",
+                           "time without a heartbeat after which a worker is declared failed", "performance",
+                           unit="s"),
+    "MtbfFromFit": _P(r"\FitComponentMtbf", "scalar",
+                      "mean time between failures of one component given its failures-in-time rate",
+                      "performance", unit="s"),
+})
+# ---- issue 24: FT remaining equations, AC LogGP (fix2) ---------------------------------------- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",

@@ -139,13 +139,13 @@ def test_new_term_glyphs_are_unique():
 
 
 def test_the_chapters_count():
-    # 65 rows: 21 display equations and 44 worked formulas; 56 reproduced by an entry, 9 explained (4 gradient
+    # 66 rows: 21 display equations and 45 worked formulas; 57 reproduced by an entry, 9 explained (4 gradient
     # definitions, 3 convergence bounds, 2 matrix identities: nothing to price); none left "not reproduced yet"
     from derivations import book, book_dt
     rows = book_dt.inventory()
-    assert len(rows) == 65
+    assert len(rows) == 66
     assert sum(c.where.endswith("(D)") for c in rows) == 21
-    assert sum(bool(c.entry) for c in rows) == 56
+    assert sum(bool(c.entry) for c in rows) == 57
     assert sum(bool(c.why) for c in rows) == 9
     assert all(bool(c.entry) != bool(c.why) for c in rows)
     assert not any("not reproduced" in c.why or "not yet" in c.why for c in rows)
@@ -156,6 +156,13 @@ def test_the_chapters_count():
     for g in book_dt.groups().values():
         for e in g:
             e.verify()
+    # sec. Model parallelism implementation: 'With 8-way partitioning on A100s, BF16 weights alone occupy
+    # approximately 44 GB per GPU' (175B x 2 B / 8 = 43.75 GB), counted after the memory-wall notebook
+    i = next(j for j, c in enumerate(rows) if c.where == "sec. Model parallelism implementation")
+    assert rows[i - 1].where == "notebook The memory wall of scale" and rows[i].entry == "dt-memory-quotients"
+    quot = {e.key: e for g in book_dt.groups().values() for e in g}["dt-memory-quotients"]
+    n = next(x for x in quot.numbers if "8-way partitioning" in x.what)
+    assert n.package == 43.75e9 and round(n.package / 1e9) == 44 and n.agrees
 
 
 # --------------------------------------------------------------------------------------------------

@@ -13,13 +13,15 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.printing import TERM_CLASSES, term_call
 from mlsysim_sym.terms.reliability import (AllUpAvailability, CheckpointOverhead, CheckpointWaste,
-                                           CheckpointWriteTime, RecoveryTime, ReplicatedAvailability, SystemMTBF,
-                                           YoungDalyInterval)
+                                           CheckpointWriteTime, HeartbeatTimeout, MtbfFromFit, RecoveryTime,
+                                           ReplicatedAvailability, StepEventProbability, StragglerStepTime,
+                                           SystemMTBF, YoungDalyInterval)
 from mlsysim_sym.units import dimension, parse_unit
 
 NEW = {"SystemMTBF": "s", "YoungDalyInterval": "s", "CheckpointWaste": "1",
        "CheckpointOverhead": "1", "CheckpointWriteTime": "s", "RecoveryTime": "s", "AllUpAvailability": "1",
-       "ReplicatedAvailability": "1"}
+       "ReplicatedAvailability": "1", "StepEventProbability": "1", "HeartbeatTimeout": "s",
+       "StragglerStepTime": "s", "MtbfFromFit": "s"}
 tw, tau, m, lam, n, t = sp.symbols("T_w tau M lambda N t", positive=True)
 
 
@@ -121,8 +123,87 @@ def test_inventory_count_and_split():
     assert "ft" in book.CHAPTER_MODULES
     inv = book_ft.inventory()
     assert len(inv) == 59
-    assert sum(bool(c.entry) for c in inv) == 38 and sum(bool(c.why) for c in inv) == 21
-    keys = {e.key for e in book_ft.entries()} | {"effective-throughput"}
+    assert sum(bool(c.entry) for c in inv) == 52 and sum(bool(c.why) for c in inv) == 7
+    keys = {e.key for es in book_ft.groups().values() for e in es} | {"effective-throughput"}
     book.inventory_check(inv, keys)
-    for e in book_ft.entries():
-        e.verify()
+    for es in book_ft.groups().values():
+        for e in es:
+            e.verify()
+
+
+# ---- issue 24 (fix2): the rows that were explained although the package prices them -----------------------------
+H = 3600
+
+
+def test_sqrt_learning_rate_is_the_dt_rule_at_the_worker_ratio():
+    # FT @eq-lr-scaling: eta_new = eta_base sqrt(N_new / N_base); DT's SqrtScaledLearningRate with k = N_new/N_base
+    from mlsysim_sym.terms.training import SqrtScaledLearningRate
+    eta, nn, nb = sp.symbols("eta N_new N_base", positive=True)
+    assert sp.simplify(SqrtScaledLearningRate(eta, nn / nb).doit() - eta * sp.sqrt(nn / nb)) == 0
+
+
+def test_sdc_per_step_probability():
+    # notebook 'The SDC certainty' (cell SDCCollective): 1 - (1 - 1e-6)^(100,000 x 2/3600) = 0.0056 % (printed to
+    # 4 decimals), 'a silent error every 18,000 steps (roughly every 10 hours)'
+    p = float(StepEventProbability(1e-6, 100000, 2, H).doit())
+    assert round(p * 100, 4) == 0.0056
+    assert 1 / p == pytest.approx(18000, rel=1e-3)
+    assert 2 / p / H == pytest.approx(10, rel=1e-3)
+    # the same as mlsysim's calc_step_event_probability
+    from mlsysim.physics.reliability import calc_step_event_probability
+    assert p == pytest.approx(calc_step_event_probability(1e-6, 100000, 2), rel=1e-12)
+
+
+def test_timeout_is_the_books_equation():
+    # @eq-timeout-calculation: T_timeout = H + k sigma_d (no worked number)
+    h, k, s = sp.symbols("H k sigma_d", positive=True)
+    assert sp.simplify(HeartbeatTimeout(h, k, s).doit() - (h + k * s)) == 0
+
+
+def test_straggler_step_and_the_straggler_tax():
+    # display: max(T_rank_0, ..., T_rank_{N-1}) + T_comm; with N - 1 ranks at T and one at T_slow
+    tr, ts, tc = sp.symbols("T_r T_s T_c", positive=True)
+    assert StragglerStepTime(tr, ts, tc).doit() == sp.Max(tr, tr, ts) + tc
+    # without communication it is the model's f_strag on the step (f > 1)
+    from mlsysim_sym.terms.communication import straggled
+    e = sp.Symbol("e", positive=True)
+    assert sp.simplify(StragglerStepTime(tr, (1 + e) * tr, 0).doit() - straggled(tr, 1 + e)) == 0
+    # StragglerTax: 1 s step, one GPU at 50 % speed -> 2 s, 0.5 steps/s, 50 % loss; 1,024 GPUs at $3 -> $1,536/h
+    step = float(straggled(1.0, 2.0))
+    assert step == 2 and float(StragglerStepTime(1, 2, 0).doit()) == 2 and 1 / step == 0.5
+    from derivations import book_ft
+    assert book_ft._plan("C_train", H / step, step, 1024, 3) * (1 - 1 / step) == pytest.approx(1536)
+
+
+def test_fit_arithmetic():
+    # sec. MTBF and FIT: 50,000 h -> 20,000 FIT; worked example: 4,000 FIT x 1,024 -> about 244 h
+    tf = 1e9 * H
+    assert float(MtbfFromFit(20000, tf).doit()) == 50000 * H
+    assert float(SystemMTBF(MtbfFromFit(4000, tf), 1024).doit()) / H == pytest.approx(244, abs=0.5)
+    # HBM: 250 FIT per Mb over 1,024 x 80 x 8 x 1,024 Mb -> 'about 167B FIT', MTBF about 21 s
+    mb = 1024 * 80 * 8 * 1024
+    hbm = float(SystemMTBF(MtbfFromFit(250, tf), mb).doit())
+    assert round(hbm) == 21 and 250 * mb / 1e9 == pytest.approx(167.8, abs=0.05)
+    # ECC's 100x: the book prints 35 min; the arithmetic gives 35.8 min (36 rounded), with the GPUs 35.7 min
+    ecc = float(SystemMTBF(MtbfFromFit(2.5, tf), mb).doit())
+    assert ecc / 60 == pytest.approx(35.77, abs=0.01)
+    assert 1 / (1 / ecc + 1 / (tf / 4000 / 1024)) / 60 == pytest.approx(35.68, abs=0.01)
+
+
+def test_state_shards_dollars_and_kv_cache_entries():
+    from derivations import book_ft
+    e = {x.key: x for x in book_ft.more_entries()}
+    got = {n.what: (n.book, n.package, n.agrees) for k in e for n in e[k].numbers}
+    # software faults: 70B x (2 + 2 + 8) B = 840 GB
+    assert e["ft-training-state"].numbers[0].package == 840e9
+    # checkpoint storm: 2.1 TB / 1,000 = 2.1 GB; 10,000 x 10 GB = 100 TB; shard recap: 3.7 TB / 1,024 = 3.6 GB
+    assert [round(n.package / 1e9, 1) for n in e["ft-ckpt-shards"].numbers] == [2.1, 100000.0, 3.6]
+    # $1.2M a day (25,000 x $2 x 24 h); 333 GPU-hours, $1,000 a checkpoint, $24,000 a day
+    assert [round(n.package) for n in e["ft-dollars"].numbers] == [1200000, 333, 1000, 24000]
+    # KV cache: 2 x 80 x 8 x 131,072 x 128 x 2 B = 43 GB; 64 heads 344 GB
+    assert [round(n.package / 1e9) for n in e["ft-kv-cache"].numbers] == [43, 344]
+    # FIT: the two ECC numbers are the book's off ones (expect=False), every other number agrees
+    assert [n.agrees for n in e["ft-fit"].numbers] == [True] * 7 + [False] * 2
+    assert all(v[2] for k, v in got.items() if "35 min" not in k)
+    for x in e.values():
+        x.verify()

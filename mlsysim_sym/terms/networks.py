@@ -14,7 +14,8 @@ Thakur, Rabenseifner & Gropp (2005), "Optimization of collective communication o
 computation". Li et al. (2014), "Scaling distributed machine learning with the parameter server".
 Seide et al. (2014), "1-bit stochastic gradient descent"; Stich, Cordonnier & Jaggi (2018), "Sparsified SGD
 with memory"; Karimireddy et al. (2019), "Error feedback fixes SignSGD" (error feedback). Ying et al. (2018),
-"Image classification at supercomputer scale" (dimension-ordered all-reduce on a TPU torus).
+"Image classification at supercomputer scale" (dimension-ordered all-reduce on a TPU torus). Alexandrov et al.
+(1995), "LogGP: incorporating long messages into the LogP model" (the appendix's long-message time).
 """
 from __future__ import annotations
 
@@ -209,3 +210,22 @@ def error_feedback(gradients: Sequence, compress: Callable) -> List[Tuple]:
         rows.append((g, e, x, v, x - v))
         e = x - v
     return rows
+
+
+class LogGPLongMessageTime(NamedTerm):
+    r"""Time to send one long message of k bytes under LogGP: ``o_send + L + (k - 1) G_byte + o_recv``: the
+    sender's overhead, the latency, one gap per byte after the first, the receiver's overhead (Alexandrov et al.
+    1995; the Communication Foundations appendix, its LogGP display). ``k`` is the byte count as a number and
+    ``G_byte`` the time per byte. Arguments: ``(o_send, L_logp, k_bytes, G_byte, o_recv)``.
+
+    Examples
+    --------
+    >>> LogGPLongMessageTime(1, 2, 11, 3, 4).doit()
+    37
+    """
+
+    nargs = 5
+
+    @staticmethod
+    def formula(o_send, latency, k, gap, o_recv):
+        return o_send + latency + (k - 1) * gap + o_recv

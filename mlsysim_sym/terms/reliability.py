@@ -118,3 +118,62 @@ class ReplicatedAvailability(NamedTerm):
     @staticmethod
     def formula(a, k):
         return 1 - (1 - a) ** k
+
+
+# ---- issue 24: the FT chapter's remaining equations (timeout, straggler step, SDC per step, FIT) ---- begin
+class StepEventProbability(NamedTerm):
+    r"""Probability that at least one of N devices meets an event (a silent data corruption) during one step:
+    ``1 - (1 - p)**(N T_step / T_ref)``, where each device meets it with probability ``p`` per window ``T_ref``
+    (mlsysim's calc_step_event_probability, whose window is one hour; the FT chapter's notebook "The SDC
+    certainty", cell SDCCollective). Arguments: ``(p_event, N_coll, T_step, T_ref)``.
+
+    Examples
+    --------
+    >>> round(float(StepEventProbability(1e-6, 100000, 2, 3600).doit()), 9)
+    5.5554e-05
+    """
+
+    nargs = 4
+
+    @staticmethod
+    def formula(p, n, t_step, t_ref):
+        return 1 - (1 - p) ** (n * t_step / t_ref)
+
+
+class HeartbeatTimeout(NamedTerm):
+    r"""Heartbeat timeout after which a silent worker is declared failed: ``H + k sigma_d``, the heartbeat interval
+    plus k standard deviations of the network delay (the FT chapter's @eq-timeout-calculation, k from 3 to 5).
+    Arguments: ``(H_hb, k_timeout, sigma_d)``."""
+
+    nargs = 3
+
+    @staticmethod
+    def formula(h, k, sigma):
+        return h + k * sigma
+
+
+class StragglerStepTime(NamedTerm):
+    r"""Synchronous step with one straggler, no overlap: ``max(T_rank, T_rank,slow) + T_comm``: the ranks wait for
+    the slowest before communicating (the FT chapter's display in sec. "Distinguishing stragglers from failures",
+    ``max_i T_rank_i + T_comm``, with N - 1 ranks at ``T_rank`` and one at ``T_rank,slow``). mlsysim's step model
+    prices a straggler differently: a factor ``f_strag`` on the whole step, communication included.
+    Arguments: ``(T_rank, T_rank_slow, T_comm)``."""
+
+    nargs = 3
+
+    @staticmethod
+    def formula(t_rank, t_slow, t_comm):
+        return sp.Max(t_rank, t_slow) + t_comm
+
+
+class MtbfFromFit(NamedTerm):
+    r"""MTBF of a component rated at FIT failures per ``T_FIT`` = 10^9 device-hours: ``T_FIT / FIT`` (the FT
+    chapter's display ``FIT = 10^9 / MTBF`` solved for the MTBF; failure rates in FIT add over components, so N
+    components are :class:`SystemMTBF` of it). Arguments: ``(FIT, T_FIT)``."""
+
+    nargs = 2
+
+    @staticmethod
+    def formula(fit, t_fit):
+        return t_fit / fit
+# ---- issue 24: the FT chapter's remaining equations ---- end
