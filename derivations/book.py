@@ -97,6 +97,9 @@ class Entry:
     symbolic: Optional[Tuple[sp.Basic, sp.Basic]] = None   # (book, ours) that must be equal
     numbers: Tuple[Number, ...] = ()
     note: str = ""
+    # False where the package's form is written in the algorithm's own symbols, none of them a quantity of the
+    # registry (no book-macro form to paste is offered)
+    paste: bool = True
 
     @property
     def ours_tex(self) -> str:

@@ -118,7 +118,7 @@ def _crossover() -> List[Entry]:
     book_rearranged = ALPHA * BETA * (LOG2N - N) / (1 - LOG2N)      # from 2M/beta (1 - log N) = 2 alpha (log N - N)
     approx = N * ALPHA * BETA / LOG2N
     at100 = {N: 100, ALPHA: 5e-6, BETA: 50e9}
-    m_c = sp.Symbol("M_crossover", positive=True)
+    m_c = F["M_cross"]
     return [
         Entry("cc-crossover-approx", "The ring-tree crossover, as the chapter derives it for large N",
               "CC, sec. The algorithm crossover point (nine display equations) and notebook "
@@ -353,7 +353,7 @@ def _error_feedback() -> Entry:
         f"mlsysim_sym.terms.networks.error_feedback runs v_t = C(g_t + e_t), e_(t+1) = g_t + e_t - v_t; sympy sums "
         f"its first {Kn} steps with C an undefined function and finds the chapter's telescoped sum, whatever the "
         "compressor. Divided by K, e_1 - e_(K+1) vanishes for a bounded residual: the second display. The trace "
-        "uses round-half-up, the notebook's rounding.")
+        "uses round-half-up, the notebook's rounding.", paste=False)
 
 
 def _overlap_sequential() -> Entry:
@@ -365,7 +365,7 @@ def _overlap_sequential() -> Entry:
         "cc-overlap-sequential", "The 7B overlap budget without overlap",
         "CC, notebook @nbk-collective-communication-overlap-budget-7b-transformer (its sequential line)",
         rf"T_{{{T}{{sequential}}}} = T_{{{T}{{backward}}}} + N_L T_{{{T}{{comm}}}}",
-        (sp.Symbol(r"T_{\text{sequential}}"), L * tb + L * tc), None,
+        (F["T_seq"], L * tb + L * tc), None,
         (Number("AllReduce of one layer: 880 MB in 100 MB buckets of 3 ms", 26.4e-3, value(t_layer), "s", 1e-12),
          Number("backward, 32 x 15 ms", 480e-3, value(layers * bwd), "s", 1e-12),
          Number("sequential step", 1324.8e-3, value(seq), "s", 1e-12)),

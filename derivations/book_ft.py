@@ -27,6 +27,8 @@ from typing import Dict, List
 
 import sympy as sp
 
+from mlsysim_sym.terms.base import Exp
+
 from mlsysim_sym import notation
 from mlsysim_sym.symbols import sym
 from mlsysim_sym.model import build_model
@@ -95,11 +97,11 @@ def entries() -> List[Entry]:
         Entry("ft-reliability", "Reliability of N identical components", "FT @eq-single-component-reliability, "
               "@eq-system-reliability-product, @eq-system-reliability-n-components",
               _eq(rf"R_{{{T}{{system}}}}(t)", sp.exp(-N * LAM * TRUN)),
-              (sp.exp(-LAM * TRUN) ** N, sp.exp(-N * LAM * TRUN)),
+              (Exp(-LAM * TRUN) ** N, Exp(-N * LAM * TRUN)),
               (sp.exp(-LAM * TRUN) ** N, sp.exp(-N * LAM * TRUN)), (),
-              "A relation, checked by sympy: the product of N equal factors e^{-lambda t} is e^{-N lambda t}. It "
-              "is not a named term: the registry's rules read the printed e as a symbol (a note for a later "
-              "round); with N = 1 it is FT @eq-single-component-reliability."),
+              "A relation, checked by sympy: the product of N equal factors e^{-lambda t} is e^{-N lambda t} "
+              "(printed with exp, which the registry's rules allow where a bare e is a symbol); with N = 1 it is "
+              "FT @eq-single-component-reliability."),
         Entry("ft-young-daly", "Young-Daly optimal checkpoint interval", "FT, The Young-Daly law (sec-fault-"
               "tolerance-young-daly), the optimal-interval notebooks, @fig-young-daly, @fig-checkpoint-tradeoff, "
               "the pitfall 'setting checkpoint interval by intuition'",
