@@ -85,3 +85,13 @@ def test_every_equation_offered_with_the_books_macros_passes_the_registrys_rules
     assert len(blocks) >= 45 and {name for name, _ in blocks} >= {"book.md", "notation.md", "step_time.md"}
     for name, block in blocks:
         assert registry.book_problems(block, known) == [], (name, block[:200])
+
+
+def test_the_readme_states_the_companions_counts(context):
+    # README.md's paragraph on docs/book.md gives the count, the entries and the split; kept true here
+    inv = context["inventory"]
+    reproduced, explained = sum(bool(r.entry) for r in inv), sum(bool(r.why) for r in inv)
+    assert reproduced + explained == len(inv)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"counted ({len(inv)}; how, it says)" in readme
+    assert f"one of {context['count']} entries ({reproduced}:" in readme and f"explained ({explained}:" in readme
