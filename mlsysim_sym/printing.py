@@ -232,7 +232,8 @@ def expr_repr_latex(expr) -> str:
 # --------------------------------------------------------------------------------------
 # Numbers with units
 # --------------------------------------------------------------------------------------
-_PLAIN = {"1": "", "1/s": r"\,\text{s}^{-1}", "flop/B": r"\,\text{flop/B}"}
+#: Units printed as they are, with no SI prefix (a price in dollars is written USD: a dollar sign would end the math).
+_PLAIN = {"1": "", "1/s": r"\,\text{s}^{-1}", "flop/B": r"\,\text{flop/B}", "$": r"\,\text{USD}"}
 
 
 def number(x: float, digits: int = 4) -> str:
@@ -385,11 +386,11 @@ def wrap_code(text: str, lang: str = "latex", width: int = CODE_WIDTH) -> str:
 
 
 def md_text(text: str) -> str:
-    r"""Plain text for Markdown (also inside table cells): ``|``, ``*`` and ``_`` escaped, a LaTeX command
-    (``\InterleavedPipelineBubbleFraction``) as inline code (bare, pandoc and Quarto take it for raw TeX
-    and drop it from HTML)."""
+    r"""Plain text for Markdown (also inside table cells): ``|``, ``*``, ``_`` and ``$`` escaped (a price,
+    ``$3 per GPU-hour``, opens no math), a LaTeX command (``\InterleavedPipelineBubbleFraction``) as inline
+    code (bare, pandoc and Quarto take it for raw TeX and drop it from HTML)."""
     parts = re.split(r"(\\[A-Za-z]+)", str(text))
-    return "".join(f"`{p}`" if i % 2 else "".join("\\" + ch if ch in "|*_" else ch for ch in p)
+    return "".join(f"`{p}`" if i % 2 else "".join("\\" + ch if ch in "|*_$" else ch for ch in p)
                    for i, p in enumerate(parts))
 
 
