@@ -153,7 +153,7 @@ CHAPTERS: Dict[str, Tuple[str, str]] = {
 }
 
 #: How the equations of a chapter were counted.
-COUNTING = ("every display equation of the chapter (a $$ ... $$ block, labelled or not, counted once even when it "
+COUNTING = ("every display equation of the chapter (a display math block, labelled or not, counted once even when it "
             "holds an aligned chain) and every worked formula (a formula the text or a notebook cell evaluates "
             "to a number the book prints); an equation printed again in another chapter is counted where it is "
             "defined, and listed in the other chapter pointing to the same entry")

@@ -446,7 +446,7 @@ def inventory() -> List[Counted]:
            "a day; 0.2 % and 2.2 %; 5,280 GPU-hours", "ft-recovery"),
         _c("straggler step (display)", "T_step,straggler = max_i T_rank_i + T_comm", "ft-straggler"),
         _c("nbk-fault-tolerance-straggler-tax (cell StragglerTax)", "1 s -> 2 s at 50 % speed; 0.5 steps/s; 50 % "
-           "loss; wasted $ an hour", "ft-straggler"),
+           "loss; dollars wasted an hour", "ft-straggler"),
         _c("dfn elastic training", "1,016 / 1,024 = 99.2 % capacity",
            why="a ratio of two worker counts (the surviving over the original), which no term prices"),
         _c("@eq-lr-scaling", "eta_new = eta_base sqrt(N_new / N_base)", "ft-lr-sqrt"),

@@ -43,7 +43,8 @@ DOCUMENTS = {
 }
 
 
-_CODE_OR_MATH = re.compile(r"^```.*?^```$|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+?\$", re.S | re.M)
+#: Code, and math between unescaped dollars (an escaped ``\$`` is a price in the prose, not math).
+_CODE_OR_MATH = re.compile(r"^```.*?^```$|`[^`\n]*`|\\\$|\$\$.*?\$\$|\$[^$\n]+?\$", re.S | re.M)
 
 
 def github_math(markdown: str) -> str:

@@ -292,7 +292,7 @@ def _console(argv: List[str], tmp: Path) -> dict:
 
 
 def test_the_reproducers_and_a_sample_hold_as_real_subprocesses(tmp_path):
-    """Reproducers of the issue (a sweep and a search of 10^10, tp 0, 10**30, a step of 1e-320, sigma 1e308,
+    """Reproducers of the issue (a sweep and a search of 10^10 (the search now cut to the fleet's divisors), tp 0, 10**30, a step of 1e-320, sigma 1e308,
     10^9 draws, a yes/no output's derivative, a picture into a missing directory) and every 300th of the other
     invocations, through ``python -m mlsysim_sym``: the console program's own stdout, stderr and exit status."""
     from concurrent.futures import ThreadPoolExecutor
@@ -304,5 +304,6 @@ def test_the_reproducers_and_a_sample_hold_as_real_subprocesses(tmp_path):
         results = list(pool.map(lambda a: _console(a, tmp_path), chosen))
     bad = [p for r in results for p in problems(r, tmp_path)]
     assert not bad, f"{len(bad)} of {len(results)} invocations:\n" + "\n".join(bad)
-    # the reproducers fail as they should: exit 2
-    assert [r["status"] for r in results[:len(reproducers)]] == [2] * len(reproducers), results
+    # the reproducers fail as they should: exit 2; but the search of tp and pp 1:100000 (the second) runs: on the
+    # 256 GPUs of the bundled fleet only 256's 9 divisors can split it, as search() takes them
+    assert [r["status"] for r in results[:len(reproducers)]] == [2, 0] + [2] * (len(reproducers) - 2), results

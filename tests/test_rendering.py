@@ -57,7 +57,8 @@ def problems(markdown: str, rep: dict) -> list:
     out += [f"KaTeX error: {e['error']} in {e['tex'][:120]!r}" for e in rep["errors"]]
     out += [f"KaTeX exception: {e['error']} in {e['tex'][:120]!r}" for e in rep["exceptions"]]
     text = rep["text"]
-    for m in re.finditer(r"\$|\\[A-Za-z]+|\\[^A-Za-z\s]", text):
+    # a dollar sign before a digit is a price in the prose ($3 per GPU-hour), escaped in the Markdown
+    for m in re.finditer(r"\$(?!\d)|\\[A-Za-z]+|\\[^A-Za-z\s]", text):
         out.append(f"TeX leaks into the text: {text[max(0, m.start() - 50):m.end() + 30]!r}")
     prose = _MATH.sub("", _FENCE.sub("", markdown))
     for name in sorted(set(_MACRO.findall(prose))):
