@@ -43,7 +43,7 @@ DOCUMENTS = {
 }
 
 
-_CODE_OR_MATH = re.compile(r"^```.*?^```$|`[^`\n]*`|\$\$.*?\$\$|\$(?:[^$\n\\]|\\.)+?\$", re.S | re.M)
+_CODE_OR_MATH = re.compile(r"^```.*?^```$|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+?\$", re.S | re.M)
 
 
 def github_math(markdown: str) -> str:

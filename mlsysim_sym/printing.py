@@ -250,8 +250,6 @@ def number(x: float, digits: int = 4) -> str:
 
 def value_latex(value, unit: str, digits: int = 4) -> str:
     """LaTeX of a value in SI units with a prefix: ``59.41\\,\\text{GB}``, ``3.369\\,\\text{s}``."""
-    if unit == "$":     # a math-mode dollar: \text{$} would open math inside the text in LaTeX and MathJax
-        return number(value, digits) + r"\,\$"
     if isinstance(value, bool) or unit in _PLAIN or value == 0:
         return number(value, digits) + _PLAIN.get(unit, "" if unit == "1" else r"\,\text{%s}" % unit)
     scale, prefix = si_prefix(value, unit)

@@ -53,7 +53,7 @@ def test_every_document_is_rendered_in_both_formats(rendered):
 # --------------------------------------------------------------------------------------------
 _DISPLAY = re.compile(r"^\$\$\n(.*?)\n\$\$(?: \{#eq-[a-z0-9-]+\})?$", re.S | re.M)   # labelled: chapter_fragment.md
 _CODE = re.compile(r"^```(\w*)\n(.*?)\n```$", re.S | re.M)
-_INLINE = re.compile(r"(?<![\\$])\$((?:[^$\n\\]|\\.)+?)\$")
+_INLINE = re.compile(r"(?<![\\$])\$([^$\n]+?)\$")
 
 
 def equations(text: str, where: str):

@@ -30,7 +30,7 @@ from mlsysim_sym import notation  # noqa: E402
 DOCUMENTS = sorted(p.relative_to(ROOT).as_posix() for p in DOCS.glob("*.md"))
 
 _FENCE = re.compile(r"^```.*?^```$", re.S | re.M)
-_MATH = re.compile(r"\$\$.*?\$\$|(?<![\\$])\$(?:[^$\n\\]|\\.)+?\$", re.S)
+_MATH = re.compile(r"\$\$.*?\$\$|(?<![\\$])\$[^$\n]+?\$", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _MACRO = re.compile(r"\\[A-Za-z]+")
 
