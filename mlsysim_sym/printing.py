@@ -357,12 +357,39 @@ def _break_points(line: str, lang: str):
     return points
 
 
+def _group_breaks(line: str):
+    r"""Where a LaTeX line with no other break point may still break: after a group's ``}`` followed by ``{`` or
+    a command (``}{``, ``}\right``), outside the argument of ``\text`` (and its kin) and never inside a command
+    name. The line end and the next line's indent are one space there, which math ignores and which TeX skips
+    between a command's arguments (``\frac{a}{b}``, ``\newcommand{\X}{...}``)."""
+    points, depth, text_depths, i = [], 0, [], 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\":
+            cmd = re.match(r"\\(?:[A-Za-z]+|.?)", line[i:]).group(0)
+            if re.fullmatch(r"\\(?:text[a-z]*|mbox|mathrm|operatorname)", cmd) and line[i + len(cmd):][:1] == "{":
+                text_depths.append(depth + 1)
+            i += len(cmd)
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if text_depths and text_depths[-1] == depth:
+                text_depths.pop()
+            depth -= 1
+            if not text_depths and line[i + 1:i + 2] in ("{", "\\"):
+                points.append((i + 1, 0))
+        i += 1
+    return points
+
+
 def wrap_code(text: str, lang: str = "latex", width: int = CODE_WIDTH) -> str:
     """Code with every line longer than ``width`` broken at the spaces where ``lang`` allows it (greedily;
     the continuation indented by four more spaces), meaning the same: TeX reads a line end and the next
     line's leading spaces as the one space they replace, and Python continues a line inside brackets. A
     LaTeX line holding ``%`` (a comment to its end) is left whole, as is code of any other language and
-    a piece longer than ``width`` with no break point."""
+    a piece longer than ``width`` with no break point. A LaTeX piece with no space or control word to break at
+    breaks between groups (:func:`_group_breaks`)."""
     if lang not in ("latex", "python"):
         return str(text)
     out = []
@@ -372,10 +399,12 @@ def wrap_code(text: str, lang: str = "latex", width: int = CODE_WIDTH) -> str:
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
         points = [p for p in _break_points(line, lang) if line[:p[0]].strip()]
+        spare = [p for p in _group_breaks(line) if line[:p[0]].strip()] if lang == "latex" else []
         start = 0
         while len(line) - start + (len(indent) if start else 0) > width:
             room = width - (len(indent) if start else 0)
-            fits = [p for p in points if start < p[0] <= start + room]
+            fits = ([p for p in points if start < p[0] <= start + room]
+                    or [p for p in spare if start < p[0] <= start + room])
             cut, skip = fits[-1] if fits else next((p for p in points if p[0] > start), (None, 0))
             if cut is None:
                 break
