@@ -289,6 +289,7 @@ def environment():
     env.filters["tex_text"] = tex_text
     env.filters["tex_code"] = tex_code
     env.filters["wrap_code"] = wrap_code
+    env.filters["table_rule"] = table_rule
     return env
 
 
@@ -412,6 +413,15 @@ def wrap_code(text: str, lang: str = "latex", width: int = CODE_WIDTH) -> str:
             start = cut + skip
         out.append(line[start:] if not start else indent + line[start:].strip(" "))
     return "\n".join(out)
+
+
+def table_rule(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """The rule under a Markdown table's header, ``|---|------|``: its dashes share the width among the columns
+    as their longest cells do (pandoc sets a wide table's column widths from them; a column with unbreakable code
+    gets the room it needs, and GitHub ignores the dashes)."""
+    widths = [max([len(str(h))] + [len(str(r[i])) for r in rows if i < len(r)]) for i, h in enumerate(header)]
+    total = sum(widths) or 1
+    return "|" + "".join("-" * max(3, round(60 * w / total)) + "|" for w in widths)
 
 
 def md_text(text: str) -> str:
