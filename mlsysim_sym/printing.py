@@ -404,8 +404,8 @@ _GITHUB_SAFE = {",": r"\thinspace", ":": r"\mkern4mu", ">": r"\mkern4mu", ";": r
 
 def md_math(tex: str) -> str:
     r"""Math for Markdown that GitHub renders too: ``\,`` becomes ``\thinspace``, ``\{ \}`` become
-    ``\lbrace \rbrace`` (:data:`_GITHUB_SAFE`); ``\\`` and commands are kept. KaTeX and LaTeX render both
-    forms alike."""
+    ``\lbrace \rbrace``, ``\:`` ``\mkern4mu`` (:data:`_GITHUB_SAFE`); ``\\`` and commands are kept. KaTeX,
+    MathJax 3 and LaTeX render both forms alike."""
     def swap(m):
         cmd = m.group(0)
         if len(cmd) == 2 and cmd[1] in _GITHUB_SAFE:
