@@ -39,16 +39,18 @@ macro book mode prints (the book's notation registry `mlsysim.Symbols` and the m
 
 | output | file | how |
 |---|---|---|
-| HTML with MathJax (Quarto's default) | `book_macros.html` | in the page's head before MathJax loads: Quarto's `include-in-header` (`format: html: include-in-header: macros/book_macros.html`). It adds the macros to MathJax v3's configuration (`tex.macros`); MathJax knows only the macros its configuration or earlier math defines |
-| HTML with KaTeX (`html-math-method: katex`) | `book_macros.katex.json` | KaTeX's `macros` option (`katex.render(tex, el, {macros: ...})` or auto-render's options); KaTeX keeps no definition from one equation to the next, so a `\\newcommand` in the text would not do |
+| HTML with MathJax (Quarto's default) | `book_macros.html` | in the page's head before MathJax loads: Quarto's `include-in-header` (`format: html: include-in-header: macros/book_macros.html`). It adds the macros to MathJax v3's configuration (`tex.macros`) and raises its `tex.maxBuffer` to %(buffer)s (a larger value the page set is kept): MathJax's default, 5 KiB, is too small for the long expanded and closed forms ("MathJax internal buffer size exceeded"). MathJax knows only the macros its configuration or earlier math defines |
+| HTML with KaTeX (`html-math-method: katex`) | `book_macros.katex.json` | KaTeX's `macros` option, for a page that calls KaTeX itself (`katex.render(tex, el, {macros: ...})` or auto-render's options). pandoc's `--katex` script, which Quarto's `html-math-method: katex` runs, takes no option: there `_macros.qmd` defines them |
 | PDF (LaTeX) | `book_macros.tex` | in the preamble: Quarto's `include-in-header` (`format: pdf: include-in-header: macros/book_macros.tex`); `\\providecommand` leaves a macro the book's preamble already defines as it is |
-| a Quarto chapter, any of these | `_macros.qmd` | the `include` shortcode, once, before the first equation: a hidden display block of `\\def` lines for the HTML page's math engine (MathJax needs nothing more; KaTeX also needs the JSON above) and a raw LaTeX block of `\\providecommand` lines for a PDF |
+| a Quarto chapter, any of these | `_macros.qmd` | the `include` shortcode, once, before the first equation; nothing more for MathJax, for KaTeX as pandoc or Quarto run it, or for a PDF. For HTML: hidden display blocks, `\\def\\gdef{\\def}` then one `\\gdef` line a macro. pandoc's KaTeX script renders every equation of the page with one shared `macros` object, in which a `\\gdef` persists (a `\\def` or `\\newcommand` ends with its equation); MathJax keeps a `\\def` for the whole page but has no `\\gdef`, which the first block gives it (KaTeX drops that local definition at the block's end). A raw HTML script raises MathJax's `tex.maxBuffer` as `book_macros.html` does, whether MathJax loads before or after it. For a PDF: a raw LaTeX block of `\\providecommand` lines |
+
+Spacing: the package writes LaTeX's `\\:` and `\\;` (which GitHub's Markdown eats) as `\\mkern4mu` and `\\mkern5mu`, which KaTeX, MathJax 3 and LaTeX all define (MathJax 3.2 lacks `\\medspace` and `\\thickspace`, KaTeX lacks `\\mspace`).
 
 No macro takes arguments today; one that does (`#1`) is declared with its count in each file.
 `docs/quarto/chapter_fragment.qmd` is an example chapter fragment that includes `_macros.qmd` and prints its
 equations and numbers with `mlsysim_sym.cells`; `docs/chapter_fragment.md` is it executed (the tests render it
 with MathJax and with KaTeX).
-"""
+""" % {"buffer": f"{macros.MATHJAX_MAX_BUFFER:,}"}
 
 
 def macro_files() -> Dict[str, str]:

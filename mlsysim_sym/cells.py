@@ -24,12 +24,14 @@ Every function returns a ``str``; bad input raises ``ValueError`` naming the arg
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Optional, Union
 
 import sympy as sp
 
 from . import display as _display
 from . import notation
+from .inputs import as_fleet, as_workload
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, output as _output, quantity_of
 from .printing import (TERM_CLASSES, equation as _equation, equation_label, latex, md_math, number as _number_latex,
@@ -77,12 +79,29 @@ def default_label(name: str, form: str = "structured", fidelity: str = "mlsysim"
                           "" if form == "structured" else form)
 
 
+def _math_problem(tex: str) -> Optional[str]:
+    """What makes ``tex`` no single math expression: a dollar sign (math delimiters, which would end the display
+    early; ``\\$`` is a dollar) or braces that do not pair (``\\{`` and ``\\}`` are printed braces)."""
+    depth = 0
+    for m in re.finditer(r"\\.|[${}]", tex, re.S):
+        c = m.group(0)
+        if c == "$":
+            return "a dollar sign (math delimiters do not belong in the math; write \\$ for a dollar)"
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if depth < 0:
+            return "a closing brace '}' with no opening one"
+    return f"{depth} opening brace(s) '{{' not closed" if depth else None
+
+
 def display(tex: str, label: Union[str, bool]) -> str:
     r"""``tex`` as a Markdown display equation, ``$$ ... $$ {#eq-label}`` (Quarto numbers it and ``@eq-label``
     cites it); ``label=False``: no label. The math is written so GitHub's Markdown keeps it too
     (:func:`mlsysim_sym.printing.md_math`)."""
     if not isinstance(tex, str) or not tex.strip():
         raise ValueError(f"tex must be a non-empty LaTeX string, got {tex!r}")
+    problem = _math_problem(tex)
+    if problem:
+        raise ValueError(f"tex: {problem} (the math alone: display() writes the $$ around it), got {tex!r}")
     if label is not False and not (isinstance(label, str) and _LABEL.fullmatch(label)):
         raise ValueError(f"label must start with 'eq-' and hold lower-case letters, digits and dashes "
                          f"(Quarto's equation labels), got {label!r}")
@@ -167,7 +186,10 @@ def number(output: str, model, fleet, unit: Optional[str] = None, digits: int = 
     (``T_dp_exposed``) or of the memory (``M_weights``), or in the extended model one of its own outputs
     (``cp_communication_latency``). ``unit``: the unit to print in (``"ms"``, ``"GB"``, ``"TFLOP/s"``; ``"%"``
     for a fraction); by default the SI unit with the prefix that suits the value (as the package prints
-    values). ``digits``: significant digits. ``math``: as inline math (``$3.369\,\text{s}$``).
+    values). ``digits``: significant digits, the number written out (``3369000 us``, never ``3.369e+06``).
+    ``math``: the number as inline math, the unit after it as text (``$3.369$ s``, ``$26.04$%``,
+    ``$3.369 \times 10^{6}$ us``). ``model``, ``fleet``: a catalog name (``mlsysim-sym list``) or an object
+    ``DistributedModel.solve`` takes; an unknown name is a ``ValueError`` naming the argument, with close names.
     """
     _flag(math, "math")
     if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 17:
@@ -176,6 +198,11 @@ def number(output: str, model, fleet, unit: Optional[str] = None, digits: int = 
         raise ValueError(f"output must be an output's name, got {output!r}")
     _choice(fidelity, "fidelity", ("mlsysim", "extended"))
     o = _output(output)
+    for arg, value, convert in (("model", model, as_workload), ("fleet", fleet, as_fleet)):
+        try:
+            convert(value)
+        except KeyError as e:          # an unknown catalog name; the message lists the close names
+            raise ValueError(f"{arg}: {e.args[0]}") from None
     r = DistributedModel(fidelity=fidelity).solve(model, fleet, **solve_kwargs)
     if o is not None and o.fidelity == "mlsysim":
         value, q = r.quantities[o.field], o.quantity
@@ -194,14 +221,26 @@ def number(output: str, model, fleet, unit: Optional[str] = None, digits: int = 
     if value is None:
         raise ValueError(f"output: {output!r} has no value at this configuration (mlsysim reports None)")
     si = notation.entry(q).unit
-    if isinstance(value, bool) or unit is None:
+    if isinstance(value, bool):
         if unit is not None:
             raise ValueError(f"unit: {output!r} is a yes/no output, it takes no unit, got {unit!r}")
-        if math:
-            return "$" + md_math(value_latex(value, si, digits)) + "$"
-        return _display.quantity(value, si, digits)
-    scaled = value / _scale(unit, si)
-    if math:      # "%" outside the math: GitHub's Markdown would eat the backslash of \%
-        tail = "" if unit in ("", "%") else r"\,\text{%s}" % unit
-        return "$" + md_math(_number_latex(scaled, digits) + tail) + "$" + ("%" if unit == "%" else "")
-    return _display.number(scaled, digits) + ("" if unit in ("", "%") else " ") + unit
+        return "$" + md_math(value_latex(value, si, digits)) + "$" if math else _display.quantity(value, si, digits)
+    if unit is None:          # the SI unit with the prefix that suits the value, as display.quantity writes it
+        scale, prefix = _display.si_prefix(value, si) if si in _display.PREFIXED else (1.0, "")
+        tail = (" " + prefix + _display.PREFIXED[si]) if si in _display.PREFIXED else _display._PLAIN.get(si, " " + si)
+    else:
+        scale, tail = _scale(unit, si), ("" if unit in ("", "%") else " ") + unit
+    # the unit after the number as text, also for math=True: a percent sign in the math would need \%, whose
+    # backslash GitHub's Markdown eats (and % then starts a TeX comment)
+    if math:
+        return "$" + md_math(_number_latex(value / scale, digits)) + "$" + tail
+    return _plain(value / scale, digits) + tail
+
+
+def _plain(x: float, digits: int) -> str:
+    """``x`` to ``digits`` significant digits written out (``3369000``, ``0.0001234``), never in Python's exponent
+    notation (``3.369e+06``): text for a reader."""
+    text = _display.number(x, digits)
+    if "e" not in text:
+        return text
+    return format(Decimal(text), "f")

@@ -9,8 +9,11 @@ registry's and the ones we propose, ``macro -> LaTeX``), written four ways:
   (an HTML page: Quarto's ``include-in-header``; MathJax knows only the macros its configuration or
   earlier math defines, never a ``\newcommand`` of the text);
 * :func:`katex`: the JSON object KaTeX's ``macros`` option takes;
-* :func:`qmd`: a Quarto include (the ``include`` shortcode): a hidden display block of ``\def``
-  lines for the HTML page's math engine, and a raw LaTeX block of ``\providecommand`` lines for a PDF.
+* :func:`qmd`: a Quarto include (the ``include`` shortcode): hidden display blocks of ``\gdef``
+  lines for the HTML page's math engine (MathJax or KaTeX), and a raw LaTeX block of ``\providecommand`` lines
+  for a PDF.
+
+The MathJax formats also raise MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`) for long equations.
 
 A macro whose LaTeX uses arguments (``#1``) is declared with their count in each format. ``python -m
 derivations`` writes the four files into ``docs/macros/``; ``mlsysim-sym equations --macros --format
@@ -35,6 +38,12 @@ from . import notation
 #: The formats, by the name ``--format`` takes, and the file ``docs/macros/`` holds each in.
 FORMATS: Dict[str, str] = {"tex": "book_macros.tex", "mathjax": "book_macros.html", "katex": "book_macros.katex.json",
                            "qmd": "_macros.qmd"}
+
+#: MathJax 3's ``tex.maxBuffer`` the MathJax formats set (at least; a larger one the page set is kept): the size
+#: of the TeX MathJax holds while it expands macros, 5 KiB by default, which a long equation of the package exceeds
+#: ("MathJax internal buffer size exceeded"; the longest, an extended model's closed form, expands to about 240 000
+#: characters; tests/test_chapter_fragment.py checks every equation :func:`mlsysim_sym.cells.equation` prints).
+MATHJAX_MAX_BUFFER = 1 << 20
 
 _SOURCE = ("the book's macros (the registry mlsysim.Symbols and the proposals of docs/registry/*.yaml) for the "
            "equations mlsysim-sym prints with book=True; written by python -m derivations from "
@@ -76,6 +85,7 @@ def mathjax(macros: Optional[Dict[str, str]] = None) -> str:
             "  var config = window.MathJax = window.MathJax || {};\n"
             "  config.tex = config.tex || {};\n"
             "  config.tex.macros = Object.assign(config.tex.macros || {}, macros);\n"
+            f"  config.tex.maxBuffer = Math.max(config.tex.maxBuffer || 0, {MATHJAX_MAX_BUFFER});\n"
             "})();\n</script>\n")
 
 
@@ -84,19 +94,38 @@ def katex(macros: Optional[Dict[str, str]] = None) -> str:
     return _json(_macros(macros)) + "\n"
 
 
+#: For the qmd include's HTML: raise MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`), whether MathJax
+#: is loaded after the include (then its configuration, ``window.MathJax``) or before it (then its TeX input's
+#: options, read when a page is typeset, after the body's scripts ran).
+_MAXBUFFER_SCRIPT = ("<script>\n(function () {\n"
+                     f"  var n = {MATHJAX_MAX_BUFFER}, mj = window.MathJax = window.MathJax || {{}};\n"
+                     "  function raise(o) { if (o) o.maxBuffer = Math.max(o.maxBuffer || 0, n); }\n"
+                     "  if (!mj.version) { mj.tex = mj.tex || {}; raise(mj.tex); return; }\n"
+                     "  if (mj.config && mj.config.tex) raise(mj.config.tex);\n"
+                     "  var doc = mj.startup && mj.startup.document;\n"
+                     "  ((doc && doc.inputJax) || []).forEach(function (jax) { raise(jax.parseOptions && "
+                     "jax.parseOptions.options); });\n"
+                     "})();\n</script>")
+
+
 def qmd(macros: Optional[Dict[str, str]] = None) -> str:
-    r"""A Quarto include: the macros for the HTML page's math engine as a hidden display block of ``\def`` lines
-    (``\def`` and not ``\newcommand``: KaTeX given the JSON of :func:`katex` refuses to ``\newcommand`` a macro it
-    knows, MathJax and KaTeX both take ``\def``), and for a PDF as a raw LaTeX block of ``\providecommand`` lines
-    (a definition inside a PDF's display math would end with it)."""
+    r"""A Quarto include: the macros for the HTML page's math engine as hidden display blocks, and for a PDF as a
+    raw LaTeX block of ``\providecommand`` lines (a definition inside a PDF's display math would end with it).
+
+    The HTML blocks define each macro with ``\gdef`` (not ``\newcommand``: KaTeX given the JSON of :func:`katex`
+    refuses to ``\newcommand`` a macro it knows). KaTeX as pandoc and Quarto run it renders every math element
+    with one shared ``macros`` object: a ``\gdef`` persists in it, a ``\def`` ends with its equation. MathJax keeps
+    a ``\def`` for the whole page but has no ``\gdef``: the first block, ``\def\gdef{\def}``, gives it one
+    (KaTeX forgets that local definition when the block ends and keeps its own ``\gdef``). A raw HTML script
+    raises MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`) for the long equations."""
     m = _macros(macros)
-    defs = "\n".join(rf"\def{m}" + "".join(f"#{i}" for i in range(1, arity(t) + 1)) + f"{{{t}}}"
+    defs = "\n".join(rf"\gdef{m}" + "".join(f"#{i}" for i in range(1, arity(t) + 1)) + f"{{{t}}}"
                      for m, t in m.items())
-    return (f"<!-- {_SOURCE}. Quarto: include this file once with the include shortcode, before the first equation. HTML with "
-            "MathJax: nothing more; HTML with KaTeX: also give KaTeX book_macros.katex.json as its macros option "
-            "(KaTeX keeps no definition from one equation to the next); PDF: the raw LaTeX block below defines "
-            "them (or include-in-header book_macros.tex). -->\n\n"
-            '::: {.content-visible when-format="html"}\n::: {.hidden}\n$$\n' + defs + "\n$$\n:::\n:::\n\n"
+    return (f"<!-- {_SOURCE}. Quarto: include this file once with the include shortcode, before the first equation. "
+            "HTML with MathJax or with KaTeX (Quarto's html-math-method, or pandoc --mathjax or --katex): nothing more; "
+            "PDF: the raw LaTeX block below defines them (or include-in-header book_macros.tex). -->\n\n"
+            '::: {.content-visible when-format="html"}\n::: {.hidden}\n```{=html}\n' + _MAXBUFFER_SCRIPT
+            + "\n```\n\n$$\n\\def\\gdef{\\def}\n$$\n\n$$\n" + defs + "\n$$\n:::\n:::\n\n"
             "```{=latex}\n" + _providecommands(m) + "\n```\n")
 
 

@@ -434,20 +434,23 @@ def md_text(text: str) -> str:
 
 
 #: What GitHub's Markdown would eat in math (it applies backslash escapes to ASCII punctuation first),
-#: written as commands that survive: same spacing and glyphs.
-_GITHUB_SAFE = {",": r"\thinspace", ":": r"\medspace", ">": r"\medspace", ";": r"\thickspace",
+#: written as commands that survive: same spacing and glyphs. Each is one that KaTeX, MathJax 3.2 (the version
+#: Quarto loads) and LaTeX all define: ``\medspace`` and ``\thickspace`` are not MathJax 3.2's, ``\mspace`` is
+#: not KaTeX's; ``\:`` (amsmath's ``\>``) is a medium space, 4 mu, ``\;`` a thick one, 5 mu.
+_GITHUB_SAFE = {",": r"\thinspace", ":": r"\mkern4mu", ">": r"\mkern4mu", ";": r"\mkern5mu",
                 "!": r"\negthinspace", "{": r"\lbrace", "}": r"\rbrace", "|": r"\Vert"}
 
 
 def md_math(tex: str) -> str:
     r"""Math for Markdown that GitHub renders too: ``\,`` becomes ``\thinspace``, ``\{ \}`` become
-    ``\lbrace \rbrace`` (:data:`_GITHUB_SAFE`); ``\\`` and commands are kept. KaTeX and LaTeX render both
-    forms alike."""
+    ``\lbrace \rbrace``, ``\:`` ``\mkern4mu`` (:data:`_GITHUB_SAFE`); ``\\`` and commands are kept. KaTeX,
+    MathJax 3 and LaTeX render both forms alike."""
     def swap(m):
         cmd = m.group(0)
         if len(cmd) == 2 and cmd[1] in _GITHUB_SAFE:
             follows = m.string[m.end():m.end() + 1]
-            return _GITHUB_SAFE[cmd[1]] + (" " if follows.isalpha() else "")
+            # a letter or digit after it would be read into the command's name or the \mkern's size
+            return _GITHUB_SAFE[cmd[1]] + (" " if follows.isalnum() else "")
         return cmd
     return re.sub(r"\\(?:[A-Za-z]+|.)", swap, tex)
 

@@ -54,8 +54,15 @@ def test_the_bundled_examples_numbers_as_a_reader_sees_them():
     assert n("M_weights", unit="B", digits=17) == "4412500000 B"
     assert n("mfu", unit="%") == "26.04%" and n("mfu") == "0.2604"   # README: fleet MFU = 0.2604
     assert n("bubble_fraction", digits=3) == "0.273"                 # (4-1)/(8+4-1) = 3/11
-    assert n("step_time", math=True) == r"$3.369\thinspace\text{s}$"
-    assert n("mfu", unit="%", math=True) == "$26.04$%"
+    # math=True: the number in math, every unit after it as text, "%" as the others (a \% in the math would lose
+    # its backslash to GitHub's Markdown and start a TeX comment)
+    assert n("step_time", math=True) == "$3.369$ s" and n("memory", math=True) == "$59.41$ GB"
+    assert n("mfu", unit="%", math=True) == "$26.04$%" and n("step_time", unit="ms", math=True) == "$3369$ ms"
+    assert n("mfu", math=True) == "$0.2604$"
+    # a number over a million written out in text, never Python's 3.369e+06 (3368.62671135 ms as above)
+    assert n("step_time", unit="us") == "3369000 us" and n("step_time", unit="ns") == "3369000000 ns"
+    assert n("step_time", unit="us", math=True) == r"$3.369 \times 10^{6}$ us"
+    assert n("step_time", unit="us", digits=12) == "3368626.71135 us"
     assert n("node_profile.feasible") == "yes"
     # the extended model's own outputs: README, cp 2 with sequence parallelism: 0.861 s of K/V exchange
     assert cells.number("cp_communication_latency", MODEL, FLEET, fidelity="extended", cp_size=2,
@@ -67,7 +74,8 @@ def test_equations_are_the_documents():
     assert cells.equation("T_dp") == "$$\nT_{\\text{DP}} = \\frac{T_{\\text{AR,DP}} c_{\\text{cong}}}{k}\n$$ {#eq-t-dp}"
     # a result field names its quantity; the math as the documents print it (GitHub-safe spacing)
     assert cells.equation("step_time") == "$$\n" + md_math(quantity_latex(m, "T_step")) + "\n$$ {#eq-t-step}"
-    assert r"\text{for}\medspace f_{\text{strag}} > 1" in cells.equation("step_time")
+    # \: as \mkern4mu: GitHub would eat \:, MathJax 3.2 does not define \medspace
+    assert r"\text{for}\mkern4mu f_{\text{strag}} > 1" in cells.equation("step_time")
     # the book's notation: its macros, which expand to the plain equation exactly
     book = cells.equation("T_dp", book=True, label="eq-dp-book")
     assert book == ("$$\n\\DataParallelCommunicationTime = \\frac{\\GradientAllReduceTime \\CongestionSlowdownFactor}"
@@ -122,6 +130,12 @@ def test_inline_symbols():
     (lambda: cells.equation("T_dp", fidelity="fast"), "fidelity"),
     (lambda: cells.equation("T_dp", family="cnn"), "family"),
     (lambda: cells.display("", "eq-x"), "tex"),
+    (lambda: cells.display("$x=1$", "eq-x"), "tex"),              # the math alone: display() adds the $$
+    (lambda: cells.display(r"\text{\$} x$", False), "tex"),
+    (lambda: cells.display(r"\frac{a}{b", "eq-x"), "tex"),          # braces that do not pair
+    (lambda: cells.display(r"x} + {y", "eq-x"), "tex"),
+    (lambda: cells.number("step_time", "Llama3_7B", FLEET, **KW), "model"),      # not a catalog name
+    (lambda: cells.number("step_time", MODEL, "Research256", **KW), "fleet"),
     (lambda: cells.inline("T_nothing"), "what"),
     (lambda: cells.inline(3.0), "what"),
     (lambda: cells.number("speed", MODEL, FLEET, **KW), "output"),
@@ -138,6 +152,17 @@ def test_bad_input_is_a_value_error_naming_the_argument(call, argument):
     with pytest.raises(ValueError) as e:
         call()
     assert str(e.value).startswith(argument), str(e.value)
+
+
+def test_an_unknown_name_says_the_close_ones():
+    with pytest.raises(ValueError, match=r"^model: unknown workload 'Llama3_7B'; close names: Llama3_70B, Llama3_8B"):
+        cells.number("step_time", "Llama3_7B", FLEET, **KW)
+    with pytest.raises(ValueError, match=r"^fleet: unknown fleet 'Research256'; close names: Research_256"):
+        cells.number("step_time", MODEL, "Research256", **KW)
+
+
+def test_display_keeps_escaped_dollars_and_braces():
+    assert cells.display(r"\$3 + \{a\} + \frac{a}{b} \\ c", False) == "$$\n\\$3 + \\lbrace a\\rbrace + \\frac{a}{b} \\\\ c\n$$"
 
 
 def test_solves_own_errors_reach_the_author():

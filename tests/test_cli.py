@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlsysim_sym import DistributedModel, search, sensitivities, sweep
+from mlsysim_sym import DistributedModel, cells, search, sensitivities, sweep
 from mlsysim_sym.model import build_model
-from mlsysim_sym.printing import quantity_latex
+from mlsysim_sym.printing import md_math, quantity_latex
 from derivations import registry  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -182,7 +182,9 @@ def test_equations_emit_quarto_display_math_with_the_docs_labels():
     lines = out.splitlines()
     assert lines[0] == "<!-- T_step: wall-clock time of one training step [s] -->"
     assert lines[1] == "$$" and lines[-1] == "$$ {#eq-t-step}"
-    assert "\n".join(lines[2:-1]) == quantity_latex(build_model(), "T_step", book=True)
+    # the math as cells.equation prints it (GitHub-safe spacing, no \: that GitHub's Markdown would eat)
+    assert "\n".join(lines[2:-1]) == md_math(quantity_latex(build_model(), "T_step", book=True))
+    assert out == "\n".join([lines[0], cells.equation("T_step", book=True)]) + "\n" and "\\:" not in out
     qmd = (ROOT / "docs" / "quarto" / "step_time.qmd").read_text()
     for name, label in (("T_step", "eq-t-step"), ("RingAllReduce", "eq-t-ring"), ("BubbleTime", "eq-t-bubble-term")):
         _, out, _ = run("equations", name, "--quarto")

@@ -281,7 +281,7 @@ def cmd_plan(args) -> int:
 
 def cmd_equations(args) -> int:
     from .. import macros, notation
-    from ..cells import default_label
+    from ..cells import default_label, display
     from ..model import Variant, build_model
     from ..printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
     from ..outputs import OUTPUTS
@@ -331,7 +331,7 @@ def cmd_equations(args) -> int:
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
         print(f"<!-- {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else "") + " -->")
-        print(f"$$\n{tex}\n$$ {{#{label}}}")
+        print(display(tex, label))          # as cells.equation writes it: math GitHub's Markdown keeps too
     else:
         print(f"% {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else ""))
         print(tex)
