@@ -24,7 +24,7 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.model import build_model
 from mlsysim_sym.operating_point import operating_point_of
-from mlsysim_sym.printing import broken_chain, equation, latex, value_latex
+from mlsysim_sym.printing import LINE, broken_chain, equation, latex, value_latex
 from mlsysim_sym.symbols import sym
 from mlsysim_sym.terms.base import Log2
 from mlsysim_sym.terms.collectives import (AllGather, AllToAll, DataParallelCommVolume, DoubleTreeAllReduce,
@@ -100,10 +100,13 @@ class Entry:
     # False where the package's form is written in the algorithm's own symbols, none of them a quantity of the
     # registry (no book-macro form to paste is offered)
     paste: bool = True
+    # the width the package's form is broken to (mlsysim_sym.printing.broken_chain): narrower where its terms
+    # render wider than their characters suggest (fractions over parentheses, function calls on the left)
+    width: int = LINE
 
     @property
     def ours_tex(self) -> str:
-        return broken_chain(self.ours)
+        return broken_chain(self.ours, width=self.width)
 
     @property
     def ours_book(self) -> str:
