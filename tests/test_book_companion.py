@@ -28,7 +28,13 @@ def test_every_entry_is_checked_and_the_count_is_the_documents(context):
     assert sum(e.symbolic is not None for e in entries) >= 15
     assert sum(len(e.numbers) for e in entries) >= 25
     text = (ROOT / "docs" / "book.md").read_text()
-    assert f"{context['count']} equations are listed" in text
+    # the intro counts the entries and the chapters' equations apart (108 entries, 245 equations when written)
+    assert (f"{context['count']} entries are listed; they reproduce or explain the {len(context['inventory'])} "
+            "equations counted in the chapters") in text
+    assert len(context["inventory"]) > context["count"]
+    # every chapter key the entries cite is defined in the intro
+    for key, (title, _) in book.CHAPTERS.items():
+        assert re.search(rf"\b{key} (is )?(the )?{title.split(' (')[0]}", text), key
     # a number "differs" only where the entry says the book's own arithmetic is off (expect=False)
     wrong = [x for e in entries for x in e.numbers if not x.expect]
     assert text.count("reproduced (") >= 25 and text.count("differs (") == len(wrong) >= 1
@@ -95,3 +101,19 @@ def test_the_readme_states_the_companions_counts(context):
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert f"counted ({len(inv)}; how, it says)" in readme
     assert f"one of {context['count']} entries ({reproduced}:" in readme and f"explained ({explained}:" in readme
+
+
+def test_the_inventory_links_each_row_to_its_entry_and_every_heading_is_a_heading(context):
+    text = (ROOT / "docs" / "book.md").read_text()
+    lines = text.split("\n")
+    # pandoc and Quarto read a heading only after a blank line (else it folds into the paragraph before it)
+    glued = [lines[i] for i in range(1, len(lines)) if lines[i].startswith("#") and lines[i - 1].strip()
+             and not lines[i - 1].startswith("```")]
+    assert glued == []
+    # each entry carries its key as an anchor under its title; each row's "entry `key`" links to it
+    keys = {e.key for group in context["groups"].values() for e in group}
+    anchors = set(re.findall(r'<a id="entry-([a-z0-9-]+)"></a>\*Entry\* `\1`', text))
+    assert anchors == keys
+    links = re.findall(r"entry \[`([a-z0-9-]+)`\]\(#entry-([a-z0-9-]+)\)", text)
+    assert len(links) == sum(1 for c in context["inventory"] if c.entry) and all(a == b for a, b in links)
+    assert {a for a, _ in links} <= anchors and "entry `" not in text
