@@ -117,3 +117,15 @@ def test_the_inventory_links_each_row_to_its_entry_and_every_heading_is_a_headin
     links = re.findall(r"entry \[`([a-z0-9-]+)`\]\(#entry-([a-z0-9-]+)\)", text)
     assert len(links) == sum(1 for c in context["inventory"] if c.entry) and all(a == b for a, b in links)
     assert {a for a, _ in links} <= anchors and "entry `" not in text
+
+
+def test_exactly_means_the_books_printed_digits(context):
+    # FA's peak of 1,024 H100s: the book's 1,012,736 TFLOP/s; at 4 digits the package's value printed 1013 beside
+    # the book's 1012.74 under "reproduced (exactly)"
+    text = (ROOT / "docs" / "book.md").read_text()
+    rows = [r.split(" | ") for r in text.split("\n") if r.endswith("| reproduced (exactly) |")]
+    assert len(rows) >= 20 and all(r[-3] == r[-2] for r in rows), [r for r in rows if r[-3] != r[-2]]
+    assert r"| peak of 1,024 H100s (the book's 1,012,736 TFLOP/s, shown in Pflop/s) | $1012.74\thinspace\text{Pflop/s}$ " \
+           r"| $1012.74\thinspace\text{Pflop/s}$ | reproduced (exactly) |" in text
+    # AC has no label for the ring-tree crossover (its section states the boundary in words)
+    assert "eq-ring-tree-crossover" not in text
