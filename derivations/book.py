@@ -24,7 +24,7 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.model import build_model
 from mlsysim_sym.operating_point import operating_point_of
-from mlsysim_sym.printing import broken_chain, equation, latex, value_latex
+from mlsysim_sym.printing import LINE, broken_chain, equation, latex, value_latex
 from mlsysim_sym.symbols import sym
 from mlsysim_sym.terms.base import Log2
 from mlsysim_sym.terms.collectives import (AllGather, AllToAll, DataParallelCommVolume, DoubleTreeAllReduce,
@@ -75,10 +75,20 @@ class Number:
     def agrees(self) -> bool:
         return abs(self.package - self.book) <= self.rel * abs(self.book)
 
+    @property
+    def exact(self) -> bool:
+        """Reproduced "exactly": the package's value, printed with the book's digits, is the book's number."""
+        return self.rel < 1e-9 and self.agrees
+
     def row(self) -> List[str]:
         within = "exactly" if self.rel < 1e-9 else f"within {self.rel * 100:g} %"
         verdict = f"reproduced ({within})" if self.agrees else f"differs (more than {self.rel * 100:g} %)"
-        return [self.what, value_latex(self.book, self.unit, 6), value_latex(self.package, self.unit, 4), verdict]
+        book = value_latex(self.book, self.unit, 6)
+        # an exact number shows the package's value at the book's digits (at 4, 1012.74 would print 1013)
+        package = value_latex(self.package, self.unit, 6 if self.exact else 4)
+        if self.exact and package != book:
+            raise AssertionError(f"{self.what}: 'exactly', but the package prints {package}, the book {book}")
+        return [self.what, book, package, verdict]
 
 
 @dataclass(frozen=True)
@@ -100,10 +110,13 @@ class Entry:
     # False where the package's form is written in the algorithm's own symbols, none of them a quantity of the
     # registry (no book-macro form to paste is offered)
     paste: bool = True
+    # the width the package's form is broken to (mlsysim_sym.printing.broken_chain): narrower where its terms
+    # render wider than their characters suggest (fractions over parentheses, function calls on the left)
+    width: int = LINE
 
     @property
     def ours_tex(self) -> str:
-        return broken_chain(self.ours)
+        return broken_chain(self.ours, width=self.width)
 
     @property
     def ours_book(self) -> str:
@@ -235,13 +248,15 @@ def _all_reduces() -> List[Entry]:
               (2 * LOG2N * ALPHA + 2 * M / BETA, DoubleTreeAllReduce(M, N, BETA, ALPHA)), (),
               "The figure beside it is drawn with mlsysim's calc_double_binary_tree_allreduce_time, which "
               "multiplies the latency by 1.2 and uses 2(N-1)/N M/beta times 1.05: not the formula printed."),
-        Entry("ring-tree", "Ring-tree crossover payload", "AC @eq-ring-tree-crossover; CC, The algorithm "
+        Entry("ring-tree", "Ring-tree crossover payload", "AC, Ring vs. tree vs. recursive halving-doubling "
+              "(sec-appdx-comm-foundations-ring-vs-tree: the boundary in words, M against n*); CC, The algorithm "
               "crossover point",
               _eq(rf"M_{{{T}{{crossover}}}}", book_m_x), (ring, tree), (book_m_x, m_x),
               (Number("N = 64, alpha 10 us, beta 10 GB/s (CC notebook)", 1.1e6,
                       value(m_x.subs({N: 64, ALPHA: 10e-6, BETA: 10e9})), "B", 0.05),),
-              "The package's form is the condition T_ring = T_tree; sympy solves it for M, which is AC's "
-              "exact form above. CC gives two approximations: N alpha beta / log2 N "
+              "The package's form is the condition T_ring = T_tree; sympy solves it for M: the exact form above, "
+              "the crossover of AC's @eq-ring-allreduce and @eq-tree-allreduce (AC's section gives the boundary "
+              "only in words: ring well above n*, tree well below). CC gives two approximations: N alpha beta / log2 N "
               f"({approx / 1e6:.2f} MB at N = 100, alpha 5 us, beta 50 GB/s, where the exact form gives "
               f"{exact / 1e6:.2f} MB), and, boxed, the coarser N alpha beta ({boxed / 1e6:.0f} MB), which "
               "it calls an upper-scale heuristic."),

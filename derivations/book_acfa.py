@@ -226,7 +226,7 @@ def fleet() -> List[Entry]:
               rf"{T}{{Effective}} = {T}{{Peak}} \times {T}{{MFU}} \times \eta_{{{T}{{scaling}}}} \times "
               rf"{T}{{Goodput Ratio}}",
               (q["mfu"], model.definition("mfu")), None,
-              (Number("peak of 1,024 H100s (TFLOP/s)", 1_012_736e12, peak_1024, "flop/s", 1e-12),
+              (Number("peak of 1,024 H100s (the book's 1,012,736 TFLOP/s, shown in Pflop/s)", 1_012_736e12, peak_1024, "flop/s", 1e-12),
                Number("effective: x 0.50 MFU x 0.83 scaling x 0.77 goodput", 323_619.8e12, effective, "flop/s",
                       5e-7),
                Number("share of peak", 0.320, effective / peak_1024, "1", 0.002),

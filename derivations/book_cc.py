@@ -107,7 +107,7 @@ def _butterfly_and_torus() -> List[Entry]:
               "ReduceScatters along X, Y, Z on M, M/X, M/(XY) bytes, then the AllGathers back: sympy checks that the "
               "bandwidth terms add to the flat ring's over N = XYZ ranks (the chapter's 'total bandwidth cost 2M/beta, "
               "same as a single Ring'); the latency is 2(X + Y + Z - 3) alpha, the chapter's 'proportional to "
-              "2(X + Y + Z)'. Not counted: the chapter evaluates it to no number."),
+              "2(X + Y + Z)'. Not counted: the chapter evaluates it to no number.", width=60),
     ]
 
 
@@ -155,7 +155,8 @@ def _ring_vs_tree() -> Entry:
          Number("tree wins by (rounded to a whole percent)", 0.09, value(margin), "1", 0.06),
          Number("the fallacy's tree bandwidth penalty over the ring's ('1,000 us')", 1000e-6,
                 value(TreeAllReduce(1e6, 64, 10e9, 0) - RingAllReduce(1e6, 64, 10e9, 0)), "s", 0.005)),
-        "Ring and tree are the package's RingAllReduce and TreeAllReduce; the margin is 9.4 %, printed 9 %.")
+        "Ring and tree are the package's RingAllReduce and TreeAllReduce; the margin is 9.4 %, printed 9 %.",
+        width=60)
 
 
 def _fabric() -> List[Entry]:
@@ -340,20 +341,26 @@ def _error_feedback() -> Entry:
     assert equal(sum_v, sum(g) + e1 - e_last)
     trace = error_feedback([0.4, 0.3, 0.2, 0.4, 0.3], lambda x: sp.floor(x + sp.Rational(1, 2)))
     v_sum = sum(r[3] for r in trace)
-    v_t, e_t = sp.symbols("v_t e_t")
+    # the package's form as printed: the run's sum in its short form, sum g_t + e_1 - e_(K+1) (the expanded sum of
+    # the C(...) terms, each step's compressor applied to the residual before it, is wider than a page); the
+    # symbols e_1 and e_(K+1) stand for the run's first and last residuals, which the check substitutes
+    e_first, e_after = sp.Symbol("e_{1}"), sp.Symbol(f"e_{{{Kn + 1}}}")
+    short = sum(g) + e_first - e_after
+    assert equal(short.subs({e_first: e1, e_after: e_last}), sum_v)
     return Entry(
         "cc-error-feedback", "Error feedback telescopes",
         "CC, sec. Error feedback: the memory of the journey (two display equations), notebook "
         "@nbk-collective-communication-error-feedback-mechanism, @tbl-error-feedback",
         r"\sum_{t=1}^{K} v_t = \sum_{t=1}^{K} \left[(g_t + e_t) - e_{t+1}\right] = \sum_{t=1}^{K} g_t + e_1 - e_{K+1}",
-        (sp.Symbol(r"\sum v_t"), sum_v), (sum_v, sum(g) + e1 - e_last),
+        (sp.Symbol(rf"\sum_{{t=1}}^{{{Kn}}} v_{{t}}"), short), (sum_v, sum(g) + e1 - e_last),
         (Number("five steps of 0.4, 0.3, 0.2, 0.4, 0.3: transmitted", 2, value(v_sum), "1", 0),
          Number("the residual left", -0.4, value(trace[-1][4]), "1", 1e-12),
          Number("transmitted + residual = the true sum", 1.6, value(v_sum + trace[-1][4]), "1", 1e-12)),
         f"mlsysim_sym.terms.networks.error_feedback runs v_t = C(g_t + e_t), e_(t+1) = g_t + e_t - v_t; sympy sums "
         f"its first {Kn} steps with C an undefined function and finds the chapter's telescoped sum, whatever the "
-        "compressor. Divided by K, e_1 - e_(K+1) vanishes for a bounded residual: the second display. The trace "
-        "uses round-half-up, the notebook's rounding.", paste=False)
+        f"compressor (printed above with e_1 and e_{Kn + 1} the run's first residual, 0, and its last, which are "
+        "expressions in the C(...) of the steps). Divided by K, e_1 - e_(K+1) vanishes for a bounded residual: "
+        "the second display. The trace uses round-half-up, the notebook's rounding.", paste=False)
 
 
 def _overlap_sequential() -> Entry:

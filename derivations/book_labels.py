@@ -1,4 +1,5 @@
-r"""The book's own equation labels in the documents' prose, written as links to the book's sources.
+r"""The book's own equation, table, figure and section labels in the documents' prose, written as links to the
+book's sources.
 
 The documents cite the book's equations by the labels of its Quarto sources (``AC @eq-alpha-beta``). No
 document of this package defines those labels, so left as they are Quarto would print ``?@eq-alpha-beta``
@@ -26,9 +27,11 @@ from .book import CHAPTERS
 #: The book's repository on GitHub: ``blob/HEAD`` is its default branch.
 REPOSITORY = "https://github.com/harvard-edge/cs249r_book/blob/HEAD/"
 
-#: A reference to an equation label as the documents write it (Quarto's syntax: ``@eq-`` and an id of
-#: letters, digits, ``_`` and inner ``-``), not preceded by a word character, ``\`` or another ``@``.
-REFERENCE = re.compile(r"(?<![\w\\@])@(eq-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)")
+#: A reference to one of the book's equations, tables, figures or sections as the documents write it
+#: (Quarto's cross-reference syntax: ``@eq-``, ``@tbl-``, ``@fig-`` or ``@sec-`` and an id of letters, digits,
+#: ``_`` and inner ``-``), not preceded by a word character, ``\`` or another ``@``. None of them is defined in
+#: this package's documents: Quarto would print each as ``?@tbl-...``.
+REFERENCE = re.compile(r"(?<![\w\\@])@((?:eq|tbl|fig|sec)-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)")
 
 
 def _chapter_names() -> re.Pattern:
@@ -38,6 +41,14 @@ def _chapter_names() -> re.Pattern:
         names[title.split(" (")[0]] = key
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(rf"(?<!\w)({alternatives})(?!\w)"), names
+
+
+def chapter_of(text: str) -> Optional[str]:
+    """The key of the first chapter the text names (an entry's ``where``), or None: the chapter of the labels
+    in the entry's other prose (its worked numbers and note) that name none."""
+    pattern, names = _chapter_names()
+    m = pattern.search(str(text))
+    return names[m.group(1)] if m else None
 
 
 def url(chapter: str) -> str:

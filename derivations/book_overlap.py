@@ -81,9 +81,11 @@ def entry() -> Entry:
     term = LayerOverlapTime(t_bwd, t_layer, n_l)
     # the notebook's form: its T_backward is N_L layers of t_b, its T_first_comm and T_comm one layer's AllReduce
     book_form = n_l * t_b + t_layer + (n_l - 1) * sp.Max(0, t_layer - t_b)
-    book_tex = (rf"T_{{{T}{{pipelined}}}} = T_{{{T}{{backward}}}} + T_{{{T}{{first comm}}}} + (N_L - 1)"
-                rf"\max\left(0, T_{{{T}{{comm}}}} - \frac{{T_{{{T}{{backward}}}}}}{{N_L}}\right), \quad "
-                rf"T_{{{T}{{first comm}}}} = T_{{{T}{{comm}}}} = {notation.entry('T_dp_layer').latex}")
+    book_tex = (rf"\begin{{aligned}}" "\n"
+                rf"T_{{{T}{{pipelined}}}} &= T_{{{T}{{backward}}}} + T_{{{T}{{first comm}}}} \\" "\n"
+                rf"&\quad + (N_L - 1)\max\left(0, T_{{{T}{{comm}}}} - \frac{{T_{{{T}{{backward}}}}}}{{N_L}}\right), \\" "\n"
+                rf"T_{{{T}{{first comm}}}} &= T_{{{T}{{comm}}}} = {notation.entry('T_dp_layer').latex}" "\n"
+                rf"\end{{aligned}}")
     per_layer = (value(layer_overlap_exposed(BACKWARD, LAYER_COMM, N_LAYERS)) - LAYER_COMM) / (N_LAYERS - 1)
     total, seq = pipelined(), sequential()
     numbers = (

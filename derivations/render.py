@@ -73,6 +73,7 @@ def environment():
     env = printing.environment()
     env.filters["md_text"] = book_labels.md_text
     env.filters["tex_text"] = book_labels.tex_text
+    env.globals["chapter_of"] = book_labels.chapter_of
     return env
 
 

@@ -112,12 +112,34 @@ def _part_lines(part, book: bool, width: int) -> List[str]:
         if len(lines) > 1:     # (the packing is the plain form's: _sum_lines)
             return ([rf"{latex(coeff, book=book)} \biggl( {lines[0]}"] + lines[1:-1]
                     + [rf"{lines[-1]} \biggr)"])
+    if isinstance(part, sp.Piecewise):
+        return [_stacked_cases(part, book, width)]
     if isinstance(part, Iverson) and isinstance(part.args[0], sp.Or):
         args = [latex(a, book=book) for a in part.args[0].args]
         args = [rf"\left({a}\right)" if " " in a else a for a in args]
         return ([rf"{notation.indicator(book)}\bigl\{{ {args[0]}"] + [rf"\qquad \vee {a}" for a in args[1:-1]]
                 + [rf"\qquad \vee {args[-1]} \bigr\}}"])
     return [tex]
+
+
+def _stacked_cases(part: sp.Piecewise, book: bool, width: int) -> str:
+    r"""A case distinction as one ``cases`` block: nested distinctions folded into one list of cases (they are
+    tried in order, so an inner one's cases follow the outer one's), and, when a case and its condition side by
+    side would be wider than ``width``, each condition on the line below its case."""
+    folded = sp.piecewise_fold(part)
+    if not isinstance(folded, sp.Piecewise):
+        return latex(part, book=book)
+    cases = [(latex(a.expr, book=book), r"\text{otherwise}" if a.cond == sp.true
+              else r"\text{for}\: " + latex(a.cond, book=book)) for a in folded.args]
+    plain = [visible_length(latex(a.expr)) + (0 if a.cond == sp.true else visible_length(latex(a.cond)) + 4)
+             for a in folded.args]
+    if max(plain) + 4 <= width:
+        if folded == part:
+            return latex(part, book=book)
+        rows = [f"{v} & {c}" for v, c in cases]
+    else:
+        rows = [f"{v} \\\\ \\qquad {c}" for v, c in cases]
+    return "\\begin{cases} " + " \\\\ ".join(rows) + " \\end{cases}"
 
 
 def broken_chain(parts: Sequence, book: bool = False, width: int = LINE) -> str:

@@ -28,7 +28,13 @@ def test_every_entry_is_checked_and_the_count_is_the_documents(context):
     assert sum(e.symbolic is not None for e in entries) >= 15
     assert sum(len(e.numbers) for e in entries) >= 25
     text = (ROOT / "docs" / "book.md").read_text()
-    assert f"{context['count']} equations are listed" in text
+    # the intro counts the entries and the chapters' equations apart (108 entries, 245 equations when written)
+    assert (f"{context['count']} entries are listed; they reproduce or explain the {len(context['inventory'])} "
+            "equations counted in the chapters") in text
+    assert len(context["inventory"]) > context["count"]
+    # every chapter key the entries cite is defined in the intro
+    for key, (title, _) in book.CHAPTERS.items():
+        assert re.search(rf"\b{key} (is )?(the )?{title.split(' (')[0]}", text), key
     # a number "differs" only where the entry says the book's own arithmetic is off (expect=False)
     wrong = [x for e in entries for x in e.numbers if not x.expect]
     assert text.count("reproduced (") >= 25 and text.count("differs (") == len(wrong) >= 1
@@ -95,3 +101,31 @@ def test_the_readme_states_the_companions_counts(context):
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert f"counted ({len(inv)}; how, it says)" in readme
     assert f"one of {context['count']} entries ({reproduced}:" in readme and f"explained ({explained}:" in readme
+
+
+def test_the_inventory_links_each_row_to_its_entry_and_every_heading_is_a_heading(context):
+    text = (ROOT / "docs" / "book.md").read_text()
+    lines = text.split("\n")
+    # pandoc and Quarto read a heading only after a blank line (else it folds into the paragraph before it)
+    glued = [lines[i] for i in range(1, len(lines)) if lines[i].startswith("#") and lines[i - 1].strip()
+             and not lines[i - 1].startswith("```")]
+    assert glued == []
+    # each entry carries its key as an anchor under its title; each row's "entry `key`" links to it
+    keys = {e.key for group in context["groups"].values() for e in group}
+    anchors = set(re.findall(r'<a id="entry-([a-z0-9-]+)"></a>\*Entry\* `\1`', text))
+    assert anchors == keys
+    links = re.findall(r"entry \[`([a-z0-9-]+)`\]\(#entry-([a-z0-9-]+)\)", text)
+    assert len(links) == sum(1 for c in context["inventory"] if c.entry) and all(a == b for a, b in links)
+    assert {a for a, _ in links} <= anchors and "entry `" not in text
+
+
+def test_exactly_means_the_books_printed_digits(context):
+    # FA's peak of 1,024 H100s: the book's 1,012,736 TFLOP/s; at 4 digits the package's value printed 1013 beside
+    # the book's 1012.74 under "reproduced (exactly)"
+    text = (ROOT / "docs" / "book.md").read_text()
+    rows = [r.split(" | ") for r in text.split("\n") if r.endswith("| reproduced (exactly) |")]
+    assert len(rows) >= 20 and all(r[-3] == r[-2] for r in rows), [r for r in rows if r[-3] != r[-2]]
+    assert r"| peak of 1,024 H100s (the book's 1,012,736 TFLOP/s, shown in Pflop/s) | $1012.74\thinspace\text{Pflop/s}$ " \
+           r"| $1012.74\thinspace\text{Pflop/s}$ | reproduced (exactly) |" in text
+    # AC has no label for the ring-tree crossover (its section states the boundary in words)
+    assert "eq-ring-tree-crossover" not in text

@@ -20,7 +20,10 @@ if str(ROOT) not in sys.path:
 
 from derivations import book, book_labels, render  # noqa: E402
 
-_ID = r"[Ee]q-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*"
+#: Quarto's cross-reference kinds the documents could write: equations, tables, figures, sections (an
+#: ``@tbl-``/``@fig-``/``@sec-`` reference resolves only to a label of the same document, and these documents
+#: define none: each must be a link to the book's source, :mod:`derivations.book_labels`)
+_ID = r"(?:[Ee]q|[Tt]bl|[Ff]ig|[Ss]ec)-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*"
 _REFERENCE = re.compile(rf"(?<![\w\\])@({_ID})")
 _LABEL = re.compile(rf"\$\$[ \t]*\{{#({_ID})(?:[ \t][^}}]*)?\}}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -46,12 +49,12 @@ def _outside_code(text: str) -> str:
 
 def references(text: str):
     """The equation ids the text cross-references (Quarto's rules above), in order."""
-    return ["e" + r[1:] for r in _REFERENCE.findall(_outside_code(text))]
+    return [r[0].lower() + r[1:] for r in _REFERENCE.findall(_outside_code(text))]
 
 
 def labels(text: str):
     """The equation ids the text defines."""
-    return ["e" + r[1:] for r in _LABEL.findall(_outside_code(text))]
+    return [r[0].lower() + r[1:] for r in _LABEL.findall(_outside_code(text))]
 
 
 def unresolved(text: str):
@@ -76,6 +79,10 @@ def test_the_rule_on_small_strings():
     # a label in code is no label; a label needs a display equation before it
     assert labels("```\n$$ {#eq-t}\n```") == [] and labels("text {#eq-t}") == []
     assert labels("$$\nx\n$$ {#eq-t .unnumbered}") == ["eq-t"]
+    # tables, figures and sections are references too; none is defined in these documents
+    assert references("@tbl-a, [@fig-b-c] and -@Sec-d") == ["tbl-a", "fig-b-c", "sec-d"]
+    assert unresolved(eq + "see @tbl-collective-summary") == ["tbl-collective-summary"]
+    assert references("@nbk-a @dfn-b e@tbl-c `@fig-d`") == []
 
 
 def _documents():
@@ -127,6 +134,19 @@ def test_a_fresh_render_of_the_book_document_resolves_every_reference():
     assert unresolved(quarto) == [] and len(labels(quarto)) >= 20
     assert "?@" not in quarto
     assert quarto.count("](https://github.com/harvard-edge/cs249r_book/blob/HEAD/book/quarto/contents/vol2/") >= 14
+
+
+def test_the_books_tables_and_figures_are_links_in_a_fresh_render():
+    """book.qmd cited 26 distinct tables and figures of the book (48 times: @tbl-collective-summary,
+    @fig-young-daly ...) as Quarto references, which print ?@tbl-...: each is a link to its chapter's source."""
+    env = render.environment()
+    quarto = render.github_math(env.get_template("book.j2").render(book.context(), macros="_md.j2", top=1))
+    assert [r for r in references(quarto) if not r.startswith("eq-")] == []
+    links = set(re.findall(r"\[`((?:tbl|fig)-[^`]+)`\]\(https://github\.com/harvard-edge/cs249r_book/blob/HEAD/"
+                           r"book/quarto/contents/vol2/[a-z_/]+\.qmd\)", quarto))
+    assert len(links) >= 26 and {"tbl-collective-summary", "fig-young-daly"} <= links
+    assert book_labels.md_text("CC, @tbl-a and @fig-b") == (f"CC, [`tbl-a`]({book_labels.url('CC')}) and "
+                                                           f"[`fig-b`]({book_labels.url('CC')})")
 
 
 def test_the_filter_names_the_chapter_that_defines_each_label():
