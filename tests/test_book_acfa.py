@@ -22,6 +22,7 @@ from mlsysim_sym.terms.fleet import (AttainableRate, CheckpointSize,
                                      CompressionBreakEven, FacilityPower, FailureProbability, GoodputRatio,
                                      IronLawTime, ITPower, RequestConcurrency, RidgePoint, TreeBroadcast)
 from mlsysim_sym.units import dimension, parse_unit
+from term_checks import check_term  # noqa: E402  (tests/term_checks.py)
 
 UNIT = {"IronLawTime": "s", "FailureProbability": "1",
         "GoodputRatio": "1", "CheckpointSize": "B", "ITPower": "W", "FacilityPower": "W", "RidgePoint": "flop/B",
@@ -190,23 +191,11 @@ def _units_of_args(call):
 
 @pytest.mark.parametrize("name", NEW)
 def test_new_terms_have_notation_units_derivative_and_code(name):
-    term = notation.term(name)
-    call = term_call(term)
-    assert type(call) is TERM_CLASSES[name]
-    assert sp.latex(call).startswith(term.latex)
-    assert dimension(call, _units_of_args(call)) == parse_unit(UNIT[name])
-    args = list(call.args)
-    for x in args:
-        assert sp.simplify(sp.diff(call, x) - sp.diff(call.doit(), x)) == 0, (name, x)
-    # fractions below 1 where a share is meant (goodput, Amdahl), positive values elsewhere
-    values = [0.05 * (i + 1) if notation.entry(x.name).unit == "1" and name == "GoodputRatio"
-              and x.name != "N" else 7 if getattr(x, "is_integer", False) else 3.5 + i for i, x in enumerate(args)]
-    exact = float(call.doit().xreplace(dict(zip(args, [sp.nsimplify(v) for v in values]))))
-    for backend in ("numpy", "math"):
-        g = sp.lambdify(args, 3 * call, backend)
-        assert g(*values) == pytest.approx(3 * exact, rel=1e-13), (name, backend)
-    g = sp.lambdify(args, call, "numpy")
-    assert np.allclose(g(*[np.array([v, v]) for v in values]), exact, rtol=1e-13)
+    # fractions below 1 where a share is meant (goodput), positive values elsewhere
+    def values(name, args):
+        return [0.05 * (i + 1) if notation.entry(x.name).unit == "1" and name == "GoodputRatio" and x.name != "N"
+                else 7 if getattr(x, "is_integer", False) else 3.5 + i for i, x in enumerate(args)]
+    check_term(name, UNIT[name], values)
 
 
 def test_book_macros_of_the_new_terms_are_the_registrys():

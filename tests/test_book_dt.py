@@ -21,6 +21,7 @@ from mlsysim_sym.terms.training import (AccumulationSyncOverhead, AmdahlSpeedup,
                                         PaddingWaste, SqrtScaledLearningRate, StalenessAdjustedLearningRate,
                                         WarmupLearningRate)
 from mlsysim_sym.units import dimension, parse_unit
+from term_checks import check_term  # noqa: E402  (tests/term_checks.py)
 
 NEW = ("AmdahlSpeedup", "LinearScaledLearningRate", "SqrtScaledLearningRate", "WarmupLearningRate",
        "StalenessAdjustedLearningRate", "CriticalBatchSize", "LarsLearningRate", "AccumulationSyncOverhead",
@@ -102,22 +103,7 @@ def test_hierarchical_debug_numbers_equal_mlsysim():
 
 @pytest.mark.parametrize("name", NEW)
 def test_new_terms_have_notation_units_derivative_and_code(name):
-    term = notation.term(name)
-    call = term_call(term)
-    assert type(call) is TERM_CLASSES[name]
-    assert sp.latex(call).startswith(term.latex)
-    units = {x: notation.entry(x.name).unit for x in call.free_symbols}
-    assert dimension(call, units) == parse_unit("1")
-    args = list(call.args)
-    for x in args:
-        assert sp.simplify(sp.diff(call, x) - sp.diff(call.doit(), x)) == 0, (name, x)
-    values = [7 if getattr(x, "is_integer", False) else 3.5 + i for i, x in enumerate(args)]
-    exact = float(call.doit().xreplace(dict(zip(args, [sp.nsimplify(v) for v in values]))))
-    for backend in ("numpy", "math"):
-        f = sp.lambdify(args, 3 * call, backend)
-        assert f(*values) == pytest.approx(3 * exact, rel=1e-13), (name, backend)
-    g = sp.lambdify(args, call, "numpy")
-    assert np.allclose(g(*[np.array([v, v]) for v in values]), exact, rtol=1e-13)
+    check_term(name, "1")
 
 
 def test_book_macros_of_the_new_terms_and_arguments_are_the_registrys():

@@ -17,6 +17,7 @@ from mlsysim_sym.terms.reliability import (AllUpAvailability, CheckpointOverhead
                                            ReplicatedAvailability, StepEventProbability, StragglerStepTime,
                                            SystemMTBF, YoungDalyInterval)
 from mlsysim_sym.units import dimension, parse_unit
+from term_checks import check_term  # noqa: E402  (tests/term_checks.py)
 
 NEW = {"SystemMTBF": "s", "YoungDalyInterval": "s", "CheckpointWaste": "1",
        "CheckpointOverhead": "1", "CheckpointWriteTime": "s", "RecoveryTime": "s", "AllUpAvailability": "1",
@@ -93,21 +94,9 @@ def test_availability_numbers():
 
 @pytest.mark.parametrize("name", sorted(NEW))
 def test_terms_have_notation_units_derivative_and_code(name):
-    term = notation.term(name)
-    call = term_call(term)
-    assert type(call) is TERM_CLASSES[name]
-    assert sp.latex(call).startswith(term.latex)
-    assert dimension(call, {s: notation.entry(s.name).unit for s in call.free_symbols}) == parse_unit(NEW[name])
-    args = list(call.args)
-    for x in args:
-        assert sp.simplify(sp.diff(call, x) - sp.diff(call.doit(), x)) == 0, (name, x)
-    values = [7 if getattr(x, "is_integer", False) else 0.5 + 0.1 * i for i, x in enumerate(args)]
-    exact = float(call.doit().xreplace(dict(zip(args, [sp.nsimplify(v) for v in values]))))
-    for backend in ("numpy", "math"):
-        f = sp.lambdify(args, 3 * call, backend)
-        assert f(*values) == pytest.approx(3 * exact, rel=1e-13), (name, backend)
-    g = sp.lambdify(args, call, "numpy")
-    assert np.allclose(g(*[np.array([v, v]) for v in values]), exact, rtol=1e-13)
+    # shares and probabilities below 1
+    check_term(name, NEW[name], lambda name, args: [7 if getattr(x, "is_integer", False) else 0.5 + 0.1 * i
+                                                    for i, x in enumerate(args)])
 
 
 def test_book_macros_are_the_registrys():

@@ -24,6 +24,7 @@ from mlsysim_sym.terms.memory import ActivationsNoRecompute, ActivationsSeqParal
 from mlsysim_sym.terms.moe import ExpertCapacity
 from mlsysim_sym.terms.pipeline import PipelineSendTime
 from mlsysim_sym.units import dimension, parse_unit
+from term_checks import check_term  # noqa: E402  (tests/term_checks.py)
 
 M, N, b, a = sp.symbols("M N beta alpha", positive=True)
 NEW = ("AllGather", "ReduceScatter", "TreeAllReduce", "DoubleTreeAllReduce", "PointToPoint", "PipelineSendTime",
@@ -209,24 +210,8 @@ def test_korthikanti_activations():
 # --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", NEW)
 def test_new_terms_have_notation_units_derivative_and_code(name):
-    term = notation.term(name)
-    call = term_call(term)
-    assert type(call) is TERM_CLASSES[name]
-    assert sp.latex(call).startswith(term.latex)
     # units: seconds for times, bytes for memory and volume, 1 for ratios and factors
-    assert dimension(call, _units_of_args(call)) == parse_unit(UNIT[name])
-    # derivative through fdiff equals the derivative of the formula
-    args = list(call.args)
-    for x in args:
-        assert sp.simplify(sp.diff(call, x) - sp.diff(call.doit(), x)) == 0, (name, x)
-    # lambdified numbers (numpy and math) equal doit()'s
-    values = [7 if getattr(x, "is_integer", False) else 3.5 + i for i, x in enumerate(args)]
-    exact = float(call.doit().xreplace(dict(zip(args, [sp.nsimplify(v) for v in values]))))
-    for backend in ("numpy", "math"):
-        f = sp.lambdify(args, 3 * call, backend)
-        assert f(*values) == pytest.approx(3 * exact, rel=1e-13), (name, backend)
-    g = sp.lambdify(args, call, "numpy")
-    assert np.allclose(g(*[np.array([v, v]) for v in values]), exact, rtol=1e-13)
+    check_term(name, UNIT[name])
 
 
 def test_book_macros_of_the_new_terms_are_the_registrys():
