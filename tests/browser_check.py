@@ -54,6 +54,17 @@ def ensure_katex() -> None:
                        capture_output=True, timeout=300)
 
 
+def ready() -> None:
+    """Fail the calling test, naming what is missing, unless pandoc, chromium, node and npm are here; then the
+    KaTeX and MathJax packages (:func:`ensure_katex`). Nothing is skipped."""
+    import pytest
+    missing = missing_tools()
+    if missing:
+        pytest.fail(f"{', '.join(missing)} not installed: the rendering test needs pandoc, chromium, node and npm; "
+                    f"run .ci/run (it installs them with apt on a fresh Debian machine)", pytrace=False)
+    ensure_katex()
+
+
 def pandoc_html(markdown: str, source: str = "markdown", math: str = "katex", lua_filters=()) -> str:
     """The HTML body pandoc makes of ``markdown`` (math left as ``span.math`` for KaTeX, or for MathJax with
     ``math="mathjax"``), through the Lua filters given."""

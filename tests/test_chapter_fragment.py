@@ -43,11 +43,7 @@ def fresh():
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    missing = bc.missing_tools()
-    if missing:
-        pytest.fail(f"{', '.join(missing)} not installed: the rendering test needs pandoc, chromium, node and npm; "
-                    f"run .ci/run (it installs them with apt on a fresh Debian machine)", pytrace=False)
-    bc.ensure_katex()
+    bc.ready()
     return tmp_path_factory.mktemp("fragment")
 
 

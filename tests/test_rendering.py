@@ -37,11 +37,7 @@ _MACRO = re.compile(r"\\[A-Za-z]+")
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
-    missing = bc.missing_tools()
-    if missing:
-        pytest.fail(f"{', '.join(missing)} not installed: the rendering test needs pandoc, chromium, node and "
-                    f"npm; run .ci/run (it installs them with apt on a fresh Debian machine)", pytrace=False)
-    bc.ensure_katex()
+    bc.ready()
     return tmp_path_factory.mktemp("pages")
 
 
