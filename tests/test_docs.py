@@ -284,3 +284,17 @@ def test_every_contract_citation_names_a_section_of_docs_contract_md():
     assert len(cited) >= 10
     missing = {sec: where for sec, where in cited.items() if sec not in headings}
     assert not missing, missing
+
+
+def test_every_table_rule_is_followed_by_its_rows():
+    # a blank line after a table's rule ends the table in GitHub and pandoc: its rows would print as paragraphs
+    # (the rule's dashes are sized by printing.table_rule; a template once left a blank line there)
+    broken, tables = [], 0
+    for path in sorted((ROOT / "docs").rglob("*.md")) + sorted((ROOT / "docs" / "quarto").glob("*.qmd")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines[:-1]):
+            if re.fullmatch(r"\|(:?-{3,}:?\|)+", line):
+                tables += 1
+                if not lines[i + 1].startswith("|"):
+                    broken.append(f"{path.relative_to(ROOT)}:{i + 2}")
+    assert tables > 100 and broken == [], broken[:10]
