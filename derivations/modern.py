@@ -38,7 +38,8 @@ from .modern_split import training
 
 DATA = Path(__file__).parent / "data" / "modern_runs"
 #: The mechanisms this validation adds to the extended model (``docs/extended.md`` validates the others).
-NEW = ("fp8_gemms", "moe_layout", "fsdp_overlap", "cp_overlap", "attention_kernels", "pipeline_balance")
+NEW = ("fp8_gemms", "moe_layout", "fsdp_overlap", "cp_overlap", "attention_kernels", "pipeline_balance",
+       "pass_overhead")
 #: The classes the goal is stated per.
 CLASSES = ("dense BF16", "dense FP8", "MoE", "FSDP", "CP", "Blackwell")
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
@@ -132,8 +133,8 @@ def _throughput_function(run_id: str, without: Tuple[str, ...] = ()):
     n = int(r["gpus"])
     s = int(r["config"]["seq"])
 
-    def tokens(eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].value):
-        v = {**values, sym.eta: eta, sym.eta_8: eta_8, sym.eta_att: eta_att}
+    def tokens(eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].value, k=PARAMS["k_pass"].value):
+        v = {**values, sym.eta: eta, sym.eta_8: eta_8, sym.eta_att: eta_att, sym.k_pass: k}
         T, lb, dp = c.fn(*(v[a] for a in c.args))
         return lb * dp * s / (T * n)
     return tokens
@@ -158,7 +159,7 @@ def generation(r: dict, by_release: bool = False) -> str:
 
 
 def _unpriced(reason: str):
-    def tokens(eta, eta_8=None, eta_att=None):
+    def tokens(eta, eta_8=None, eta_att=None, k=None):
         return np.full(np.broadcast(eta, eta_8, eta_att).shape, np.nan)
     tokens.reason = reason
     return tokens
@@ -180,12 +181,12 @@ def efficiency_of(eta: Dict[str, float], r: dict) -> float:
 
 
 def log_errors(rs, eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].value,
-               without: Tuple[str, ...] = ()) -> np.ndarray:
+               without: Tuple[str, ...] = (), k=PARAMS["k_pass"].value) -> np.ndarray:
     """log(predicted / measured) of each run; ``eta`` a number, or a mapping generation -> efficiency."""
     out = []
     for r in rs:
         e = efficiency_of(eta, r) if isinstance(eta, dict) else eta
-        out.append(np.log(_throughput_function(r["id"], without)(e, eta_8, eta_att)
+        out.append(np.log(_throughput_function(r["id"], without)(e, eta_8, eta_att, k)
                           / r["measured"]["tokens_per_sec_per_gpu"]))
     return np.stack(out)
 
@@ -200,12 +201,27 @@ ETA8_GRID = np.linspace(0.50, 1.00, 51)
 ATT_GRID = np.linspace(0.20, 1.00, 41)
 
 
+#: The framework taxes per layer pass tried (``k_pass``, per forward-pass equivalent): 0 (about mlsysim's) to 200.
+PASS_GRID = np.arange(0.0, 201.0, 10.0)
+
+
 @lru_cache(maxsize=None)
 def fit(without: Tuple[str, ...] = (), by_release: bool = False) -> Dict[str, object]:
     """The constants minimizing the training runs' summed absolute log error of throughput: one efficiency per
-    accelerator generation, ``eta_FP8`` (where FP8 GEMMs are priced) and ``eta_att`` (where attention kernels
-    are). For each pair of the shared constants on a grid, each generation's efficiency is the best of its own
-    grid (the runs of one generation read only its efficiency), so the search is exact on the grids."""
+    accelerator generation, ``eta_FP8`` (where FP8 GEMMs are priced), ``eta_att`` (where attention kernels
+    are) and ``k_pass`` (the fixed cost of a layer pass). For each pair of the shared rates on a grid, each
+    generation's efficiency is the best of its own grid (the runs of one generation read only its efficiency), so
+    the search is exact on the grids; ``k_pass`` is fitted over :data:`PASS_GRID` with every mechanism on and
+    one efficiency per framework and generation, and kept at that value by the ablations and the per-release
+    fit (each refit of the efficiencies and rates at one count takes about a second)."""
+    passes = "pass_overhead" not in without
+    grid = PASS_GRID if passes and not without and not by_release else np.array([PARAMS["k_pass"].value])
+    best = min((_fit_at(without, by_release, float(k)) for k in grid), key=lambda f: f["objective"])
+    return best if passes else dict(best, k_pass=0.0)
+
+
+def _fit_at(without: Tuple[str, ...], by_release: bool, k_pass: float) -> Dict[str, object]:
+    """:func:`fit` at one fixed cost of a layer pass."""
     train = [r for r in split()[0] if priced(r, without)]
     e8 = ETA8_GRID if "fp8_gemms" not in without else np.array([PARAMS["eta_8"].value])
     ea = ATT_GRID if "attention_kernels" not in without else np.array([PARAMS["eta_att"].value])
@@ -214,12 +230,13 @@ def fit(without: Tuple[str, ...] = (), by_release: bool = False) -> Dict[str, ob
     best_eta: Dict[str, np.ndarray] = {}
     for g in sorted({generation(r, by_release) for r in train}):
         rs = [r for r in train if generation(r, by_release) == g]
-        obj = np.abs(log_errors(rs, E, E8, EA, without)).sum(axis=0)       # (eta, eta_8, eta_att)
+        obj = np.abs(log_errors(rs, E, E8, EA, without, k_pass)).sum(axis=0)       # (eta, eta_8, eta_att)
         best_eta[g] = ETA_GRID[np.argmin(obj, axis=0)]
         total = total + obj.min(axis=0)
     j, k = np.unravel_index(np.argmin(total), total.shape)
     return {"eta": {g: round(float(v[j, k]), 3) for g, v in best_eta.items()},
-            "eta_8": round(float(e8[j]), 3), "eta_att": round(float(ea[k]), 3), "objective": float(total[j, k])}
+            "eta_8": round(float(e8[j]), 3), "eta_att": round(float(ea[k]), 3), "k_pass": k_pass,
+            "objective": float(total[j, k])}
 
 
 def _stats(errors) -> Dict[str, float]:
@@ -231,7 +248,7 @@ def _stats(errors) -> Dict[str, float]:
 
 def errors(rs, without: Tuple[str, ...] = (), by_release: bool = False) -> np.ndarray:
     f = fit(without, by_release)
-    return np.exp(log_errors(rs, f["eta"], f["eta_8"], f["eta_att"], without)) - 1
+    return np.exp(log_errors(rs, f["eta"], f["eta_8"], f["eta_att"], without, f["k_pass"])) - 1
 
 
 def by_class(rs, errs) -> Dict[str, Dict[str, float]]:
@@ -454,6 +471,24 @@ def limits() -> List[List[str]]:
     return out
 
 
+#: One layout measured at two microbatch sizes (the evidence for the fixed cost of a layer pass): GPT-3 175B FP8 on
+#: H100, tp 4, pp 8, v 6, 64 microbatches a pipeline, of 1 sample (DGX Cloud) and of 2 (NeMo 2.x).
+PAIR = ("dgxc-2502-gpt3-175b-h100-fp8-128", "nemo-2x-gpt3-175b-h100-fp8-512")
+
+
+def microbatch_pair() -> Dict[str, str]:
+    """The pair's measured throughput ratio (microbatch 2 over 1) and the model's, with and without
+    ``pass_overhead`` (each at its own fitted constants)."""
+    a, b = (run(i) for i in PAIR)
+    out = {"small": a["id"], "large": b["id"], "measured": f"{b['measured']['tokens_per_sec_per_gpu'] / a['measured']['tokens_per_sec_per_gpu']:.2f}"}
+    for key, without in (("with", ()), ("without", ("pass_overhead",))):
+        f = fit(without)
+        t = [_throughput_function(r["id"], without)(efficiency_of(f["eta"], r), f["eta_8"], f["eta_att"],
+                                                    f["k_pass"]) for r in (a, b)]
+        out[key] = f"{t[1] / t[0]:.2f}"
+    return out
+
+
 def context() -> Dict[str, object]:
     from mlsysim_sym.mechanisms import MECHANISMS
     rows = table()
@@ -480,7 +515,8 @@ def context() -> Dict[str, object]:
     from .common import definition_chain
     m = build_model(Variant(fidelity="extended"))
     return {
-        "rate": {n: definition_chain(m, n, alone=True) for n in ("R_gemm", "R_eff", "r_stage")},
+        "rate": {n: definition_chain(m, n, alone=True) for n in ("R_gemm", "R_eff", "r_stage", "n_pass")},
+        "pair": microbatch_pair(),
         "count": len(rows), "families": len(fams), "n_sources": len(sources), "sources": sources,
         "n_train": len(train), "n_held": len(held),
         "fit": f, "fit_before": f0, "eta_rows": [[k, f"{v:.3f}", f"{f0['eta'].get(k, float('nan')):.3f}"]

@@ -128,6 +128,16 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        None, "Narayanan et al. (2021), sec. 3.2 (the pipeline's throughput is its slowest stage's); NVIDIA "
        "Megatron-LM account_for_loss_in_pipeline_split (a layer moved off the last stage to balance the output "
        "layer)", "every stage the same work", ("r_stage",), short="PP bal."),
+    _M("pass_overhead", "the fixed cost of every layer pass",
+       "transformers, always: every pass of every microbatch through the accelerator's layers costs a fixed time "
+       "besides its FLOPs, k_pass framework taxes t_layer per layer and forward-pass equivalent (n_pass = k_pass "
+       "L_stage 3 m GA, 4 recomputed; k_pass fitted): the kernel launches and the gaps between kernels, and what "
+       "else a pass costs whatever its microbatch's size (its collectives' latencies, FP8 scaling bookkeeping), "
+       "where mlsysim charges 3 launches per layer once per step",
+       None, "mlsysim DistributedModel (T_overhead: the dispatch tax and 3 kernel launches per layer per step); "
+       "Nguyen et al. (2021), Accelerating PyTorch with CUDA Graphs, PyTorch blog (the launch overhead per kernel "
+       "that idles the GPU between small kernels); docs/modern_runs.md (one layout measured at microbatches of 1 "
+       "and 2)", "3 launches per layer, once per step", ("n_pass",), short="Pass"),
     _M("fp8_gemms", "FP8 GEMMs, the rest in 16-bit",
        "precision fp8 (a peak above the 16-bit peak): only the weights' matrix multiplications run at the FP8 "
        "rate, reaching eta_FP8 of the share of their peak that 16-bit GEMMs reach of theirs (R_GEMM = "

@@ -408,7 +408,13 @@ def _roofline(b: _Builder) -> None:
     streamed = (b["P_shard"] * b.s_el, 1) if b.moe else (W, b.G_mp)
     traffic = q("traffic", roofline.memory_traffic(*streamed, lb / b.cp), **_POS)
     t_comp, t_mem = b["T_compute"], q("T_memory", traffic / BW, **_POS)
-    t_over = q("T_overhead", roofline.overhead(sp.Max(1, S.L)), **_POS)
+    if b.on("pass_overhead") and b.transformer:
+        # a fixed cost (in framework taxes) of every microbatch's every pass through this accelerator's layers
+        n_pass = q("n_pass", ext_terms.pass_overhead(S.k_pass, b["L_stage"], S.m, S.GA, S.pp, b.mult),
+                     **_POS)
+        t_over = q("T_overhead", S.tau_d + n_pass * S.TAX, **_POS)
+    else:
+        t_over = q("T_overhead", roofline.overhead(sp.Max(1, S.L)), **_POS)
     T_node = q("T_node", roofline.node_latency(t_comp, t_mem, t_over), **_POS)
     q("mfu_node", roofline.utilization(b["O_model"], T_node, S.R_peak, G), **_NONNEG)
     hfu = q("hfu_node", roofline.utilization(b["O_hw"], T_node, S.R_peak, G), **_NONNEG)

@@ -294,6 +294,8 @@ _QUANTITIES += (
     ("alpha_ep", rf"\alpha_{{{T}{{EP}}}}", None, "s", "message latency of the EP group"),
     ("T_att", rf"T_{{{T}{{att}}}}", None, "s", "attention compute of one step on one accelerator"),
     ("r_stage", rf"r_{{{T}{{stage}}}}", None, "1", "the slowest pipeline stage's work over the mean stage's"),
+    ("n_pass", rf"n_{{{T}{{pass}}}}", None, "1",
+     "framework taxes of one step on one accelerator: the fixed cost of every microbatch's passes through its layers"),
 )
 # ---- issue 22 --------------------------------------------------------------------------------- end
 # ---- issue 24: the per-layer overlap schedule ---- begin

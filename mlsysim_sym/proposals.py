@@ -411,6 +411,12 @@ EXTENSION.update({
     "alpha_ep": _P(r"\ExpertParallelLinkLatency", "scalar", "message latency of the expert-parallel group"),
     "r_stage": _P(r"\PipelineStageImbalance", "scalar",
                   "ratio of the slowest pipeline stage's work to the mean stage's work", "performance"),
+    "n_pass": _P(r"\StepPassTaxCount", "count",
+                 "number of framework taxes one training step charges one accelerator for the fixed cost of every "
+                 "pass of every microbatch through its layers", "performance"),
+    "k_pass": _P(r"\LayerPassTaxCount", "count",
+                 "number of framework taxes the fixed cost of one layer's pass of one microbatch comes to, per "
+                 "forward-pass equivalent", "performance"),
     "T_att": _P(r"\AttentionComputeTime", "scalar",
                 "time one accelerator computes attention over a step, forward and backward, at its achieved rate",
                 "performance"),

@@ -446,15 +446,18 @@ _field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
        "forward FLOPs per token of the output layer, 2 V d (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="output-layer FLOPs per token", fidelity=_EXT)
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
-       992.0, fidelity=_EXT)
+       1168.0, fidelity=_EXT)
 _const("s_16", rf"s_{{{T}{{16}}}}", "B", "bytes of a 16-bit element (what FP8 training keeps its tensors in)", 2.0,
        fidelity=_EXT)
 _const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
        "share of the FP8 peak that FP8 GEMMs reach, relative to the share of the 16-bit peak 16-bit GEMMs reach "
-       "(fitted: docs/modern_runs.md)", 0.91, fidelity=_EXT)
+       "(fitted: docs/modern_runs.md)", 0.92, fidelity=_EXT)
 _const("eta_att", rf"\eta_{{{T}{{att}}}}", "1",
-       "share of the GEMMs' achieved efficiency that attention kernels reach (fitted: docs/modern_runs.md)", 0.4,
+       "share of the GEMMs' achieved efficiency that attention kernels reach (fitted: docs/modern_runs.md)", 0.34,
        fidelity=_EXT)
+_const("k_pass", rf"k_{{{T}{{pass}}}}", "1",
+       "fixed cost of a layer's pass per forward-pass equivalent of a microbatch (a training pass counts 3, 4 "
+       "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 90.0, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
        fidelity=_EXT)

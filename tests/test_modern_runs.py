@@ -73,7 +73,10 @@ def test_the_fit_reads_training_runs_only_and_lands_inside_its_grids():
 def test_the_shipped_constants_are_the_fitted_ones():
     from mlsysim_sym.symbols import PARAMS
     f = M.fit()
-    assert (PARAMS["eta_8"].value, PARAMS["eta_att"].value) == (f["eta_8"], f["eta_att"]), "refit: shipped != fit"
+    assert (PARAMS["eta_8"].value, PARAMS["eta_att"].value, PARAMS["k_pass"].value) == \
+        (f["eta_8"], f["eta_att"], f["k_pass"]), "refit: shipped != fit"
+    # k_pass inside its grid, not at an end (an end would say the grid is too narrow)
+    assert M.PASS_GRID[0] < f["k_pass"] < M.PASS_GRID[-1]
 
 
 def test_the_mechanisms_lower_the_held_out_error_against_the_model_before_them():

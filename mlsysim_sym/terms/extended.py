@@ -54,6 +54,14 @@ class OptimizerUpdateTime(NamedTerm):
 # --------------------------------------------------------------------------------------------
 
 
+def pass_overhead(k, L_stage, m, GA, pp, passes):
+    """Framework taxes of one step's layer passes on one accelerator: ``k`` per layer per forward-pass equivalent, over its
+    ``L_stage`` layers, the ``passes`` of each microbatch in units of its forward pass (3: the forward and the
+    backward, twice as long; 4 with full recomputation) and the step's microbatches (``m`` with a pipeline, times
+    the ``GA`` accumulation steps)."""
+    return k * L_stage * passes * select(sp.Eq(pp, 1), 1, m) * GA
+
+
 def recomputed(rc):
     """Collectives of a step with the forward pass recomputed: ``1 + chi_rc / 2`` times those without (the
     forward's half of the forward-and-backward count again; Korthikanti et al. 2022, sec. 5)."""
