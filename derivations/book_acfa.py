@@ -22,8 +22,9 @@ from mlsysim_sym.terms.communication import CommComputeRatio
 from mlsysim_sym.terms.reliability import SystemMTBF
 from mlsysim_sym.terms.training import AmdahlSpeedup
 from mlsysim_sym.terms.fleet import (AttainableRate, CheckpointSize,
-                                     CompressionBreakEven, FacilityPower, FailureProbability, GoodputRatio,
-                                     IronLawTime, ITPower, RequestConcurrency, RidgePoint, TreeBroadcast)
+                                     CompressionBreakEven, FabricBandwidthRatio, FacilityPower, FailureProbability,
+                                     GoodputRatio, IronLawTime, ITPower, RequestConcurrency, RidgePoint, TreeBroadcast)
+from mlsysim_sym import catalog
 from mlsysim_sym.terms.pipeline import BubbleFraction
 
 from .book import ALPHA, BETA, LOG2N, M, N, Counted, Entry, F, Number, _eq, _model, equal, value
@@ -114,7 +115,45 @@ def communication() -> List[Entry]:
               "The transfer is a ring AllReduce of the compressed M/C bytes (the package's RingAllReduce at M/C); "
               "the codec time, 2 ms, is the notebook's assumption. The latency term (2.55 ms) does not shrink "
               "with C, so it is most of the compressed AllReduce."),
+        _bandwidth_gap(),
     ]
+
+
+# ---- issue 24: priced rows ---- begin
+def catalog_link_bandwidths():
+    """H100 NVLink and InfiniBand NDR, per direction (B/s), from the package's catalog (mlsysim's): the H100's
+    NVLink (``catalog.hardware``) and the fabric of the book's 10,000-GPU cluster, ``Training_10K``."""
+    nvlink = catalog.hardware("H100")[2]
+    cluster = catalog.fleet("Training_10K")
+    assert cluster.fabric.name == "IB NDR" and cluster.node.intra_node_bw == nvlink
+    return nvlink, cluster.fabric.bandwidth
+
+
+def _bandwidth_gap() -> Entry:
+    b_in, b_out = F["beta_in"], F["beta_out"]
+    gap = FabricBandwidthRatio(b_in, b_out)
+    nvlink, ndr = catalog_link_bandwidths()
+    both = value(FabricBandwidthRatio(2 * nvlink, ndr))          # the book's 900 GB/s: both directions added
+    per_direction = value(FabricBandwidthRatio(nvlink, ndr))
+    # the ring at t = 8 (DT's 18x) scales with 1/beta: its NDR time over its NVLink time is the same ratio
+    ring = RingAllReduce(M, 8, BETA, 0)
+    return Entry("ac-nvlink-ndr-ratio", "NVLink over InfiniBand NDR: the bandwidth gap", "AC, Hierarchical "
+                 "AllReduce (cell CommAlgorithmSelection); FA, 'Three fleet numbers that matter most' and "
+                 "@tbl-fleet-numbers-quick-ref",
+                 rf"\frac{{{T}{{BW}}_{{{T}{{NVLink}}}}}}{{{T}{{BW}}_{{{T}{{IB}}}}}}", (gap, gap.doit()),
+                 (ring.subs(BETA, b_out) / ring.subs(BETA, b_in), gap),
+                 (Number("AC: NVLink 900 GB/s over NDR 50 GB/s, 'NVLink is 18x faster than InfiniBand NDR'", 18,
+                         both, "1", 1e-12),
+                  Number("FA: 'NVLink bandwidth within a node is ~18x faster than InfiniBand' (and the quick "
+                         "reference table)", 18, both, "1", 1e-12)),
+                 f"The numbers are the package's catalog (mlsysim's): the H100's NVLink, "
+                 f"{nvlink / 1e9:g} GB/s per direction, and InfiniBand NDR, {ndr / 1e9:g} GB/s per direction (the "
+                 f"fabric of Training_10K). The appendices' cells divide mlsysim's NVLink bandwidth, "
+                 f"{2 * nvlink / 1e9:g} GB/s with both directions added, by NDR's {ndr / 1e9:g} GB/s: {both:g}. "
+                 f"Per direction, as a transfer sees it and as the package's collectives price NVLink, the gap is "
+                 f"{per_direction:g}. The symbolic check: a ring AllReduce's time on the fabric over its time on "
+                 "NVLink is the same ratio (sympy), the form of DT's '18x gap' (dt-tp-fabric).")
+# ---- issue 24: priced rows ---- end
 
 
 # --------------------------------------------------------------------------------------------------
@@ -329,8 +368,6 @@ def groups() -> Dict[str, List[Entry]]:
 
 
 def inventory() -> List[Counted]:
-    ratio = ("a ratio of two catalog bandwidths (NVLink 900 GB/s over InfiniBand NDR 50 GB/s = 18), no cost "
-             "formula to price")
     ac = [
         Counted("AC", "@eq-alpha-beta", "point-to-point time alpha + n/beta", entry="alpha-beta"),
         Counted("AC", "@eq-crossover", "crossover size n* = alpha beta", entry="crossover"),
@@ -344,7 +381,7 @@ def inventory() -> List[Counted]:
         Counted("AC", "@eq-reducescatter", "ring ReduceScatter", entry="rs-ag"),
         Counted("AC", "@eq-alltoall", "ring AllToAll", entry="alltoall"),
         Counted("AC", "@eq-broadcast", "tree broadcast", entry="ac-broadcast"),
-        Counted("AC", "hierarchical AllReduce", "NVLink over NDR, 18x", why=ratio),
+        Counted("AC", "hierarchical AllReduce", "NVLink over NDR, 18x", entry="ac-nvlink-ndr-ratio"),
         Counted("AC", "@eq-pipeline-bubble", "bubble fraction", entry="bubble"),
         Counted("AC", "bubble fraction, rule of thumb", "m >= 4(p - 1) for 20 %", entry="ac-bubble-rule"),
         Counted("AC", "@tbl-pipeline-bubble", "eight bubble fractions", entry="ac-bubble-table"),
@@ -360,7 +397,8 @@ def inventory() -> List[Counted]:
         Counted("FA", "foundations recap", "Amdahl's cap 1/s", entry="fa-amdahl"),
         Counted("FA", "foundations recap", "training state rule, 14 bytes per parameter", entry="fa-checkpoint"),
         Counted("FA", "foundations recap", "Little's law", entry="fa-little"),
-        Counted("FA", "three fleet numbers; @tbl-fleet-numbers-quick-ref", "bandwidth gap 18x", why=ratio),
+        Counted("FA", "three fleet numbers; @tbl-fleet-numbers-quick-ref", "bandwidth gap 18x",
+                entry="ac-nvlink-ndr-ratio"),
         Counted("FA", "three fleet numbers", "a failure every 30 minutes at 100,000 GPUs", entry="fa-mtbf"),
         Counted("FA", "three fleet numbers", "32.0 % of peak as useful work", entry="fa-effective"),
         Counted("FA", "@eq-fleet-mtbf-system", "system MTBF", entry="fa-mtbf"),

@@ -444,7 +444,8 @@ def shares() -> List[Entry]:
                Number("96 blocks at 10 ms per layer: 960 ms", 0.96, 96 * 10 * MS, "s", 1e-12)),
               "The ring's time at t = 8 scales with 1/beta, so the 0.1-0.5 ms NVLink all-reduce is 1.8-9 ms on "
               "NDR (the book's 2-10 ms per layer). The range's low end is 96 x 2 ms = 192 ms, which the book "
-              "rounds to 200 ms."),
+              "rounds to 200 ms. The 18x is the bandwidth ratio of ac-nvlink-ndr-ratio (FabricBandwidthRatio): "
+              "NVLink's 900 GB/s counts both directions; per direction it is 450 GB/s and the gap 9x."),
         Entry("dt-padding", "Padding waste of a batch padded to its longest sequence", "DT, Sequence length "
               "variance and batching challenges (RLHF)",
               rf"f_{{{T}{{pad}}}} = 1 - \frac{{\bar{{S}}_{{{T}{{batch}}}}}}{{S_{{{T}{{longest}}}}}}", (pad, pad.doit()),

@@ -39,9 +39,9 @@ from mlsysim_sym.terms.extended import kv_bytes
 from mlsysim_sym.terms.fleet import CheckpointSize
 from mlsysim_sym.terms.memory import gradient_bytes, optimizer_bytes, weight_bytes
 from mlsysim_sym.terms.reliability import (AllUpAvailability, CheckpointOverhead, CheckpointWaste,
-                                           CheckpointWriteTime, HeartbeatTimeout, MtbfFromFit, RecoveryTime,
-                                           ReplicatedAvailability, StepEventProbability, StragglerStepTime,
-                                           SystemMTBF, YoungDalyInterval)
+                                           CheckpointWriteTime, EccEffectiveBandwidth, HeartbeatTimeout, MtbfFromFit,
+                                           ObservedMTBF, RecoveryTime, ReplicatedAvailability, StepEventProbability,
+                                           StragglerStepTime, SystemMTBF, YoungDalyInterval)
 from mlsysim_sym.terms.training import SqrtScaledLearningRate
 
 from .book import Counted, Entry, Number, _eq, value
@@ -363,8 +363,56 @@ def more_entries() -> List[Entry]:
     ]
 
 
+# ---- issue 24: priced rows ---- begin
+#: @tbl-memory-bandwidth-protection (cell MemBandwidthProtection): base bandwidth (GB/s), ECC's share, the
+#: effective bandwidth the table prints (GB/s); GDDR6X "typically" has no ECC
+ECC_TABLE = (("DDR4-3200", 51.2, sp.Rational(1, 8), 44.8), ("HBM2", 900, sp.Rational(1, 8), 787.5),
+             ("HBM3", 1600, sp.Rational(1, 8), 1400), ("GDDR6X", 760, 0, 760))
+#: Llama 3's pretraining (Dubey et al. 2024, as the chapter cites it): 419 failures in 54 days on 16,384 H100s
+LLAMA3_FAILURES, LLAMA3_DAYS, LLAMA3_GPUS = 419, 54, 16384
+
+
+def priced_entries() -> List[Entry]:
+    """Two rows once explained, now priced: ECC's share of memory bandwidth and the MTBF observed on Llama 3."""
+    bw, f_ecc = sym.BW_hbm, F["f_ecc"]
+    ecc = EccEffectiveBandwidth(bw, f_ecc)
+    t_obs, n_fail = F["T_job"], F["N_fail"]
+    obs = ObservedMTBF(t_obs, n_fail)
+    llama = value(ObservedMTBF(LLAMA3_DAYS * DAY, LLAMA3_FAILURES))
+    # the per-GPU MTBF the observation implies: sympy solves SystemMTBF(MTBF_comp, 16,384) = the observed MTBF
+    per_gpu = sp.solve(sp.Eq(SystemMTBF(MTBF_C, LLAMA3_GPUS).doit(), llama), MTBF_C)[0]
+    theory = value(SystemMTBF(50000 * H, LLAMA3_GPUS))
+    return [
+        Entry("ft-ecc-bandwidth", "Memory bandwidth left after ECC", "FT @tbl-memory-bandwidth-protection (cell "
+              "MemBandwidthProtection), sec. Quantitative fault rates",
+              _eq(rf"{T}{{BW}}_{{{T}{{effective}}}}", bw * (1 - f_ecc)), (ecc, ecc.doit()),
+              (bw * (1 - f_ecc), ecc),
+              tuple(Number(f"{name}: {base:g} GB/s, ECC {float(f) * 100:g} %", eff * 1e9,
+                           value(EccEffectiveBandwidth(base * 1e9, f)), "B/s", 1e-12)
+                    for name, base, f, eff in ECC_TABLE),
+              "The cell's effective bandwidth = base x (1 - overhead), ECC's check bits taking 12.5 % (one eighth) "
+              "of DDR4's, HBM2's and HBM3's bandwidth, and none of GDDR6X's (no "
+              "ECC, f_ECC = 0). mlsysim's step model and the package's price memory time at the accelerator's "
+              "catalog bandwidth with no ECC share deducted; this term is the deduction the table makes."),
+        Entry("ft-observed-mtbf", "MTBF observed on a training run", "FT, sec. Worked example: cluster MTBF "
+              "calculation (prose before @fig-published-failure-rates, and the figure's cell)",
+              _eq(rf"{T}{{MTTF}}_{{{T}{{observed}}}}", t_obs / n_fail), (obs, obs.doit()),
+              (t_obs / n_fail, obs),
+              (Number("Llama 3: 419 failures in 54 days on 16,384 H100s, 'an observed MTTF of about 3.1 hours'",
+                      3.1 * H, llama, "s", 0.005),
+               Number("@fig-published-failure-rates plots it at 3.1 h (its cell: '419 failures in 54 days = "
+                      "MTTF ~3.1 hours')", 3.1 * H, llama, "s", 0.005)),
+              "The run's time over the failures counted in it, the estimate of SystemMTBF for its N = 16,384 GPUs "
+              f"({llama / H:.2f} h). The chapter derives no per-GPU figure from it; solved for one (sympy: "
+              f"SystemMTBF(MTBF, 16,384) = {llama / H:.2f} h) it is {value(per_gpu) / H:,.0f} h, beside the "
+              f"50,000 h of the chapter's GPU, whose 1/N curve in @fig-published-failure-rates gives {theory / H:.2f} "
+              "h at 16,384 GPUs. The book writes MTTF here and MTBF for the same 1/N law elsewhere."),
+    ]
+# ---- issue 24: priced rows ---- end
+
+
 def groups() -> Dict[str, List[Entry]]:
-    return {"Fault tolerance (FT)": entries() + more_entries()}
+    return {"Fault tolerance (FT)": entries() + more_entries() + priced_entries()}
 
 
 def _c(where, what, entry="", why=""):
@@ -401,8 +449,7 @@ def inventory() -> List[Counted]:
         _c("cascade display 6", "lambda_system = 10,000 x lambda_total", "ft-system-mtbf"),
         _c("cascade display 7", "MTBF_system = 1/0.2708 = 3.69 h (6.5 a day, 45 a week)", "ft-system-mtbf"),
         _c("@tbl-cluster-mtbf-scaling", "cluster MTBF and failures a day for 8 ... 25,000 GPUs", "ft-system-mtbf"),
-        _c("sec published failure rates (prose)", "Llama 3: 419 failures in 54 days -> 3.1 h",
-           why="a measured rate (54 x 24 / 419 = 3.09 h): an observation of the run, not a model equation"),
+        _c("sec published failure rates (prose)", "Llama 3: 419 failures in 54 days -> 3.1 h", "ft-observed-mtbf"),
         _c("@eq-timeout-calculation", "T_timeout = H + k sigma_d", "ft-timeout"),
         _c("FaultToleranceIntroRecap cell", "GPT-3 checkpoint 3.7 TB (FP32 with Adam)", ckpt),
         _c("sec model-type impact (prose)", "25,000 GPUs x $2 x 24 h = $1.2M a day", "ft-dollars"),
@@ -413,8 +460,7 @@ def inventory() -> List[Counted]:
         _c("@eq-ft-investment-criterion", "dC_ft/dx < d(E[N] C)/dx", why="a qualitative inequality on marginal costs"),
         _c("software faults (prose)", "70B in BF16 with AdamW needs 840 GB", "ft-training-state"),
         _c("tbl-memory-bandwidth-protection (cell MemBandwidthProtection)", "effective bandwidth = base x (1 - 12.5 %)",
-           why="ECC's 12.5 % of memory bandwidth: neither the package nor mlsysim's step model deducts an ECC share "
-           "from the HBM bandwidth, so there is no term to price it with"),
+           "ft-ecc-bandwidth"),
         _c("fault rates (prose) and fn-mtbf-checkpoint", "1,000 accelerators of 50,000 h -> 50 h", "ft-system-mtbf"),
         _c("nbk-fault-tolerance-napkin-math-sdc-certainty", "P = 1 - (1 - 1e-6)^(100,000 x 2/3600): 0.0056 %, "
            "every 18,000 steps", "ft-sdc-step"),

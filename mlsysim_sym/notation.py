@@ -503,6 +503,13 @@ _declare_formal((
     ("G_byte", rf"G_{{{T}{{byte}}}}", None, "s", "time per byte of a long message after its first (LogGP)", {}),
 ))
 # ---- issue 24: FT remaining equations, AC LogGP (fix2) ---------------------------------------- end
+# ---- issue 24: priced rows ---- begin
+_declare_formal((
+    ("f_ecc", rf"f_{{{T}{{ECC}}}}", None, "1", "share of a memory's raw bandwidth that its ECC check bits take", {}),
+    ("N_fail", rf"N_{{{T}{{failures}}}}", r"\TrainingFailureCount", "1", "failures counted during one training run",
+     {"integer": True}),
+))
+# ---- issue 24: priced rows ---- end
 
 
 # --------------------------------------------------------------------------------------------
@@ -701,6 +708,16 @@ TERMS += (
          ("o_send", "L_logp", "k_bytes", "G_byte", "o_recv"), "time of one long message under LogGP"),
 )
 # ---- issue 24: FT remaining equations, AC LogGP (fix2) ---------------------------------------- end
+# ---- issue 24: priced rows ---- begin
+TERMS += (
+    Term("EccEffectiveBandwidth", rf"{T}{{BW}}_{{{T}{{ECC}}}}", None, ("BW_hbm", "f_ecc"),
+         "memory bandwidth left for data after ECC's check bits"),
+    Term("ObservedMTBF", rf"{T}{{MTBF}}_{{{T}{{obs}}}}", None, ("T_job", "N_fail"),
+         "MTBF measured on a run: the time observed over the failures counted"),
+    Term("FabricBandwidthRatio", rf"r_{{{T}{{intra/inter}}}}", None, ("beta_in", "beta_out"),
+         "intra-node link bandwidth over inter-node bandwidth, per direction"),
+)
+# ---- issue 24: priced rows ---- end
 _TERM_BY_NAME: Dict[str, Term] = {t.name: t for t in TERMS}
 
 #: The book's indicator (the Iverson bracket): its macro and its LaTeX, written ``\EventIndicator\{c\}``.

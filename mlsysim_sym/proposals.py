@@ -602,6 +602,21 @@ EXTENSION.update({
                       "performance", unit="s"),
 })
 # ---- issue 24: FT remaining equations, AC LogGP (fix2) ---------------------------------------- end
+# ---- issue 24: priced rows ---- begin
+EXTENSION.update({
+    "f_ecc": _P(r"\EccBandwidthOverheadFraction", "scalar",
+                "share of a memory's raw bandwidth that its error-correcting code check bits take", "performance"),
+    "EccEffectiveBandwidth": _P(r"\EccEffectiveMemoryBandwidth", "scalar",
+                                "memory bandwidth left for data after error-correcting code check bits take their "
+                                "share", "performance", unit="B/s"),
+    "ObservedMTBF": _P(r"\ObservedMtbf", "scalar",
+                       "mean time between failures measured on a run as the time observed divided by the failures "
+                       "counted in it", "performance", unit="s"),
+    "FabricBandwidthRatio": _P(r"\IntraInterNodeBandwidthRatio", "scalar",
+                               "bandwidth of the link between accelerators of one node divided by the bandwidth "
+                               "between nodes, both per direction", unit="1"),
+})
+# ---- issue 24: priced rows ---- end
 del _P
 #: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",

@@ -19,15 +19,15 @@ from mlsysim_sym.terms.networks import LogGPLongMessageTime
 from mlsysim_sym.terms.reliability import SystemMTBF
 from mlsysim_sym.terms.training import AmdahlSpeedup
 from mlsysim_sym.terms.fleet import (AttainableRate, CheckpointSize,
-                                     CompressionBreakEven, FacilityPower, FailureProbability, GoodputRatio,
-                                     IronLawTime, ITPower, RequestConcurrency, RidgePoint, TreeBroadcast)
+                                     CompressionBreakEven, FabricBandwidthRatio, FacilityPower, FailureProbability,
+                                     GoodputRatio, IronLawTime, ITPower, RequestConcurrency, RidgePoint, TreeBroadcast)
 from mlsysim_sym.units import dimension, parse_unit
 from term_checks import check_term  # noqa: E402  (tests/term_checks.py)
 
 UNIT = {"IronLawTime": "s", "FailureProbability": "1",
         "GoodputRatio": "1", "CheckpointSize": "B", "ITPower": "W", "FacilityPower": "W", "RidgePoint": "flop/B",
         "AttainableRate": "flop/s", "RequestConcurrency": "1", "TreeBroadcast": "s", "CompressionBreakEven": "s",
-        "LogGPLongMessageTime": "s"}
+        "LogGPLongMessageTime": "s", "FabricBandwidthRatio": "1"}
 NEW = tuple(UNIT)
 HOUR = 3600.0
 M, N, b, a = sp.symbols("M N beta alpha", positive=True)
@@ -218,14 +218,34 @@ def test_inventory_counts():
     inv = book_acfa.inventory()
     split = {c: (sum(1 for r in inv if r.chapter == c and r.entry), sum(1 for r in inv if r.chapter == c and r.why))
              for c in ("AC", "FA")}
-    # AC: 22 counted (21 reproduced, 1 explained); FA: 30 counted (27 reproduced, 3 explained)
-    assert split == {"AC": (21, 1), "FA": (27, 3)}
+    # AC: 22 counted (22 reproduced, 0 explained); FA: 30 counted (28 reproduced, 2 explained)
+    assert split == {"AC": (22, 0), "FA": (28, 2)}
     assert "acfa" in book.CHAPTER_MODULES
     keys = {e.key for group in book_acfa.groups().values() for e in group}
-    assert len(keys) == 20 and all(k.startswith(("ac-", "fa-")) for k in keys)
+    assert len(keys) == 21 and all(k.startswith(("ac-", "fa-")) for k in keys)
     for group in book_acfa.groups().values():
         for e in group:
             e.verify()
     existing = {"alpha-beta", "crossover", "ring", "tree", "rs-ag", "alltoall", "bubble", "interleaved", "rho",
                 "effective-throughput"}
     assert {r.entry for r in inv if r.entry} <= keys | existing
+
+
+# ---- issue 24: priced rows ----------------------------------------------------------------------------------------
+def test_nvlink_over_ndr_is_18_with_both_directions_and_9_per_direction():
+    # AC, Hierarchical AllReduce (cell CommAlgorithmSelection): H100 NVLink 900 GB/s over IB NDR 50 GB/s,
+    # "NVLink is 18x faster than InfiniBand NDR"; FA 'Three fleet numbers' and @tbl-fleet-numbers-quick-ref: ~18x
+    bi, bo = sp.symbols("beta_i beta_o", positive=True)
+    assert FabricBandwidthRatio(bi, bo).doit() == bi / bo
+    # a ring AllReduce's time on the fabric over its time on NVLink is the same ratio (DT's "18x gap")
+    assert sp.simplify(RingAllReduce(M, 8, bo, 0).doit() / RingAllReduce(M, 8, bi, 0).doit() - bi / bo) == 0
+    # the package's catalog: H100 NVLink 450 GB/s per direction, Training_10K's IB NDR 50 GB/s
+    from derivations import book_acfa
+    nvlink, ndr = book_acfa.catalog_link_bandwidths()
+    assert (nvlink, ndr) == (450e9, 50e9)
+    assert f(FabricBandwidthRatio(2 * nvlink, ndr)) == 18       # the book's 900 GB/s: both directions added
+    assert f(FabricBandwidthRatio(nvlink, ndr)) == 9            # per direction
+    e = book_acfa._bandwidth_gap().verify()
+    assert [x.book for x in e.numbers] == [18, 18] and all(x.exact for x in e.numbers)
+    inv = book_acfa.inventory()
+    assert [r.entry for r in inv if "18x" in r.what] == ["ac-nvlink-ndr-ratio", "ac-nvlink-ndr-ratio"]

@@ -13,16 +13,16 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.printing import TERM_CLASSES, term_call
 from mlsysim_sym.terms.reliability import (AllUpAvailability, CheckpointOverhead, CheckpointWaste,
-                                           CheckpointWriteTime, HeartbeatTimeout, MtbfFromFit, RecoveryTime,
-                                           ReplicatedAvailability, StepEventProbability, StragglerStepTime,
-                                           SystemMTBF, YoungDalyInterval)
+                                           CheckpointWriteTime, EccEffectiveBandwidth, HeartbeatTimeout, MtbfFromFit,
+                                           ObservedMTBF, RecoveryTime, ReplicatedAvailability, StepEventProbability,
+                                           StragglerStepTime, SystemMTBF, YoungDalyInterval)
 from mlsysim_sym.units import dimension, parse_unit
 from term_checks import check_term  # noqa: E402  (tests/term_checks.py)
 
 NEW = {"SystemMTBF": "s", "YoungDalyInterval": "s", "CheckpointWaste": "1",
        "CheckpointOverhead": "1", "CheckpointWriteTime": "s", "RecoveryTime": "s", "AllUpAvailability": "1",
        "ReplicatedAvailability": "1", "StepEventProbability": "1", "HeartbeatTimeout": "s",
-       "StragglerStepTime": "s", "MtbfFromFit": "s"}
+       "StragglerStepTime": "s", "MtbfFromFit": "s", "EccEffectiveBandwidth": "B/s", "ObservedMTBF": "s"}
 tw, tau, m, lam, n, t = sp.symbols("T_w tau M lambda N t", positive=True)
 
 
@@ -112,7 +112,7 @@ def test_inventory_count_and_split():
     assert "ft" in book.CHAPTER_MODULES
     inv = book_ft.inventory()
     assert len(inv) == 59
-    assert sum(bool(c.entry) for c in inv) == 52 and sum(bool(c.why) for c in inv) == 7
+    assert sum(bool(c.entry) for c in inv) == 54 and sum(bool(c.why) for c in inv) == 5
     keys = {e.key for es in book_ft.groups().values() for e in es} | {"effective-throughput"}
     book.inventory_check(inv, keys)
     for es in book_ft.groups().values():
@@ -196,3 +196,43 @@ def test_state_shards_dollars_and_kv_cache_entries():
     assert all(v[2] for k, v in got.items() if "35 min" not in k)
     for x in e.values():
         x.verify()
+
+
+# ---- issue 24: priced rows ----------------------------------------------------------------------------------------
+def test_ecc_effective_bandwidth_is_the_tables_formula_and_numbers():
+    # FT @tbl-memory-bandwidth-protection, cell MemBandwidthProtection (Mu-L/cs249r_book f713da9):
+    # effective = base x (1 - ecc_overhead), ecc_overhead = 0.125; GDDR6X "typically none"
+    bw, f_ecc = sp.symbols("BW f", positive=True)
+    assert sp.simplify(EccEffectiveBandwidth(bw, f_ecc).doit() - bw * (1 - f_ecc)) == 0
+    eighth = sp.Rational(1, 8)
+    # the table: DDR4-3200 51.2 -> 44.8 GB/s, HBM2 900 -> 787.5, HBM3 1,600 -> 1,400, GDDR6X 760 -> 760
+    assert EccEffectiveBandwidth(sp.Rational(512, 10), eighth).doit() == sp.Rational(448, 10)
+    assert EccEffectiveBandwidth(900, eighth).doit() == sp.Rational(7875, 10)
+    assert EccEffectiveBandwidth(1600, eighth).doit() == 1400
+    assert EccEffectiveBandwidth(760, 0).doit() == 760
+    # the entry reproduces the four cells, exactly
+    from derivations import book_ft
+    e = {x.key: x for x in book_ft.priced_entries()}["ft-ecc-bandwidth"].verify()
+    assert [x.book for x in e.numbers] == [44.8e9, 787.5e9, 1400e9, 760e9]
+    assert all(x.exact for x in e.numbers)
+
+
+def test_observed_mtbf_of_llama3_and_the_per_gpu_mtbf_it_implies():
+    # FT, cluster MTBF worked example (prose before @fig-published-failure-rates): Llama 3, 419 failures across
+    # 54 days on 16,384 H100 GPUs, "an observed MTTF of about 3.1 hours" (the figure's cell: llama_mttf = [3.1])
+    t, k = sp.symbols("T k", positive=True)
+    assert ObservedMTBF(t, k).doit() == t / k
+    hours = float(ObservedMTBF(54 * 24, 419).doit())
+    assert round(hours, 2) == 3.09 and round(hours, 1) == 3.1
+    # the per-GPU MTBF it implies (no number of the book's): SystemMTBF(x, 16,384) = 3.09 h -> 50,677 h, beside the
+    # chapter's 50,000 h GPU, whose 1/N curve gives 3.05 h at 16,384 GPUs
+    x = sp.Symbol("x", positive=True)
+    per_gpu = sp.solve(sp.Eq(SystemMTBF(x, 16384).doit(), ObservedMTBF(54 * 24, 419).doit()), x)[0]
+    assert round(float(per_gpu)) == 50677
+    assert round(float(SystemMTBF(50000, 16384).doit()), 2) == 3.05
+    from derivations import book_ft
+    e = {x.key: x for x in book_ft.priced_entries()}["ft-observed-mtbf"].verify()
+    assert e.numbers[0].book == 3.1 * H and e.numbers[0].agrees
+    inv = {c.where: c for c in book_ft.inventory()}
+    assert inv["sec published failure rates (prose)"].entry == "ft-observed-mtbf"
+    assert inv["tbl-memory-bandwidth-protection (cell MemBandwidthProtection)"].entry == "ft-ecc-bandwidth"

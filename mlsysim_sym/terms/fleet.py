@@ -163,3 +163,25 @@ class CompressionBreakEven(NamedTerm):
     @staticmethod
     def formula(T, C):
         return T * (1 - 1 / C)
+
+
+# ---- issue 24: priced rows ---- begin
+class FabricBandwidthRatio(NamedTerm):
+    r"""``BW_intra / BW_inter``: how many times faster the link inside a node (NVLink) is than the fabric between
+    nodes (InfiniBand), both per direction (the fleet appendix's "bandwidth gap", @tbl-fleet-numbers-quick-ref; the
+    communication appendix's hierarchical AllReduce). The book's 18x sets NVLink's 900 GB/s, both directions added,
+    against InfiniBand NDR's 50 GB/s per direction; per direction (the catalog's 450 GB/s) the ratio is 9.
+    Arguments: ``(beta_in, beta_out)``.
+
+    Examples
+    --------
+    >>> FabricBandwidthRatio(450e9, 50e9).doit()
+    9.00000000000000
+    """
+
+    nargs = 2
+
+    @staticmethod
+    def formula(bw_intra, bw_inter):
+        return bw_intra / bw_inter
+# ---- issue 24: priced rows ---- end

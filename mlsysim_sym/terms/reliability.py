@@ -177,3 +177,42 @@ class MtbfFromFit(NamedTerm):
     def formula(fit, t_fit):
         return t_fit / fit
 # ---- issue 24: the FT chapter's remaining equations ---- end
+
+
+# ---- issue 24: priced rows ---- begin
+class EccEffectiveBandwidth(NamedTerm):
+    r"""Memory bandwidth left for data when ECC's check bits take a share ``f_ECC`` of it: ``BW (1 - f_ECC)``
+    (the FT chapter's @tbl-memory-bandwidth-protection, cell MemBandwidthProtection: 12.5 % for DDR4, HBM2 and
+    HBM3, none for GDDR6X). mlsysim's step model deducts no ECC share from the accelerator's memory bandwidth.
+    Arguments: ``(BW_hbm, f_ecc)``.
+
+    Examples
+    --------
+    >>> EccEffectiveBandwidth(900, sp.Rational(1, 8)).doit()
+    1575/2
+    """
+
+    nargs = 2
+
+    @staticmethod
+    def formula(bw, f_ecc):
+        return bw * (1 - f_ecc)
+
+
+class ObservedMTBF(NamedTerm):
+    r"""MTBF measured on a run: the time observed over the failures counted in it, ``T / N_failures`` (the FT
+    chapter's published failure rates: Llama 3's 419 failures in 54 days, about 3.1 h). It is the estimate of
+    :class:`SystemMTBF` for the run's N components. Arguments: ``(T_job, N_fail)``.
+
+    Examples
+    --------
+    >>> ObservedMTBF(54 * 24, 419).doit()
+    1296/419
+    """
+
+    nargs = 2
+
+    @staticmethod
+    def formula(t_obs, n_fail):
+        return t_obs / n_fail
+# ---- issue 24: priced rows ---- end
