@@ -323,7 +323,7 @@ def fleet() -> List[Entry]:
               (AttainableRate(I, R, BW), AttainableRate(I, R, BW).doit()), (sp.Min(R, I * BW), AttainableRate(I, R, BW)),
               (Number("single-stream decode, I = 1 FLOP/byte on an H100: the bandwidth slope (FLOP/s)", 3.35e12,
                       value(AttainableRate(1, H100_PEAK, H100_HBM)), "flop/s", 1e-12),),
-              "The book calls the attainable rate T_attain; the registry's \\AttainableComputeRate is R_attain. "
+              "The registry's \\AttainableComputeRate is R_attain; the book calls the attainable rate T_attain. "
               "The package's step uses the same roofline in time form, max(T_compute, T_memory)."),
         Entry("fa-ridge", "Ridge point, and memory-bound decode", "FA @eq-fleet-ridge-point and the H100 / "
               "Llama-3.1-8B example",

@@ -7,8 +7,11 @@ document of this package defines those labels, so left as they are Quarto would 
 ``where``, a note, a term's source) passes through :func:`md_text` or :func:`tex_text` (the templates'
 ``md_text`` / ``tex_text`` filters in the environment of :func:`derivations.render.environment`), which
 turn each ``@eq-...`` into a link to the chapter's source file in the book's repository with the label
-as its text: ``AC [`eq-alpha-beta`](https://github.com/harvard-edge/cs249r_book/blob/HEAD/book/quarto/
+as its text: ``AC [eq-alpha-beta](https://github.com/harvard-edge/cs249r_book/blob/HEAD/book/quarto/
 contents/vol2/backmatter/appendix_communication.qmd)``, in LaTeX ``\href{...}{\texttt{eq-alpha-beta}}``.
+In Markdown the label is the link's plain text, not code: a PDF made of the document with pandoc can break it
+after each ``-`` (inline code cannot break, and ``tbl-collective-communication-ring-vs-tree-1mb-64gpu`` is
+wider than the page).
 
 Which chapter defines a label: the nearest chapter named before it in the same string, by its key of
 :data:`derivations.book.CHAPTERS` (``AC``, ``DT``, ...) or by its title (``Communication Foundations``),
@@ -74,8 +77,9 @@ def split(text: str, chapter: Optional[str] = None) -> List[Union[str, Tuple[str
 
 
 def md_text(text: str, chapter: Optional[str] = None) -> str:
-    """:func:`mlsysim_sym.printing.md_text`, each book label a Markdown link to its chapter's source."""
-    return "".join(printing.md_text(p) if isinstance(p, str) else f"[`{p[0]}`]({url(p[1])})"
+    """:func:`mlsysim_sym.printing.md_text`, each book label a Markdown link to its chapter's source, the label
+    its text (plain text, so that it can break at its hyphens)."""
+    return "".join(printing.md_text(p) if isinstance(p, str) else f"[{printing.md_text(p[0])}]({url(p[1])})"
                    for p in split(str(text), chapter))
 
 

@@ -115,7 +115,7 @@ REGISTRY_CLASHES: Dict[str, str] = {
                     r"\Parameters says power carries a subscript (P_thermal)",
     r"\OversubscriptionRatio": r"R is the oversubscription ratio, while R_peak and R_train are rates and "
                                r"\RealizedDeviceComputeRate is drawn R as well",
-    r"\AdapterRank": r"r is the LoRA adapter rank; \CommunicationSlowdownFactor is drawn r as well",
+    r"\AdapterRank": r"r is the LoRA adapter rank, and the registry draws \CommunicationSlowdownFactor r as well",
     r"\TrainingStepCount": r"K is a run's optimizer steps, while K_sel, K_full and K_act are Korthikanti's activation "
                             r"values per token and hidden unit",
     r"\ContextParallelDegree": r"c is the context-parallel degree, while the registry's c_decode, c_start and c_end "

@@ -74,6 +74,7 @@ def environment():
     env.filters["md_text"] = book_labels.md_text
     env.filters["tex_text"] = book_labels.tex_text
     env.globals["chapter_of"] = book_labels.chapter_of
+    env.globals["book_url"] = book_labels.url
     return env
 
 

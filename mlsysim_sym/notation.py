@@ -178,8 +178,8 @@ _QUANTITIES = (
      "model FLOPs of one replica step (3 x forward)"),
     ("O_hw", rf"O_{{{T}{{hw}}}}", None, "flop", "executed FLOPs of one replica step (4 x forward with recompute)"),
     ("R_eff", rf"R_{{{T}{{dev}}}}", None, "flop/s", "achieved FLOP/s of one accelerator",
-     r"The book's \RealizedDeviceComputeRate is drawn R, the glyph of \OversubscriptionRatio, "
-     r"and R_eff is its \EffectiveFleetThroughput"),
+     r"The book draws its \RealizedDeviceComputeRate R, which is also the glyph of its "
+     r"\OversubscriptionRatio, and R_eff is its \EffectiveFleetThroughput"),
     ("T_compute", rf"T_{{{T}{{compute}}}}", r"\IronLawComputeTime", "s", "compute time of the replica step"),
     ("f_train", rf"f_{{{T}{{train}}}}", None, "1", "trainable share of the parameters (LoRA)"),
     ("ifd", rf"m_{{{T}{{flight}}}}", None, "1", "in-flight divisor of the 1F1B schedule"),
