@@ -30,11 +30,12 @@ from .book import CHAPTERS
 #: The book's repository on GitHub: ``blob/HEAD`` is its default branch.
 REPOSITORY = "https://github.com/harvard-edge/cs249r_book/blob/HEAD/"
 
-#: A reference to one of the book's equations, tables, figures or sections as the documents write it
-#: (Quarto's cross-reference syntax: ``@eq-``, ``@tbl-``, ``@fig-`` or ``@sec-`` and an id of letters, digits,
+#: A reference to one of the book's equations, tables, figures, sections, notebooks or definitions as the documents
+#: write it (Quarto's cross-reference syntax: ``@eq-``, ``@tbl-``, ``@fig-``, ``@sec-``, or the book's own callout
+#: kinds ``@nbk-`` and ``@dfn-``, and an id of letters, digits,
 #: ``_`` and inner ``-``), not preceded by a word character, ``\`` or another ``@``. None of them is defined in
 #: this package's documents: Quarto would print each as ``?@tbl-...``.
-REFERENCE = re.compile(r"(?<![\w\\@])@((?:eq|tbl|fig|sec)-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)")
+REFERENCE = re.compile(r"(?<![\w\\@])@((?:eq|tbl|fig|sec|nbk|dfn)-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*)")
 
 
 def _chapter_names() -> re.Pattern:

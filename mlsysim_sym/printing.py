@@ -447,11 +447,13 @@ def table_rule(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def md_text(text: str) -> str:
-    r"""Plain text for Markdown (also inside table cells): ``|``, ``*``, ``_`` and ``$`` escaped (a price,
-    ``$3 per GPU-hour``, opens no math), a LaTeX command (``\InterleavedPipelineBubbleFraction``) as inline
+    r"""Plain text for Markdown (also inside table cells): ``|``, ``*``, ``_``, ``$`` and ``@`` escaped (a price,
+    ``$3 per GPU-hour``, opens no math; a commit, ``README.md @68eaf7e``, is no citation, which pandoc and
+    Quarto would print as ``?@68eaf7e``), a LaTeX command (``\InterleavedPipelineBubbleFraction``) as inline
     code (bare, pandoc and Quarto take it for raw TeX and drop it from HTML)."""
     parts = re.split(r"(\\[A-Za-z]+)", str(text))
-    return "".join(f"`{p}`" if i % 2 else "".join("\\" + ch if ch in "|*_$" else ch for ch in p)
+    return "".join(f"`{p}`" if i % 2 else "".join("\\" + ch if ch in "|*_$" or (ch == "@" and p[j - 1:j] != "\\")
+                                                   else ch for j, ch in enumerate(p))
                    for i, p in enumerate(parts))
 
 

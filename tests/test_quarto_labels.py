@@ -1,11 +1,13 @@
-r"""Every equation cross-reference of the Quarto documents resolves in the document that makes it.
+r"""Every cross-reference of the Quarto documents resolves in the document that makes it.
 
 Quarto's rules (its cross-reference syntax, which is pandoc's citation syntax): a reference is ``@eq-id``,
 also written ``[@eq-id]``, ``-@eq-id`` (no prefix) or ``@Eq-id`` (capitalized prefix), where the id is
 letters, digits, ``_`` and inner ``-``; the ``@`` follows the start of the text or a character that is not
 a word character, is not escaped (``\@``), and is not inside code (a code span or a fenced block). A label
 is ``{#eq-id}`` after a display equation's closing ``$$``. A reference with no label in its document
-renders as ``?@eq-id``. The book's own labels (``AC @eq-alpha-beta``) are defined in the book, not here:
+renders as ``?@eq-id``. Any other ``@key`` (a citation key: a letter, digit or ``_``, then those and single
+inner punctuation of ``:.#$%&-+?<>~/``) is a citation, and these documents have no bibliography: Quarto prints
+each as ``?@key`` too (``README.md @68eaf7e``, a commit written after a file, is one unless escaped). The book's own labels (``AC @eq-alpha-beta``) are defined in the book, not here:
 the documents link them to the book's sources (:mod:`derivations.book_labels`).
 """
 import re
@@ -24,7 +26,7 @@ from derivations import book, book_labels, render  # noqa: E402
 #: ``@tbl-``/``@fig-``/``@sec-`` reference resolves only to a label of the same document, and these documents
 #: define none: each must be a link to the book's source, :mod:`derivations.book_labels`)
 _ID = r"(?:[Ee]q|[Tt]bl|[Ff]ig|[Ss]ec)-[A-Za-z0-9_]+(?:-[A-Za-z0-9_]+)*"
-_REFERENCE = re.compile(rf"(?<![\w\\])@({_ID})")
+_REFERENCE = re.compile(rf"(?<![\w\\])@({_ID}|[A-Za-z0-9_](?:[A-Za-z0-9_]|[:.#$%&\-+?<>~/](?=[A-Za-z0-9_]))*)")
 _LABEL = re.compile(rf"\$\$[ \t]*\{{#({_ID})(?:[ \t][^}}]*)?\}}")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
@@ -48,7 +50,7 @@ def _outside_code(text: str) -> str:
 
 
 def references(text: str):
-    """The equation ids the text cross-references (Quarto's rules above), in order."""
+    """The ids the text cross-references or cites (Quarto's rules above), in order."""
     return [r[0].lower() + r[1:] for r in _REFERENCE.findall(_outside_code(text))]
 
 
@@ -82,7 +84,10 @@ def test_the_rule_on_small_strings():
     # tables, figures and sections are references too; none is defined in these documents
     assert references("@tbl-a, [@fig-b-c] and -@Sec-d") == ["tbl-a", "fig-b-c", "sec-d"]
     assert unresolved(eq + "see @tbl-collective-summary") == ["tbl-collective-summary"]
-    assert references("@nbk-a @dfn-b e@tbl-c `@fig-d`") == []
+    # any other key is a citation, unresolved with no bibliography: the book's notebooks and definitions, a commit
+    assert references("@nbk-a @dfn-b e@tbl-c `@fig-d`") == ["nbk-a", "dfn-b"]
+    assert references("README.md @68eaf7e.") == ["68eaf7e"] and references(r"README.md \@68eaf7e") == []
+    assert unresolved(eq + "see @nbk-ring-trace") == ["nbk-ring-trace"]
 
 
 def _documents():
@@ -162,8 +167,9 @@ def test_the_filter_names_the_chapter_that_defines_each_label():
     assert book_labels.md_text("@eq-a, a_b", "DT") == rf"[eq-a]({dt}), a\_b"
     with pytest.raises(ValueError, match="name the chapter"):
         book_labels.md_text("the definition is @eq-a")
-    # what is not a reference stays text: escaped, or after a word character
-    assert book_labels.md_text(r"a\@eq-a me@eq-b") == r"a\@eq-a me@eq-b"
+    # what is not a reference stays text: escaped (once), or after a word character (escaped all the same)
+    assert book_labels.md_text(r"a\@eq-a me@eq-b") == r"a\@eq-a me\@eq-b"
+    assert references(book_labels.md_text(r"a\@eq-a me@eq-b, README.md @68eaf7e")) == []
     assert book_labels.tex_text("DT @eq-a_b") == r"DT \href{%s}{\texttt{eq-\allowbreak{}a\_\allowbreak{}b}}" % dt
     # every prose string a document renders goes through them: no dangling reference is left in its output
     for text in ("AC @eq-x", "Communication Foundations appendix, @eq-allgather."):
