@@ -61,9 +61,15 @@ def labels(quarto_markdown: str) -> List[str]:
     return _LABEL.findall(quarto_markdown)
 
 
+#: An anchor as the Quarto documents write it, an empty span with an id (``[]{#entry-ring}``): pandoc and Quarto
+#: make it an HTML id and a LaTeX label, so a link to it works in a PDF as well.
+_ANCHOR = re.compile(r"\[\]\{#([A-Za-z][\w-]*)\}")
+
+
 def strip_labels(quarto_markdown: str) -> str:
-    """The plain Markdown of a Quarto document: its equation labels left out."""
-    return _LABEL.sub("$$", quarto_markdown)
+    """The plain Markdown of a Quarto document: its equation labels left out, its anchors written as the HTML
+    GitHub keeps (``<a id="entry-ring"></a>``; GitHub would print the span's brackets)."""
+    return _ANCHOR.sub(r'<a id="\1"></a>', _LABEL.sub("$$", quarto_markdown))
 
 
 def environment():
