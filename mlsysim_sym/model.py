@@ -410,7 +410,7 @@ def _roofline(b: _Builder) -> None:
     t_comp, t_mem = b["T_compute"], q("T_memory", traffic / BW, **_POS)
     if b.on("pass_overhead") and b.transformer:
         # a fixed cost (in framework taxes) of every microbatch's every pass through this accelerator's layers
-        n_pass = q("n_pass", ext_terms.pass_overhead(S.k_pass, b["L_stage"], S.m, S.GA, S.pp, b.mult),
+        n_pass = q("n_pass", ext_terms.pass_overhead(S.k_pass, b["L_stage"], S.m, S.GA, b.mult),
                      **_POS)
         t_over = q("T_overhead", S.tau_d + n_pass * S.TAX, **_POS)
     else:

@@ -356,10 +356,12 @@ def test_pass_overhead_is_a_fixed_cost_per_layer_pass_of_every_microbatch():
     # full recomputation adds a forward (4 equivalents); accumulation multiplies the microbatches (GA 2: 32)
     q4, _ = _quantities(LLAMA70, H64, ["n_pass"], activation_recomputation=True, gradient_accumulation_steps=2, **kw)
     assert q4["n_pass"] == 90 * 20 * 4 * 32
-    # without a pipeline the microbatches are the accumulation steps alone (m does not count): 80 layers x 3 x 4
-    q1, _ = _quantities(LLAMA70, H64, ["n_pass"], batch_size=64, tp_size=8, microbatch_count=8,
-                        gradient_accumulation_steps=4)
+    # without a pipeline: the accumulation steps, each of m microbatches if m is given (80 layers x 3 x 4, x 8)
+    q1, _ = _quantities(LLAMA70, H64, ["n_pass"], batch_size=64, tp_size=8, gradient_accumulation_steps=4)
     assert q1["n_pass"] == 90 * 80 * 3 * 4
+    q8, _ = _quantities(LLAMA70, H64, ["n_pass"], batch_size=64, tp_size=8, microbatch_count=8,
+                        gradient_accumulation_steps=4)
+    assert q8["n_pass"] == 90 * 80 * 3 * 4 * 8
     # priced as mlsysim prices it: 3 launches per layer once a step, 10 us + 3 x 80 x 10 us = 2.41 ms
     off = _solve(LLAMA70, H64, without=("pass_overhead",), **kw)
     assert off.node_profile.latency_overhead == approx(2.41e-3, rel=1e-12)

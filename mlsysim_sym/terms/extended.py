@@ -54,12 +54,12 @@ class OptimizerUpdateTime(NamedTerm):
 # --------------------------------------------------------------------------------------------
 
 
-def pass_overhead(k, L_stage, m, GA, pp, passes):
-    """Framework taxes of one step's layer passes on one accelerator: ``k`` per layer per forward-pass equivalent, over its
-    ``L_stage`` layers, the ``passes`` of each microbatch in units of its forward pass (3: the forward and the
-    backward, twice as long; 4 with full recomputation) and the step's microbatches (``m`` with a pipeline, times
-    the ``GA`` accumulation steps)."""
-    return k * L_stage * passes * select(sp.Eq(pp, 1), 1, m) * GA
+def pass_overhead(k, L_stage, m, GA, passes):
+    """Framework taxes of one step's layer passes on one accelerator: ``k`` per layer per forward-pass equivalent,
+    over its ``L_stage`` layers, the ``passes`` of each microbatch in units of its forward pass (3: the forward and
+    the backward, twice as long; 4 with full recomputation) and the step's ``m GA`` microbatches (``m`` per
+    pipelined step, 1 by default, times the ``GA`` accumulation steps)."""
+    return k * L_stage * passes * m * GA
 
 
 def recomputed(rc):
