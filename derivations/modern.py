@@ -424,6 +424,20 @@ def reprint_spread() -> List[List[str]]:
     return out
 
 
+def within_spread() -> List[Dict[str, str]]:
+    """The classes whose held-out median is no larger than the release-to-release spread of their layouts (each
+    with its median, spread and how many reprints the spread rests on)."""
+    spread = {row[0]: (float(row[3].rstrip("%")) / 100, row[1], row[2]) for row in reprint_spread()}
+    held = [x for x in table() if not x["training"]]
+    out = []
+    for c in ("all",) + CLASSES:
+        med = _stats([x["error"] for x in held if c == "all" or c in x["r"]["classes"]])["median"]
+        if c in spread and med <= spread[c][0]:
+            out.append({"class": c, "median": _apct(med), "spread": _apct(spread[c][0]), "runs": spread[c][1],
+                        "reprints": spread[c][2]})
+    return out
+
+
 def reprint_worst() -> Dict[str, str]:
     """The largest release-to-release change of one layout (same recipe): the run, the release and the change."""
     best = max(((abs(p["tokens_per_sec_per_gpu"] / r["measured"]["tokens_per_sec_per_gpu"] - 1), r, p)
@@ -531,6 +545,7 @@ def context() -> Dict[str, object]:
         "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,
         "dispatch_best": _apct(dispatcher_offsets()["held_median"]), "release_bias": release_bias(),
         "reprints": reprint_spread(), "limits": limits(), "reprint_worst": reprint_worst(),
+        "within_spread": within_spread(),
         "by_release": _apct(_stats(errors([x["r"] for x in held], by_release=True))["median"]),
         "mechanisms": [{"name": n, "title": MECHANISMS[n].title, "short": MECHANISMS[n].short} for n in NEW],
         "results": results, "configs": configs, "unpriced_before": sum(1 for x in held if math.isnan(x["before"])),
