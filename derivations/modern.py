@@ -215,7 +215,7 @@ def fit(without: Tuple[str, ...] = (), by_release: bool = False) -> Dict[str, ob
     one efficiency per framework and generation, and kept at that value by the ablations and the per-release
     fit (each refit of the efficiencies and rates at one count takes about a second)."""
     passes = "pass_overhead" not in without
-    grid = PASS_GRID if passes and not without and not by_release else np.array([PARAMS["k_pass"].value])
+    grid = PASS_GRID if not without and not by_release else np.array([PARAMS["k_pass"].value])
     best = min((_fit_at(without, by_release, float(k)) for k in grid), key=lambda f: f["objective"])
     return best if passes else dict(best, k_pass=0.0)
 
