@@ -133,7 +133,7 @@ def _throughput_function(run_id: str, without: Tuple[str, ...] = ()):
     n = int(r["gpus"])
     s = int(r["config"]["seq"])
 
-    def tokens(eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].value, k=PARAMS["k_pass"].value):
+    def tokens(eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].default, k=PARAMS["k_pass"].value):
         v = {**values, sym.eta: eta, sym.eta_8: eta_8, sym.eta_att: eta_att, sym.k_pass: k}
         T, lb, dp = c.fn(*(v[a] for a in c.args))
         return lb * dp * s / (T * n)
@@ -180,13 +180,20 @@ def efficiency_of(eta: Dict[str, float], r: dict) -> float:
     return float(np.mean(same))
 
 
-def log_errors(rs, eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].value,
+def attention_of(eta_att: Dict[str, float], r: dict) -> float:
+    """The run's fitted attention efficiency: its framework's (the attention kernels are its stack's)."""
+    return eta_att[FRAMEWORKS[r["family"]]]
+
+
+def log_errors(rs, eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].default,
                without: Tuple[str, ...] = (), k=PARAMS["k_pass"].value) -> np.ndarray:
-    """log(predicted / measured) of each run; ``eta`` a number, or a mapping generation -> efficiency."""
+    """log(predicted / measured) of each run; ``eta`` a number, or a mapping generation -> efficiency;
+    ``eta_att`` a number, or a mapping framework -> attention efficiency."""
     out = []
     for r in rs:
         e = efficiency_of(eta, r) if isinstance(eta, dict) else eta
-        out.append(np.log(_throughput_function(r["id"], without)(e, eta_8, eta_att, k)
+        a = attention_of(eta_att, r) if isinstance(eta_att, dict) else eta_att
+        out.append(np.log(_throughput_function(r["id"], without)(e, eta_8, a, k)
                           / r["measured"]["tokens_per_sec_per_gpu"]))
     return np.stack(out)
 
@@ -221,22 +228,27 @@ def fit(without: Tuple[str, ...] = (), by_release: bool = False) -> Dict[str, ob
 
 
 def _fit_at(without: Tuple[str, ...], by_release: bool, k_pass: float) -> Dict[str, object]:
-    """:func:`fit` at one fixed cost of a layer pass."""
+    """:func:`fit` at one fixed cost of a layer pass. For each ``eta_FP8`` on its grid: each framework's attention
+    efficiency is the best of its grid for the framework's runs (each of its generations at its own best
+    efficiency), then ``eta_FP8`` the best of the sum over frameworks."""
     train = [r for r in split()[0] if priced(r, without)]
     e8 = ETA8_GRID if "fp8_gemms" not in without else np.array([PARAMS["eta_8"].value])
-    ea = ATT_GRID if "attention_kernels" not in without else np.array([PARAMS["eta_att"].value])
+    ea = ATT_GRID if "attention_kernels" not in without else np.array([PARAMS["eta_att"].default])
     E, E8, EA = np.meshgrid(ETA_GRID, e8, ea, indexing="ij")
-    total = np.zeros(E.shape[1:])
-    best_eta: Dict[str, np.ndarray] = {}
+    objective: Dict[str, np.ndarray] = {}          # generation -> (eta, eta_8, eta_att)
+    stack: Dict[str, str] = {}                     # generation -> framework
     for g in sorted({generation(r, by_release) for r in train}):
         rs = [r for r in train if generation(r, by_release) == g]
-        obj = np.abs(log_errors(rs, E, E8, EA, without, k_pass)).sum(axis=0)       # (eta, eta_8, eta_att)
-        best_eta[g] = ETA_GRID[np.argmin(obj, axis=0)]
-        total = total + obj.min(axis=0)
-    j, k = np.unravel_index(np.argmin(total), total.shape)
-    return {"eta": {g: round(float(v[j, k]), 3) for g, v in best_eta.items()},
-            "eta_8": round(float(e8[j]), 3), "eta_att": round(float(ea[k]), 3), "k_pass": k_pass,
-            "objective": float(total[j, k])}
+        objective[g] = np.abs(log_errors(rs, E, E8, EA, without, k_pass)).sum(axis=0)
+        stack[g] = FRAMEWORKS[rs[0]["family"]]
+    per_stack = {a: sum(objective[g].min(axis=0) for g in objective if stack[g] == a)      # (eta_8, eta_att)
+                 for a in sorted(set(stack.values()))}
+    total = sum(t.min(axis=1) for t in per_stack.values())
+    j = int(np.argmin(total))
+    att = {a: int(np.argmin(t[j])) for a, t in per_stack.items()}
+    return {"eta": {g: round(float(ETA_GRID[np.argmin(o[:, j, att[stack[g]]])]), 3) for g, o in objective.items()},
+            "eta_8": round(float(e8[j]), 3), "eta_att": {a: round(float(ea[k]), 3) for a, k in att.items()},
+            "k_pass": k_pass, "objective": float(total[j])}
 
 
 def _stats(errors) -> Dict[str, float]:
@@ -497,8 +509,8 @@ def microbatch_pair() -> Dict[str, str]:
     out = {"small": a["id"], "large": b["id"], "measured": f"{b['measured']['tokens_per_sec_per_gpu'] / a['measured']['tokens_per_sec_per_gpu']:.2f}"}
     for key, without in (("with", ()), ("without", ("pass_overhead",))):
         f = fit(without)
-        t = [_throughput_function(r["id"], without)(efficiency_of(f["eta"], r), f["eta_8"], f["eta_att"],
-                                                    f["k_pass"]) for r in (a, b)]
+        t = [_throughput_function(r["id"], without)(efficiency_of(f["eta"], r), f["eta_8"],
+                                                    attention_of(f["eta_att"], r), f["k_pass"]) for r in (a, b)]
         out[key] = f"{t[1] / t[0]:.2f}"
     return out
 

@@ -116,10 +116,12 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        (), short="Act."),
     _M("attention_kernels", "attention at its kernels' efficiency",
        "workloads described by an architecture card: attention's FLOPs (the scores and the weighted sums) run at "
-       "eta_att of the efficiency the weights' GEMMs reach, a fitted constant: FlashAttention's kernels reach less "
-       "of the peak than large GEMMs (their softmax, masking and the backward's recomputation of the scores)",
+       "eta_att (attention_efficiency) of the efficiency the weights' GEMMs reach: FlashAttention's kernels reach "
+       "less of the peak than large GEMMs (their softmax, masking and the backward's recomputation of the scores), "
+       "and each training stack runs its own kernels, so the share is its stack's (fitted per framework; the "
+       "default is Megatron-Core's)",
        None, "Dao (2023), FlashAttention-2, sec. 4 (forward and backward throughput against the GEMM peak); Shah et "
-       "al. (2024), FlashAttention-3, sec. 4.1 (H100)", "attention at the GEMMs' efficiency", (), short="Att. eff.",
+       "al. (2024), FlashAttention-3, sec. 4.1 (H100); docs/modern_runs.md (the share fitted per framework)", "attention at the GEMMs' efficiency", (), short="Att. eff.",
        needs=("attention_flops",)),
     _M("pipeline_balance", "the output layer on the last stage",
        "workloads described by an architecture card, pp_size > 1: the last pipeline stage computes the output "

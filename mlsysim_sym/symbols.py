@@ -416,6 +416,11 @@ _keyword("lov", "layer_overlap", False, rf"\chi_{{{T}{{layer-ov}}}}", "1",
          "overlap_comm, else 0", "flag", "flag", label="per-layer overlap", fidelity=_EXT, short="layer overlap",
          option="--layer-overlap")
 # ---- issue 24: the per-layer overlap schedule ---- end
+_keyword("eta_att", "attention_efficiency", 0.4, rf"\eta_{{{T}{{att}}}}", "1",
+         "share of the GEMMs' achieved efficiency that the attention kernels of the training stack reach (fitted "
+         "per framework in docs/modern_runs.md: the default is Megatron-Core's)", rows=C,
+         label="attention kernel efficiency", fidelity=_EXT, range=Range(1e-9, 1.0), short="attention efficiency",
+         option="--attention-efficiency")
 _declare("R_16", rf"R_{{{T}{{peak,16}}}}", "flop/s",
          "peak FLOP/s of one accelerator at a 16-bit precision (precision_flops['bf16'], else peak_flops)", "real",
          "accelerator", "positive", label="16-bit peak FLOP/s", fidelity=_EXT)
@@ -446,18 +451,15 @@ _field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
        "forward FLOPs per token of the output layer, 2 V d (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="output-layer FLOPs per token", fidelity=_EXT)
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
-       1168.0, fidelity=_EXT)
+       1160.0, fidelity=_EXT)
 _const("s_16", rf"s_{{{T}{{16}}}}", "B", "bytes of a 16-bit element (what FP8 training keeps its tensors in)", 2.0,
        fidelity=_EXT)
 _const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
        "share of the FP8 peak that FP8 GEMMs reach, relative to the share of the 16-bit peak 16-bit GEMMs reach "
-       "(fitted: docs/modern_runs.md)", 0.92, fidelity=_EXT)
-_const("eta_att", rf"\eta_{{{T}{{att}}}}", "1",
-       "share of the GEMMs' achieved efficiency that attention kernels reach (fitted: docs/modern_runs.md)", 0.34,
-       fidelity=_EXT)
+       "(fitted: docs/modern_runs.md)", 1.0, fidelity=_EXT)
 _const("k_pass", rf"k_{{{T}{{pass}}}}", "1",
        "fixed cost of a layer's pass per forward-pass equivalent of a microbatch (a training pass counts 3, 4 "
-       "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 90.0, fidelity=_EXT)
+       "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 80.0, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
        fidelity=_EXT)
