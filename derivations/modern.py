@@ -553,7 +553,9 @@ def context() -> Dict[str, object]:
         "goal": {"median": _apct(GOAL_MEDIAN), "worst": _apct(GOAL_WORST)},
         "beyond": [[x["r"]["id"], _pct(x["error"]), _reason(x["r"])]
                    for x in sorted(beyond, key=lambda x: -abs(x["error"]))],
-        "ablation": ablation(), "classes": CLASSES, "dispatchers": dispatchers(),
+        "ablation": ablation(), "classes": CLASSES,
+        "not_earning": [(row[0].split(" (")[0], row[1]) for row in ablation()[1:]
+                        if float(row[1].rstrip("%")) < float(ablation()[0][1].rstrip("%"))], "dispatchers": dispatchers(),
         "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,
         "dispatch_best": _apct(dispatcher_offsets()["held_median"]), "release_bias": release_bias(),
         "reprints": reprint_spread(), "limits": limits(), "reprint_worst": reprint_worst(),
