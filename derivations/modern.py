@@ -38,8 +38,8 @@ from .modern_split import training
 
 DATA = Path(__file__).parent / "data" / "modern_runs"
 #: The mechanisms this validation adds to the extended model (``docs/extended.md`` validates the others).
-NEW = ("fp8_gemms", "moe_layout", "fsdp_overlap", "cp_overlap", "attention_kernels", "pipeline_balance",
-       "pass_overhead")
+NEW = ("fp8_gemms", "moe_layout", "fsdp_overlap", "cp_overlap", "ep_overlap", "attention_kernels",
+       "pipeline_balance", "pass_overhead")
 #: The classes the goal is stated per.
 CLASSES = ("dense BF16", "dense FP8", "MoE", "FSDP", "CP", "Blackwell")
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
@@ -114,7 +114,8 @@ def kwargs(r: dict, efficiency: float = 0.5) -> Dict[str, object]:
                 seq_len=int(c["seq"]), sequence_parallel=bool(c.get("sequence_parallel")) and tp > 1,
                 tp_comm_overlap=bool(c.get("tp_comm_overlap")) and tp > 1,
                 fsdp_overlap=fsdp and c.get("fsdp_prefetch") is not False,
-                cp_overlap=cp > 1 and "p2p" in str(c.get("cp_comm") or ""))
+                cp_overlap=cp > 1 and "p2p" in str(c.get("cp_comm") or ""),
+                ep_overlap=bool(c.get("ep_overlap")) and int(c.get("ep") or 1) > 1)
 
 
 @lru_cache(maxsize=None)

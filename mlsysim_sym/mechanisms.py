@@ -1,8 +1,8 @@
 """The mechanisms of the extended model (``DistributedModel(fidelity="extended")``), by name.
 
-Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Six are switched on by a
+Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Seven are switched on by a
 keyword of ``solve()`` (``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``, ``fsdp_overlap``,
-``cp_overlap``, ``layer_overlap``); the others are always on
+``cp_overlap``, ``ep_overlap``, ``layer_overlap``); the others are always on
 in the extended model and act where their condition holds. ``DistributedModel(fidelity="extended",
 without=("pipeline_p2p",))`` prices a step with the named mechanisms priced as mlsysim prices them; with
 every mechanism named there, the extended model is mlsysim's (``tests/test_extended.py``).
@@ -181,6 +181,16 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "blockwise attention); NVIDIA Transformer Engine context parallelism, cp_comm_type 'p2p'",
        "the key/value exchange exposed (the all-gather form)", ("T_att",), short="CP ov.",
        needs=("context_parallel",)),
+    _M("ep_overlap", "EP all-to-all overlapped with another microbatch",
+       "ep_overlap with ep_size > 1: each microbatch's MoE all-to-alls run beside the compute of another "
+       "microbatch (the forward of one beside the backward of another), so only what the replica's compute cannot "
+       "cover is exposed, and at least one microbatch's all-to-alls (1 / (m k) of them: the first and the last "
+       "have no partner; all of them with one microbatch)",
+       "ep_overlap", "NVIDIA Megatron-Core overlap_moe_expert_parallel_comm (megatron/core/model_parallel_config.py: "
+       "the EP all-to-all of one microbatch overlapped with the computation of another in the 1F1B schedule); "
+       "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.2.1 (DualPipe: a forward and a backward chunk "
+       "paired so their all-to-alls hide behind each other's compute)",
+       "the all-to-all exposed", ("T_ep_exposed",), short="EP ov."),
     # ---- issue 24: the per-layer overlap schedule ---- begin
     _M("layer_overlap", "DP AllReduce overlapped layer by layer",
        "layer_overlap with overlap_comm, transformers: the gradient AllReduce split evenly over the N_L layers of "

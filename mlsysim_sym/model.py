@@ -259,7 +259,8 @@ class _Builder:
 #: The reading order of the step's terms and their communication parts: the replica, DP, TP, EP, the
 #: extended model's CP exchange and pipeline sends, the bubble, the optimizer update. Each variant's ``T_sync``
 #: adds the terms it has in this order (:attr:`StepTimeModel.step_terms`), and sums of them print so.
-STEP_ORDER = ("T_node", "T_dp_exposed", "T_dp", "T_tp_exposed", "T_tp", "T_ep", "T_cp", "T_p2p", "T_bubble", "T_opt")
+STEP_ORDER = ("T_node", "T_dp_exposed", "T_dp", "T_tp_exposed", "T_tp", "T_ep_exposed", "T_ep", "T_cp", "T_p2p",
+              "T_bubble", "T_opt")
 notation.read_in_order(STEP_ORDER)
 
 def _section(title: str):
@@ -563,6 +564,11 @@ def _step(b: _Builder) -> None:
     t_dpx = q("T_dp_exposed", t_dpx_def)
     if b.on("tp_overlap"):
         t_tp = q("T_tp_exposed", ext_terms.exposed_tp(t_tp, S.tov))
+    if b.on("ep_overlap") and b.transformer:
+        # each microbatch's all-to-alls beside another microbatch's compute: what the replica's compute cannot
+        # cover, at least one microbatch's share (all of it with one microbatch)
+        t_ep = q("T_ep_exposed", sp.Piecewise((fw.overlapped(t_ep, b["T_node"], t_ep / (S.m * S.GA)),
+                                               sp.Eq(S.epov, 1)), (t_ep, True)), **_NONNEG)
     terms = (b["T_node"], t_dpx, t_tp, t_ep, *b.extra, b["T_bubble"], *b.optimizer)      # as STEP_ORDER reads
     b.step = tuple(t.name for t in terms)
     step = q("T_step", comm.straggled(q("T_sync", sp.Add(*terms)), S.f_s))

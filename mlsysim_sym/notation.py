@@ -267,6 +267,7 @@ _QUANTITIES += (
     ("T_p2p", rf"T_{{{T}{{P2P}}}}", None, "s", "pipeline stage-to-stage sends of one step"),
     ("T_opt", rf"T_{{{T}{{update}}}}", r"\OptimizerStepTime", "s", "optimizer update of one step"),
     ("T_tp_exposed", rf"T_{{{T}{{TP,exposed}}}}", None, "s", "TP communication left after overlap"),
+    ("T_ep_exposed", rf"T_{{{T}{{EP,exposed}}}}", None, "s", "EP all-to-all left after overlap"),
     ("F_tok", rf"F_{{{T}{{tok}}}}", None, "flop",
      "forward FLOPs per token with an architecture card's attention (the weights' products and the attention over "
      "the keys attended)"),

@@ -79,6 +79,7 @@ OUTPUT_TABLE: Tuple[Output, ...] = (
     _O("pipeline_p2p_latency", "T_p2p", label="pipeline stage-to-stage sends", fidelity="extended"),
     _O("optimizer_step_latency", "T_opt", label="optimizer update", fidelity="extended"),
     _O("tp_exposed_latency", "T_tp_exposed", label="TP communication left after overlap", fidelity="extended"),
+    _O("ep_exposed_latency", "T_ep_exposed", label="EP all-to-all left after overlap", fidelity="extended"),
     _O("gemm_shape_factor", "f_gemm", fidelity="extended"),
     _O("forward_flops_per_token", "F_tok", label="forward FLOPs per token", fidelity="extended"),
 )

@@ -257,6 +257,8 @@ EXTENSION.update({
                    "number of parameters whose optimizer update one accelerator computes"),
     "T_tp_exposed": _P(r"\ExposedTensorParallelTime", "scalar",
                        "tensor-parallel communication time per step left on the critical path after overlap"),
+    "T_ep_exposed": _P(r"\ExposedExpertParallelTime", "scalar",
+                       "expert-parallel all-to-all time per step left on the critical path after overlap"),
     "GemmShapeEfficiency": _P(r"\GemmShapeEfficiency", "scalar",
                               "share of the large-matrix efficiency a matrix multiplication of a given width "
                               "reaches", "performance", unit="1"),
@@ -366,6 +368,9 @@ EXTENSION.update({
     "cov": _P(r"\ContextParallelOverlapSwitch", "scalar",
               "one when context parallelism passes the keys and values around a ring overlapped with the attention "
               "compute, zero when it gathers them first"),
+    "epov": _P(r"\ExpertParallelOverlapSwitch", "scalar",
+               "one when each microbatch's expert-parallel all-to-alls run beside the compute of another "
+               "microbatch, zero when they are exposed"),
     # ---- issue 24: the per-layer overlap schedule ---- begin
     "lov": _P(r"\LayerOverlapSwitch", "scalar",
               "one when the gradient AllReduce is overlapped layer by layer with the backward pass, zero when a "

@@ -272,7 +272,7 @@ class DistributedModel:
               sequence_parallel: bool = False, tp_comm_overlap: bool = False,
               kv_fraction: Optional[float] = None, etp_size: int = 1, fsdp_overlap: bool = False,
               cp_overlap: bool = False, layer_overlap: bool = False,
-              attention_efficiency: float = 0.4) -> DistributedResult:
+              attention_efficiency: float = 0.4, ep_overlap: bool = False) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -351,6 +351,10 @@ class DistributedModel:
             Extended model, for a workload with an architecture card: the share of the GEMMs' achieved efficiency
             that the training stack's attention kernels reach, in [1e-9, 1]. Fitted per framework on measured runs
             (``docs/modern_runs.md``: Megatron-Core 0.4, the default; PyTorch (torchtitan) 0.38; Composer 0.26).
+        ep_overlap
+            Extended model, with ``ep_size > 1``: each microbatch's MoE all-to-alls run beside another
+            microbatch's compute (Megatron-Core's ``overlap_moe_expert_parallel_comm``); what the replica's compute
+            cannot cover is exposed, and at least one microbatch's share.
 
         Returns
         -------
@@ -380,7 +384,8 @@ class DistributedModel:
             batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage, is_lora,
             activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor, straggler_factor,
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
-            tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap, layer_overlap, attention_efficiency),
+            tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap, layer_overlap, attention_efficiency,
+            ep_overlap),
             w, self.choice))
         return price(a, stacklevel=4)
 

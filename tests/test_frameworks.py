@@ -1,6 +1,7 @@
 """How today's frameworks run a step, in the extended model (``mlsysim_sym.terms.frameworks``): FP8 GEMMs with the
 rest in 16-bit, attention at its kernels' efficiency, MoE laid out as Megatron-Core lays it out (``etp_size``),
-ZeRO-3 / FSDP prefetch (``fsdp_overlap``) and ring attention (``cp_overlap``) overlapped with compute.
+ZeRO-3 / FSDP prefetch (``fsdp_overlap``), ring attention (``cp_overlap``) and the MoE all-to-all
+(``ep_overlap``) overlapped with compute.
 
 Each mechanism against its source's formula, with the numbers worked by hand in the comments, through
 ``DistributedModel(fidelity="extended").solve()`` and the model's quantities (``parameters_of`` + ``evaluate``).
@@ -281,6 +282,51 @@ def test_cp_overlap_exposes_what_attention_cannot_cover(tp, rc, fabric):
     # the all-gather form (no switch): the whole exchange exposed
     r0 = _solve(LLAMA8, f, **kw)
     assert r0.extended["cp_communication_latency"] == approx(1.25 * x, rel=1e-13)
+
+
+# ------------------------------------------------------------------------------------------------
+# ep_overlap: Megatron-Core overlap_moe_expert_parallel_comm (one microbatch's all-to-alls beside another's compute)
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("nvlink,m,ga", [(450e9, 8, 1), (450e9, 4, 2), (450e9, 1, 1), (2e9, 8, 1), (2e9, 1, 1)])
+def test_ep_overlap_exposes_what_the_compute_cannot_cover_and_one_microbatchs_share(nvlink, m, ga):
+    # Mixtral-8x7B card on 64 H100, tp 2, pp 2, ep 8 (ep x etp = 8 fits a node: the all-to-all runs on NVLink),
+    # batch 64, s 4096, congestion 1.25: dp 16, lb 4, 16 layers a stage.
+    # At 450 GB/s: T_EP = 21.16 ms (congestion included) under T_node = 1.203 s (m GA = 8): one microbatch's share
+    # is exposed, 21.16 / 8 = 2.645 ms. On a 2 GB/s NVLink: T_EP = 4.698 s, beyond the compute: 4.698 - 1.203 =
+    # 3.495 s exposed. With one microbatch (T_node = 0.934 s) nothing pairs with it: all of it.
+    f = replace(H64, node=replace(H64.node, intra_node_bw=nvlink))
+    kw = dict(batch_size=64, ep_size=8, tp_size=2, pp_size=2, microbatch_count=m, gradient_accumulation_steps=ga,
+              seq_len=4096, precision="bf16", congestion_factor=1.25)
+    q, _ = _quantities(MIXTRAL, f, ["T_ep", "T_node", "T_ep_exposed", "dp", "lb", "L_tp"], ep_overlap=True, **kw)
+    assert (q["dp"], q["lb"], q["L_tp"]) == (16, 4, 16)
+    t, node = q["T_ep"], q["T_node"]
+    # T_EP = c n_A2A L_stage AllToAll(lb s d 2 k / N_TP, 8): 1.25 x 4 x 16 all-to-alls of 4 x 4096 x 4096 x 2 x 2 / 2 =
+    # 134,217,728 bytes on NVLink (0.5 us)
+    assert t == approx(1.25 * 4 * 16 * _all_to_all(134217728, 8, nvlink, 0.5e-6), rel=1e-14)
+    assert node == approx(1.202793938 if m * ga == 8 else 0.933993938, rel=1e-8)
+    assert q["T_ep_exposed"] == approx(max(t - node, t / (m * ga)), rel=1e-14)
+    assert q["T_ep_exposed"] == approx({(450e9, 8): 0.00264478916, (2e9, 8): 3.49510654173}.get((nvlink, m * ga), t),
+                                       rel=1e-8)
+    on, off = _solve(MIXTRAL, f, ep_overlap=True, **kw), _solve(MIXTRAL, f, **kw)
+    assert on.extended["ep_exposed_latency"] == approx(q["T_ep_exposed"], rel=1e-14)
+    assert off.extended["ep_exposed_latency"] == approx(t, rel=1e-14)
+    assert on.step_latency_total - off.step_latency_total == approx(q["T_ep_exposed"] - t, rel=1e-9, abs=1e-15)
+    # the all-to-all before overlap is the same either way (what communication_latency reports)
+    assert on.ep_communication_latency == off.ep_communication_latency
+    # without the mechanism the switch is priced as mlsysim prices it: exposed
+    w = _solve(MIXTRAL, f, without=("ep_overlap",), ep_overlap=True, **kw)
+    assert w.step_latency_total == approx(off.step_latency_total, rel=1e-14)
+
+
+def test_ep_overlap_is_a_switch_of_the_extended_model_only():
+    m = MECHANISMS["ep_overlap"]
+    assert m.switch == "ep_overlap" and m.quantities == ("T_ep_exposed",)
+    assert PARAMS["epov"].argument == "ep_overlap" and PARAMS["epov"].default is False
+    with pytest.raises(ValueError, match=r"ep_overlap=True is an argument of the extended model.*fidelity='extended'"):
+        DistributedModel().solve("Mixtral_8x7B", "Training_1K", batch_size=512, ep_size=8, ep_overlap=True)
+    # a dense model has no all-to-all to hide: the switch changes nothing
+    a = _solve(LLAMA70, H64, ep_overlap=True, **L70)
+    assert a.step_latency_total == _solve(LLAMA70, H64, **L70).step_latency_total
 
 
 # ------------------------------------------------------------------------------------------------

@@ -53,6 +53,7 @@ row                               symbol         set by
 ``sram_capacity``                 ``CAP_sram``   ``memory.sram_capacity`` (Engine path); also ``sram_bandwidth``
                                                  and ``flash_bandwidth`` (``BW_sram``, ``BW_flash``)
 ``kv_fraction``                   ``kvf``        ``solve(kv_fraction=)``, the extended model only
+``attention_efficiency``          ``eta_att``    ``solve(attention_efficiency=)``, the extended model only
 ``expert_parameters``             ``P_exp``      an architecture card's routed-expert parameters, the extended model only
 ================================  =============  ======================================================================
 
