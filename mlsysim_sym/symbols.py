@@ -423,7 +423,7 @@ _keyword("eta_att", "attention_efficiency", 0.4, rf"\eta_{{{T}{{att}}}}", "1",
          option="--attention-efficiency")
 _keyword("epov", "ep_overlap", False, rf"\chi_{{{T}{{EP-ov}}}}", "1",
          "1 when each microbatch's MoE all-to-alls run beside another microbatch's compute (Megatron-Core's "
-         "overlap_moe_expert_parallel_comm), else 0", "flag", "flag", label="EP overlap", fidelity=_EXT,
+         "EP all-to-all overlap), else 0", "flag", "flag", label="EP overlap", fidelity=_EXT,
          short="EP overlap", option="--ep-overlap")
 _declare("R_16", rf"R_{{{T}{{peak,16}}}}", "flop/s",
          "peak FLOP/s of one accelerator at a 16-bit precision (precision_flops['bf16'], else peak_flops)", "real",

@@ -144,7 +144,7 @@ def test_the_documented_always_on_list_is_every_mechanism_without_a_switch():
                            "attention_kernels", "pipeline_balance", "pass_overhead", "fp8_gemms", "moe_layout")
     assert {m.switch for m in MECHANISMS.values() if m.switch} == {"cp_size", "sequence_parallel",
                                                                   "tp_comm_overlap", "fsdp_overlap", "cp_overlap",
-                                                                  "layer_overlap"}
+                                                                  "ep_overlap", "layer_overlap"}
 
 
 def test_each_always_on_mechanism_alone_accounts_for_its_term():
