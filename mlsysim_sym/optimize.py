@@ -38,7 +38,7 @@ from .outputs import OBJECTIVES
 from .schedules import can_run
 from .search_result import Candidate, SearchResult, chosen_value
 from .solver import DistributedModel, price
-from .sweeps import prepare
+from .sweeps import _element_error, _is_real, _switch_values, prepare
 from .symbols import CONSTANT_VALUES, Kind, by_argument, keywords, sym
 
 __all__ = ["CONFIG_KEYS", "Axis", "Candidate", "OBJECTIVES", "ParallelismOptimizer", "SearchResult", "can_run",
@@ -140,8 +140,15 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     if max_memory is not None:
         _chunks.check_max_memory(max_memory)
     scalars = {k: v for k, v in fixed.items() if k in ("fidelity", "without") or np.ndim(v) == 0}
+    for k, v in scalars.items():                      # solve()'s message for a keyword that is not a number
+        if k in keywords() and v is not None and not _is_real(v):
+            raise _element_error("search", k, 0, v, scalar=True)
     base = arguments(model, fleet, dict(scalars, batch_size=batch_size), caller="search")
     varied = [k for k in fixed if k not in scalars]
+    for k in varied:                                  # the extended model's switches: 0 and 1 only, as solve()
+        p = keywords().get(k)
+        if p is not None and p.kind is Kind.FLAG and p.fidelity != "mlsysim":
+            _switch_values(k, fixed[k])
     for k in varied:                                  # a list of an unknown name: the same error as a scalar's
         if k not in base.kwargs and k not in settable():
             arguments(base.workload, base.fleet, {k: None}, caller="search")
@@ -410,6 +417,15 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
         keep = np.broadcast_to(distinct & fits & (True if plan.can is None else plan.can), shape)
     count = int(np.count_nonzero(keep))
     if count == 0:
+        if code is not None and not np.any(code == 0):
+            # every configuration breaks one of solve()'s checks: where the fixed arguments break it whatever the
+            # split (an efficiency of 1.5), solve()'s own error says which; else say that the checks reject all
+            from .checks import check
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                check(base)
+            raise ValueError("every configuration breaks one of solve()'s checks; price one with solve() to see "
+                             "which, or widen the choices")
         if runnable and np.any(fits):
             raise ValueError(f"no runnable configuration fits in accelerator memory: the "
                              f"{int(np.count_nonzero(fits)):,} that fit break the schedule rules of can_run() "

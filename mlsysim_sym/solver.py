@@ -350,7 +350,7 @@ class DistributedModel:
         attention_efficiency
             Extended model, for a workload with an architecture card: the share of the GEMMs' achieved efficiency
             that the training stack's attention kernels reach, in [1e-9, 1]. Fitted per framework on measured runs
-            (``docs/modern_runs.md``: Megatron-Core 0.4, the default; PyTorch (torchtitan) 0.38; Composer 0.26).
+            (``docs/modern_runs.md``: Megatron-Core 0.4, the default; PyTorch FSDP (torchtitan) 0.38; Composer 0.26).
         ep_overlap
             Extended model, with ``ep_size > 1``: each microbatch's MoE all-to-alls run beside another
             microbatch's compute (Megatron-Core's ``overlap_moe_expert_parallel_comm``); what the replica's compute

@@ -84,6 +84,14 @@ def _type_name(x) -> str:
     return type(x).__name__
 
 
+def _switch_values(name: str, v) -> None:
+    """The extended model's switches take 0 and 1 only, as ``solve()`` checks them
+    (:func:`mlsysim_sym.arguments.check_switches`): a ``ValueError`` naming the first other value."""
+    for x in np.asarray(v, dtype=object).ravel():
+        if x is not None and x != 0 and x != 1:
+            raise ValueError(f"{name} must be True or False (or 1 or 0), got {x!r}")
+
+
 def _is_real(x) -> bool:
     """A real number as ``solve()`` takes one (Python's int, float and bool, numpy's real scalars)."""
     return isinstance(x, (int, float, np.integer, np.floating, np.bool_))
@@ -259,6 +267,8 @@ def read_arguments(kwargs: Dict[str, object], grid: bool, caller: str = "sweep",
                 _chunks.refuse(8 * len(v), f"{name} of {len(v):,} values", "give fewer values", max_memory)
             out[name] = _numbers(caller, name, v, bools=name not in refusing, flag=flag,
                                  nullable=p.record_default is not None or p.kind is Kind.FLAG)
+            if p.kind is Kind.FLAG and p.fidelity != "mlsysim":
+                _switch_values(name, out[name])
         else:
             out[name] = v
     swept = {k: v for k, v in out.items() if k in table or k == "precision" if _is_swept(v)}

@@ -440,3 +440,73 @@ def test_pass_overhead_counts_for_a_smaller_microbatch_what_the_same_layout_meas
     assert abs(math.log(ratio() / measured)) < abs(math.log(ratio(("pass_overhead",)) / measured))
     # without it the model sees the same work twice over: 1.009; with it 1.220 (measured 1.189)
     assert ratio(("pass_overhead",)) == approx(1.009, abs=1e-3) and ratio() == approx(1.220, abs=1e-3)
+
+
+# ------------------------------------------------------------------------------------------------
+# attention_efficiency and ep_overlap through the other entry points: the same checks as solve()'s
+# ------------------------------------------------------------------------------------------------
+def test_search_checks_the_fixed_keywords_as_solve_does():
+    from mlsysim_sym import search
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # a value every split breaks: solve()'s own message, not "no configuration fits in accelerator memory"
+        with pytest.raises(ValueError, match=r"^attention_efficiency must be in \[1e-09, 1\.0\], got 1\.5$"):
+            search(LLAMA8, H64, 256, fidelity="extended", attention_efficiency=1.5, top_k=1)
+        with pytest.raises(ValueError, match=r"^efficiency must be in \[1e-09, 1\.0\], got 2$"):
+            search(LLAMA8, H64, 256, fidelity="extended", efficiency=2, top_k=1)
+        with pytest.raises(TypeError, match=r"^attention_efficiency must be a real number, got str$"):
+            search(LLAMA8, H64, 256, fidelity="extended", attention_efficiency="abc", top_k=1)
+        # the extended model's switches take 0 and 1 only, in a list of choices too
+        with pytest.raises(ValueError, match=r"^ep_overlap must be True or False \(or 1 or 0\), got 0\.5$"):
+            search(MIXTRAL, H64, 256, fidelity="extended", ep_overlap=(0, 0.5, 1), top_k=1)
+        # a valid value is searched: the attention share moves the ranked MFU (Llama 3.1 8B, s 2048)
+        lo = search(LLAMA8, H64, 256, fidelity="extended", attention_efficiency=0.2, top_k=1).candidates[0]
+        hi = search(LLAMA8, H64, 256, fidelity="extended", attention_efficiency=0.8, top_k=1).candidates[0]
+        assert lo.result.mfu < hi.result.mfu
+
+
+def test_sweep_refuses_a_switch_value_other_than_0_and_1():
+    from mlsysim_sym import sweep
+    with pytest.raises(ValueError, match=r"^ep_overlap must be True or False \(or 1 or 0\), got 2$"):
+        sweep(MIXTRAL, H64, fidelity="extended", batch_size=256, ep_size=8, ep_overlap=[0, 2])
+    with pytest.raises(ValueError, match=r"^fsdp_overlap must be True or False \(or 1 or 0\), got 0\.5$"):
+        sweep(LLAMA8, H64, fidelity="extended", batch_size=256, zero_stage=3, fsdp_overlap=[0.5, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = sweep(MIXTRAL, H64, fidelity="extended", batch_size=256, ep_size=8, ep_overlap=[False, True])
+    assert len(r["mfu"]) == 2 and r["mfu"][1] >= r["mfu"][0]
+
+
+def test_an_extended_keyword_asked_of_mlsysims_model_says_so():
+    from mlsysim_sym import required, uncertainty
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="attention_efficiency is an argument of the extended model: pass "
+                                             "fidelity='extended'"):
+            uncertainty(LLAMA8, H64, {"attention_efficiency": 0.1}, batch_size=256)
+        with pytest.raises(ValueError, match="does not enter the transformer model; it is an argument of the "
+                                             "extended model: pass fidelity='extended'"):
+            required("mfu", 0.3, "attention_efficiency", LLAMA8, H64, batch_size=256)
+
+
+def test_the_command_line_gives_the_advice_in_its_own_words():
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", "solve", "--attention-efficiency", "0.2"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == ("mlsysim-sym: error: --attention-efficiency: attention_efficiency=0.2 is an argument of the "
+                        "extended model (mlsysim 0.3.0 has no attention kernel efficiency); add --fidelity extended\n")
+
+
+def test_the_command_line_sweeps_the_extended_models_own_outputs():
+    import subprocess
+    import sys
+    # Mixtral-8x7B card, ep 8 on 1,024 H100, batch 256, one microbatch: nothing pairs with its all-to-all, so the
+    # switch leaves all of it exposed, the same 8.799 ms either way
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", "sweep", "--model", "modern/Mixtral-8x7B", "--fleet",
+                        "modern/H100-SXM-1024", "--batch-size", "256", "--ep", "8", "--fidelity", "extended",
+                        "--ep-overlap", "both", "--output", "ep_exposed_latency"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    rows = [line.split() for line in p.stdout.splitlines() if line.strip().startswith(("no ", "yes "))]
+    assert [(r[0], r[1], r[2]) for r in rows] == [("no", "8.799", "ms"), ("yes", "8.799", "ms")]

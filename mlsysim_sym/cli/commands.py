@@ -90,7 +90,11 @@ def cmd_sweep(args) -> int:
     with about(args, listed):
         r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s))
         if args.output not in r.values:
-            raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}")
+            # an output the sweep leaves out by default (the extended model's own fields, T_ep_exposed ...)
+            try:
+                r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s), outputs=(*r.values, args.output))
+            except (KeyError, ValueError):
+                raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}") from None
         _refuse_all_masked(r, listed)
         _plot(r, args.plot, output=args.output)
         _emit(args, s, r, lambda: r.table(args.output))

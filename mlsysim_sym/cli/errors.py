@@ -22,10 +22,12 @@ _CALLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\(\): ")
 
 
 def one_line(exc: BaseException) -> str:
-    """An exception's message on one line (a ``KeyError``'s without its quotes)."""
+    """An exception's message on one line (a ``KeyError``'s without its quotes), the package's advice to pass
+    ``fidelity='extended'`` in the command line's words."""
     args = exc.args
     text = args[0] if len(args) == 1 else args[-1] if args and isinstance(args[-1], str) else exc
-    return " ".join(str(text).split()) or type(exc).__name__
+    text = " ".join(str(text).split()).replace("pass fidelity='extended'", "add --fidelity extended")
+    return text or type(exc).__name__
 
 
 def option_of(message: str, dests: Iterable[str] = ()) -> str:

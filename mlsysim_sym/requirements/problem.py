@@ -72,7 +72,9 @@ class Problem:
         self.output, self.target, self.solve_for = output, float(target), solve_for
         self.x = self.p.symbol
         if self.x not in self.values:
-            raise ValueError(f"solve_for: {solve_for} does not enter the {self.variant.family} model")
+            hint = ("; it is an argument of the extended model: pass fidelity='extended'"
+                    if self.p.fidelity == "extended" and self.variant.fidelity != "extended" else "")
+            raise ValueError(f"solve_for: {solve_for} does not enter the {self.variant.family} model{hint}")
         self.x0 = float(self.values[self.x])
         self.configuration = describe(self.a)
         try:
