@@ -393,6 +393,12 @@ def ablation() -> List[List[str]]:
     return out
 
 
+def _not_earning(rows: List[List[str]]) -> List[Tuple[str, str]]:
+    """The mechanisms whose ablation row's all-runs median is below every mechanism on (the first row)."""
+    on = float(rows[0][1].rstrip("%"))
+    return [(row[0].split(" (")[0], row[1]) for row in rows[1:] if float(row[1].rstrip("%")) < on]
+
+
 def dispatchers() -> List[List[str]]:
     """The MoE runs' errors by token dispatcher (Megatron-Core's plain all-to-all, or the fused ``flex`` one of
     DeepEP / HybridEP): ``[dispatcher, runs, median signed error, median absolute, range]``."""
@@ -555,8 +561,7 @@ def context() -> Dict[str, object]:
         "beyond": [[x["r"]["id"], _pct(x["error"]), _reason(x["r"])]
                    for x in sorted(beyond, key=lambda x: -abs(x["error"]))],
         "ablation": ablation(), "classes": CLASSES,
-        "not_earning": [(row[0].split(" (")[0], row[1]) for row in ablation()[1:]
-                        if float(row[1].rstrip("%")) < float(ablation()[0][1].rstrip("%"))], "dispatchers": dispatchers(),
+        "not_earning": _not_earning(ablation()), "dispatchers": dispatchers(),
         "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,
         "dispatch_best": _apct(dispatcher_offsets()["held_median"]), "release_bias": release_bias(),
         "reprints": reprint_spread(), "limits": limits(), "reprint_worst": reprint_worst(),

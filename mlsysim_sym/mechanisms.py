@@ -1,8 +1,7 @@
 """The mechanisms of the extended model (``DistributedModel(fidelity="extended")``), by name.
 
-Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Seven are switched on by a
-keyword of ``solve()`` (``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``, ``fsdp_overlap``,
-``cp_overlap``, ``ep_overlap``, ``layer_overlap``); the others are always on
+Each is a named change to mlsysim 0.3.0's pricing of a step, with its source. Some are switched on by a
+keyword of ``solve()`` (``Mechanism.switch``: ``cp_size``, ``tp_comm_overlap``, ...); the others are always on
 in the extended model and act where their condition holds. ``DistributedModel(fidelity="extended",
 without=("pipeline_p2p",))`` prices a step with the named mechanisms priced as mlsysim prices them; with
 every mechanism named there, the extended model is mlsysim's (``tests/test_extended.py``).

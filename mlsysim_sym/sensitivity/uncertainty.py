@@ -400,7 +400,7 @@ def _first_order(table, sig: Dict[str, float]):
     for name, s in sig.items():
         x = by_argument()[name].symbol
         v = table.values.get(x)
-        if v is None and by_argument()[name].fidelity == "extended" and "extended model" not in table.configuration:
+        if v is None and by_argument()[name].fidelity == "extended" and table.variant.fidelity != "extended":
             raise ValueError(f"uncertainty(): {name} is an argument of the extended model: pass fidelity='extended'")
         if v is None:
             raise ValueError(f"uncertainty(): {name} has no value for {table.configuration.split(':')[0]} "
