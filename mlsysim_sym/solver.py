@@ -240,8 +240,9 @@ class DistributedModel:
     ``DistributedModel()`` (``fidelity="mlsysim"``) is mlsysim 0.3.0's model, exactly.
     ``DistributedModel(fidelity="extended")`` adds the mechanisms of :mod:`mlsysim_sym.mechanisms`
     (context and sequence parallelism, TP overlap, pipeline sends, ZeRO-3 gathers, the optimizer update, ...;
-    ``docs/extended.md``), and ``solve()`` then takes ``cp_size``, ``sequence_parallel``, ``tp_comm_overlap``,
-    ``kv_fraction``, ``etp_size``, ``fsdp_overlap``, ``cp_overlap`` and ``layer_overlap``; ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
+    ``docs/extended.md``), and ``solve()`` then takes the extended model's keywords as well (``cp_size``,
+    ``sequence_parallel``, ...: the parameter table's keywords of that model, :func:`mlsysim_sym.symbols.keywords`);
+    ``without=("pipeline_p2p", ...)`` prices the named mechanisms as mlsysim does.
     The choice is checked once, here (:class:`~mlsysim_sym.mechanisms.ModelChoice`).
     """
 

@@ -497,6 +497,12 @@ def test_the_command_line_gives_the_advice_in_its_own_words():
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr == ("mlsysim-sym: error: --attention-efficiency: attention_efficiency=0.2 is an argument of the "
                         "extended model (mlsysim 0.3.0 has no attention kernel efficiency); add --fidelity extended\n")
+    # asked through --sigma, the line names --sigma (the option the user typed), not --attention-efficiency
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", "uncertainty", "--sigma", "attention_efficiency=0.1"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr == ("mlsysim-sym: error: --sigma: uncertainty(): sigma['attention_efficiency']: "
+                        "attention_efficiency is an argument of the extended model: add --fidelity extended\n")
 
 
 def test_the_command_line_sweeps_the_extended_models_own_outputs():
