@@ -23,7 +23,10 @@ given). The plan's batch, sequence length, precision and efficiency are ``solve(
 * ``hardware.accelerator:`` a full accelerator record instead of ``hardware.name`` (``peak_flops``,
   ``memory_capacity``, ``memory_bandwidth``, and optionally ``precision_flops``, ``tdp``, ``pcie_bandwidth``,
   ``nvlink_latency``, ``dispatch_tax``); ``hardware.fabric:`` a full fabric (``bandwidth``,
-  ``oversubscription_ratio``, ``latency``).
+  ``oversubscription_ratio``, ``latency``);
+* ``training:`` the rest of ``solve()``'s keywords (every keyword of the parameter table,
+  :func:`mlsysim_sym.symbols.keywords`, but the batch, sequence and efficiency of mlsysim's sections) and the
+  model choice (``fidelity``, ``without``): ``{tp_size: 8, pp_size: 4, fidelity: extended, cp_size: 2}``.
 
 Magnitudes are numbers in SI units or strings with a unit (``"400 Gb/s"``, ``"80 GiB"``, ``"989.5 TFLOP/s"``,
 ``"700 W"``, ``"5 us"``), read by a small parser (never evaluated). A bad file is a ``ValueError`` of one line
@@ -42,6 +45,9 @@ from typing import Any, Dict, Optional, Tuple
 
 from . import catalog, modern
 from .architecture import CARD_FIELDS, Architecture
+from .mechanisms import FIDELITIES, ModelChoice
+from .symbols import Kind
+from .symbols import keywords as table_keywords
 from .types import Accelerator, Fabric, Fleet, Node, Workload
 
 #: The endings a file name may have, by format.
@@ -65,18 +71,25 @@ class FileError(ValueError):
 @dataclass(frozen=True)
 class Document:
     """What a file describes: the workload (None when it has none), the fleet (None likewise), and ``solve()``'s
-    keywords it sets (batch, sequence length, precision, efficiency)."""
+    keywords it sets (batch, sequence length, precision, efficiency, and those of its ``training:`` section);
+    ``model``: the model choice its ``training:`` section gives (``fidelity``, ``without``: the arguments of
+    :class:`~mlsysim_sym.solver.DistributedModel`); ``training``: the keywords that section sets, in its order.
+
+    ``DistributedModel(**doc.model).solve(path, path, **doc.keywords)`` prices the plan ``doc = load(path)``."""
 
     path: str
     workload: Optional[Workload] = None
     fleet: Optional[Fleet] = None
     keywords: Dict[str, object] = field(default_factory=dict)
     name: str = ""
+    model: Dict[str, object] = field(default_factory=dict)
+    training: Tuple[str, ...] = ()
 
     def section_keywords(self, section: str) -> Dict[str, object]:
-        """The keywords one section sets: ``"workload"`` (batch, sequence) or ``"hardware"`` (precision,
-        efficiency)."""
-        own = ("batch_size", "seq_len") if section == "workload" else ("precision", "efficiency")
+        """The keywords one section sets: ``"workload"`` (batch, sequence), ``"hardware"`` (precision,
+        efficiency) or ``"training"`` (the others it gives)."""
+        own = {"workload": ("batch_size", "seq_len"), "hardware": ("precision", "efficiency"),
+               "training": self.training}[section]
         return {k: v for k, v in self.keywords.items() if k in own}
 
 
@@ -180,7 +193,7 @@ def _read(path: str) -> Dict[str, Any]:
     return data
 
 
-_TOP = ("version", "name", "workload", "hardware", "ops", "constraints", "architecture")
+_TOP = ("version", "name", "workload", "hardware", "ops", "constraints", "architecture", "training")
 _WORKLOAD = ("name", "batch_size", "seq_len")
 _HARDWARE = ("name", "accelerators", "node_count", "accelerators_per_node", "intra_node_bw", "fabric_bandwidth",
              "precision", "efficiency", "accelerator", "fabric", "fleet")
@@ -249,8 +262,77 @@ def _load(path: str, mtime: int, size: int) -> Document:
     keywords: Dict[str, object] = {}
     workload = _workload(doc, path, keywords)
     fleet = _fleet(doc, path, keywords)
+    model, training = _training(doc, path, keywords)
     name = doc.get("name") if isinstance(doc.get("name"), str) else ""
-    return Document(path, workload, fleet, keywords, name)
+    return Document(path, workload, fleet, keywords, name, model, training)
+
+
+#: The keywords of the parameter table that mlsysim's own sections carry, and the section that carries each.
+_ELSEWHERE = {"batch_size": "workload", "seq_len": "workload", "efficiency": "hardware"}
+
+
+def _training(doc, path, keywords) -> Tuple[Dict[str, object], Tuple[str, ...]]:
+    """The ``training:`` section: the model choice, and the keywords it sets (each checked against its row of
+    the parameter table: its kind and range; an extended model's keyword needs ``fidelity: extended`` beside
+    it)."""
+    sec = doc.get("training")
+    if sec is None:
+        return {}, ()
+    table = table_keywords()
+    allowed = ("fidelity", "without") + tuple(k for k in table if k not in _ELSEWHERE)
+    at = f"{path}: training"
+    if not isinstance(sec, dict):
+        raise FileError(f"{at}: expected a mapping of solve()'s keywords (tp_size, pp_size, ...), fidelity and "
+                        f"without, got {sec!r}")
+    for k in sec:
+        if k in _ELSEWHERE:
+            raise FileError(f"{at}.{k}: give it in the {_ELSEWHERE[k]}: section (as mlsysim's plan does)")
+        if k not in allowed:
+            raise FileError(f"{at}.{k}: unknown field; training takes {', '.join(allowed)}")
+    fidelity = sec.get("fidelity", "mlsysim")
+    if fidelity not in FIDELITIES:
+        raise FileError(f"{at}.fidelity: must be one of {', '.join(FIDELITIES)}, got {fidelity!r}")
+    without = sec.get("without", ())
+    if isinstance(without, str):
+        without = tuple(x.strip() for x in without.split(",") if x.strip())
+    if not isinstance(without, (list, tuple)) or not all(isinstance(x, str) for x in without):
+        raise FileError(f"{at}.without: expected a list of mechanism names, got {without!r}")
+    try:
+        choice = ModelChoice(fidelity, tuple(without))
+    except ValueError as e:
+        text = str(e).removeprefix("without: ").replace("pass fidelity='extended'",
+                                                         "add fidelity: extended to training:")
+        raise FileError(f"{at}.without: {text}") from None
+    set_here = []
+    for k, v in sec.items():
+        if k in ("fidelity", "without"):
+            continue
+        p = table[k]
+        if p.fidelity == "extended" and not choice.extended:
+            raise FileError(f"{at}.{k}: an argument of the extended model; add fidelity: extended to training:")
+        keywords[k] = _keyword(v, k, p, f"{at}.{k}")
+        set_here.append(k)
+    model = {k: v for k, v in (("fidelity", choice.fidelity), ("without", choice.off)) if k in sec}
+    return model, tuple(set_here)
+
+
+def _keyword(v, name: str, p, at: str):
+    """One keyword's value as its row of the parameter table reads it: a switch is true or false (or 1 or 0); a
+    count a whole number; a magnitude a number; each in the row's range."""
+    from .inputs import FLAG_KEYWORDS          # inputs reads files: imported on use
+    r = p.range
+    if name in FLAG_KEYWORDS:
+        if v in (True, False) and not isinstance(v, float):
+            return bool(v)
+        raise FileError(f"{at}: must be true or false (or 1 or 0), got {v!r}")
+    if p.kind in (Kind.COUNT, Kind.FLAG):                  # zero_stage is a FLAG-kind count
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise FileError(f"{at}: must be a whole number {r.text}, got {v!r}")
+    elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise FileError(f"{at}: must be a number {r.text}, got {v!r}")
+    if r is not None and v not in r:
+        raise FileError(f"{at}: must be {r.text}, got {v!r}")
+    return v if p.kind is not Kind.REAL else float(v)
 
 
 def _workload(doc, path, keywords) -> Optional[Workload]:

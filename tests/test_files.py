@@ -183,6 +183,22 @@ BAD = [
     ("toml.toml", "version = \n", "not valid TOML"),
     ("twofab.yaml", CARD_YAML.replace("  intra_node_bw: 900 GB/s\n", "  intra_node_bw: 900 GB/s\n  fabric_bandwidth: 10 GB/s\n"),
      "hardware: give one of fabric_bandwidth (mlsysim's) and fabric (a full record), not both"),
+    ("tr-ext.yaml", PLAN + "training: {tp_size: 8, cp_size: 2}\n",
+     "training.cp_size: an argument of the extended model; add fidelity: extended to training:"),
+    ("tr-range.yaml", PLAN + "training: {tp_size: 0}\n", "training.tp_size: must be >= 1, got 0"),
+    ("tr-flag.yaml", PLAN + "training: {fidelity: extended, sequence_parallel: 2}\n",
+     "training.sequence_parallel: must be true or false (or 1 or 0), got 2"),
+    ("tr-real.yaml", PLAN + "training: {fidelity: extended, attention_efficiency: 1.5}\n",
+     "training.attention_efficiency: must be in [1e-09, 1.0], got 1.5"),
+    ("tr-count.yaml", PLAN + "training: {pp_size: 2.5}\n", "training.pp_size: must be a whole number >= 1, got 2.5"),
+    ("tr-batch.yaml", PLAN + "training: {batch_size: 64}\n",
+     "training.batch_size: give it in the workload: section (as mlsysim's plan does)"),
+    ("tr-unknown.yaml", PLAN + "training: {tensor_parallel: 8}\n",
+     "training.tensor_parallel: unknown field; training takes fidelity, without, tp_size, pp_size"),
+    ("tr-without.yaml", PLAN + "training: {without: [pipeline_p2p]}\n",
+     "training.without: mechanisms can be switched off only in the extended model; add fidelity: extended"),
+    ("tr-fid.yaml", PLAN + "training: {fidelity: exact}\n",
+     "training.fidelity: must be one of mlsysim, extended, got 'exact'"),
     ("named.yaml", CARD_YAML.replace("name: my-13b,", "name: Llama3_70B,"),
      "workload.name: 'Llama3_70B' names a catalog workload; with an architecture: section, name the card itself"),
 ]
@@ -229,10 +245,19 @@ def test_the_documented_examples_read_and_price(tmp_path):
     from pathlib import Path
     text = (Path(__file__).resolve().parents[1] / "docs" / "files.md").read_text()
     blocks = re.findall(r"```(yaml|toml)\n(.*?)```", text, re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for i, (fmt, body) in enumerate(blocks):
         path = _write(tmp_path, f"doc{i}.{fmt}", body)
         doc = files.load(path)
+        if doc.training:          # the training: example sets its own layout and model
+            r = DistributedModel(**doc.model).solve(path, path, **doc.keywords)
+            assert doc.model == {"fidelity": "extended"} and "cp 2" in r.configuration
+            same = DistributedModel(fidelity="extended").solve(
+                "Llama3_70B", path, batch_size=256, seq_len=16384, precision="bf16", efficiency=0.45, tp_size=8,
+                pp_size=4, microbatch_count=8, cp_size=2, sequence_parallel=True, tp_comm_overlap=True,
+                attention_efficiency=0.4)
+            assert r.step_latency_total == same.step_latency_total
+            continue
         kw = dict(doc.keywords, tp_size=8, pp_size=1 if doc.workload.kind == "sparse_transformer" else 4,
                   microbatch_count=8, ep_size=8 if doc.workload.kind == "sparse_transformer" else 1)
         r = DistributedModel(fidelity="extended").solve(path, path, **kw)
@@ -265,3 +290,50 @@ def test_a_catalog_fleet_at_another_node_count_says_so():
         """))
     f = files.fleet(str(p))
     assert f.total_accelerators == 144 and f.name.startswith("2 nodes of GB200 NVL72") and "144 GPUs" in f.name
+
+
+TRAINING = PLAN + """\
+training:
+  fidelity: extended
+  without: pipeline_p2p, optimizer_step
+  tp_size: 8
+  pp_size: 4
+  microbatch_count: 8
+  cp_size: 2
+  sequence_parallel: yes
+  ep_overlap: 0
+  attention_efficiency: 0.3
+"""
+
+
+def test_a_training_section_carries_solves_keywords_and_the_model(tmp_path):
+    path = _write(tmp_path, "train.yaml", TRAINING)
+    doc = files.load(path)
+    # every value as its row of the parameter table reads it: YAML's yes a switch's True, 0 its False
+    assert doc.keywords == {"batch_size": 256, "seq_len": 4096, "precision": "bf16", "efficiency": 0.45,
+                            "tp_size": 8, "pp_size": 4, "microbatch_count": 8, "cp_size": 2,
+                            "sequence_parallel": True, "ep_overlap": False, "attention_efficiency": 0.3}
+    # the mechanisms off in the table's order (ModelChoice normalizes them)
+    assert doc.model == {"fidelity": "extended", "without": ("optimizer_step", "pipeline_p2p")}
+    assert doc.training == ("tp_size", "pp_size", "microbatch_count", "cp_size", "sequence_parallel", "ep_overlap",
+                            "attention_efficiency")
+    by_hand = DistributedModel(fidelity="extended", without=("pipeline_p2p", "optimizer_step")).solve(
+        "Llama3_70B", path, batch_size=256, seq_len=4096, precision="bf16", efficiency=0.45, tp_size=8, pp_size=4,
+        microbatch_count=8, cp_size=2, sequence_parallel=True, attention_efficiency=0.3)
+    ours = DistributedModel(**doc.model).solve(path, path, **doc.keywords)
+    assert ours.step_latency_total == by_hand.step_latency_total
+    # the command line takes the section as its defaults: the same step
+    r = _cli("solve", "--model", path, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["step_latency_total"] == pytest.approx(by_hand.step_latency_total, rel=1e-12)
+    assert out["configuration"]["cp_size"] == 2 and out["configuration"]["attention_efficiency"] == 0.3
+    # an option beside the file wins
+    r = _cli("solve", "--model", path, "--cp", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["configuration"]["cp_size"] == 4
+    # mlsysim's model asked for beside a section of extended keywords: one line naming --fidelity
+    r = _cli("solve", "--model", path, "--fidelity", "mlsysim")
+    assert r.returncode == 2 and not r.stdout
+    assert r.stderr == ("mlsysim-sym: error: --fidelity: mlsysim's model cannot take the plan's training.cp_size (the "
+                        "extended model's); leave --fidelity out or give extended\n")

@@ -220,8 +220,9 @@ def setup(args, example: bool = True) -> Setup:
     given = options_given(args)
     check_ranges(given)
     without = tuple(x.strip() for x in args.without.split(",") if x.strip()) if getattr(args, "without", None) \
-        else ()
-    choice = ModelChoice(getattr(args, "fidelity", None) or "mlsysim", without)
+        else None
+    fidelity = getattr(args, "fidelity", None)
+    choice = ModelChoice(fidelity or "mlsysim", without or ())
     if example and not given and args.model is None and args.fleet is None:
         kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
         return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, choice, "the bundled example", given)
@@ -233,10 +234,23 @@ def setup(args, example: bool = True) -> Setup:
             fleet = name                # a plan: its hardware is the fleet
         if name == fleet and model is None and doc.workload is not None:
             model = name
-    # the model's file gives the batch and sequence, the fleet's the precision and efficiency
-    for name, part in ((model, "workload"), (fleet, "hardware")):
+    # the model's file gives the batch and sequence, the fleet's the precision and efficiency; the training:
+    # sections the rest of the keywords and the model choice (the model's file over the fleet's)
+    from_choice: Dict[str, object] = {}
+    for name, part in ((fleet, "training"), (model, "training"), (model, "workload"), (fleet, "hardware")):
         if files.is_file_name(name):
             from_files.update(files.load(name).section_keywords(part))
+            if part == "training":
+                from_choice.update(files.load(name).model)
+    if from_choice:          # an option given beside the file wins
+        fidelity = fidelity or from_choice.get("fidelity", "mlsysim")
+        without = without if without is not None else from_choice.get("without", ())
+        extended = [f"training.{k}" for k in from_files if k in keywords() and keywords()[k].fidelity == "extended"]
+        extended += ["training.without"] if without and "without" in from_choice else []
+        if extended and fidelity != "extended":
+            raise UsageError(f"--fidelity: mlsysim's model cannot take the plan's {extended[0]} (the extended "
+                             "model's); leave --fidelity out or give extended")
+        choice = ModelChoice(fidelity, without)
     model, fleet = model or BASE["model"], fleet or BASE["fleet"]
     check_names(model, fleet)
     kw = {"batch_size": BASE["batch_size"], **from_files,

@@ -45,8 +45,8 @@ def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> No
     g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default)")
     g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
                    "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "
-                   "card; its hardware is the fleet and its batch, sequence, precision and efficiency the "
-                   "defaults; docs/files.md)")
+                   "card; its hardware is the fleet and its batch, sequence, precision, efficiency and "
+                   "training: section the defaults; docs/files.md)")
     g.add_argument("--fleet", help=f"catalog cluster (mlsysim's, or modern/...; default {BASE['fleet']}; see: "
                    "mlsysim-sym list), or a plan file's hardware")
     g.add_argument("--fidelity", choices=FIDELITIES, help="the model: mlsysim (mlsysim 0.3.0's, exactly; "
