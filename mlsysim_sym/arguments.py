@@ -367,15 +367,17 @@ def describe(a: Arguments) -> str:
     fleet, the batch, every keyword away from its default by its short name (a switch by its name alone), the
     precision, the fields the call sets with their units; then the model when it is the extended one, with its
     own keywords; then what a search chooses. An argument that varies (a sweep's axis) shows its values."""
-    mlsysim, own = [], []
+    mlsysim, own, idle = [], [], []
     for (k, p), v in zip(keywords().items(), a.keywords):
         if k in a.searched:
             continue
         if p.record_default and a.model.extended and _same_number(v, getattr(a.workload, p.record_default)):
             continue            # the card's own value (its keys' and values' width): the default for it
         text = _part(p, v, always=k == "batch_size")
-        if text:
-            (own if p.fidelity == "extended" else mlsysim).append(text)
+        if text and p.fidelity == "extended":
+            (own if _moves(a, k) else idle).append(text)
+        elif text:
+            mlsysim.append(text)
     if "precision" not in a.searched:
         mlsysim.append(_values(a.precision, str))
     table = settable()
@@ -385,7 +387,8 @@ def describe(a: Arguments) -> str:
             mlsysim.append(f"{p.short} {_values(v, lambda x: quantity(float(x), p.unit))}")
     line = f"{a.workload.name} on {a.fleet.name}: " + ", ".join(mlsysim)
     if a.model.extended:
-        line += "; extended model" + (f" ({', '.join(own)})" if own else "")
+        said = ", ".join(own) + ("; " if own and idle else "") + (f"no effect here: {', '.join(idle)}" if idle else "")
+        line += "; extended model" + (f" ({said})" if said else "")
         if a.model.off:
             line += f", without {', '.join(a.model.off)}"
     if a.searched:
@@ -393,6 +396,23 @@ def describe(a: Arguments) -> str:
                  **{k: p.short for k, p in table.items()}}
         line += "; searched: " + ", ".join(short[k] for k in a.searched)
     return line
+
+
+def _moves(a: Arguments, name: str) -> bool:
+    """Whether the extended model's keyword ``name`` moves any of ``solve()``'s numbers for one configuration
+    ``a`` (its value against its default: an attention efficiency without an architecture card's attention, an
+    EP overlap without experts move nothing). True where ``a`` varies or cannot be priced (nothing is claimed)."""
+    from .compile import compile_quantities          # the solver reads this module: imported on use
+    from .solver import solve_quantities
+    if any(_varies(v) for v in a.keywords) or any(_varies(v) for _, v in a.fields):
+        return True
+    try:
+        c = compile_quantities(a.variant, solve_quantities(a.variant), "math")
+        other = a.replace(**{name: keywords()[name].default})
+        with np.errstate(all="ignore"):
+            return tuple(c.fn(*(a.values[x] for x in c.args))) != tuple(c.fn(*(other.values[x] for x in c.args)))
+    except Exception:       # a configuration solve() refuses: its own error says why, not this line
+        return True
 
 
 def _part(p: Param, v, always: bool = False) -> str:

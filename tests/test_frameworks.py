@@ -516,3 +516,22 @@ def test_the_command_line_sweeps_the_extended_models_own_outputs():
     assert p.returncode == 0, p.stderr
     rows = [line.split() for line in p.stdout.splitlines() if line.strip().startswith(("no ", "yes "))]
     assert [(r[0], r[1], r[2]) for r in rows] == [("no", "8.799", "ms"), ("yes", "8.799", "ms")]
+
+
+def test_the_configuration_line_says_which_keywords_move_nothing_here():
+    from mlsysim_sym import DistributedModel
+    from mlsysim_sym.sweeps import sweep
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # mlsysim's Llama3_70B has no architecture card: no attention FLOPs priced apart, so the attention
+        # efficiency multiplies a zero term; and no experts, so the EP overlap has no all-to-all to hide
+        r = DistributedModel(fidelity="extended").solve("Llama3_70B", "Research_256", batch_size=256,
+                                                        attention_efficiency=0.3, ep_overlap=True)
+        assert r.configuration.endswith("extended model (no effect here: attention efficiency 0.3, EP overlap)")
+        # the 8B card prices its attention: the efficiency moves the step, the overlap still does not
+        r = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-8B", "Research_256", batch_size=256,
+                                                        cp_size=2, attention_efficiency=0.3, ep_overlap=True)
+        assert r.configuration.endswith("extended model (cp 2, attention efficiency 0.3; no effect here: EP overlap)")
+        # a sweep's varying arguments: no claim is made
+        s = sweep("Llama3_70B", "Research_256", fidelity="extended", batch_size=256, attention_efficiency=[0.3, 0.5])
+        assert "no effect" not in s.configuration
