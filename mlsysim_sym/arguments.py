@@ -35,6 +35,7 @@ import numpy as np
 import sympy as sp
 
 from .checks import check
+from .compile import compile_quantities, solve_quantities
 from .display import as_given, quantity
 from .inputs import (KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload,
                      lower_arguments, static_values, with_field)
@@ -402,8 +403,6 @@ def _moves(a: Arguments, name: str) -> bool:
     """Whether the extended model's keyword ``name`` moves any of ``solve()``'s numbers for one configuration
     ``a`` (its value against its default: an attention efficiency without an architecture card's attention, an
     EP overlap without experts move nothing). True where ``a`` varies or cannot be priced (nothing is claimed)."""
-    from .compile import compile_quantities          # the solver reads this module: imported on use
-    from .solver import solve_quantities
     if any(_varies(v) for v in a.keywords) or any(_varies(v) for _, v in a.fields):
         return True
     try:

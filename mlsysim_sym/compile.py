@@ -26,6 +26,7 @@ from sympy.printing.pycode import PythonCodePrinter
 from . import _shipped, wide
 from ._cache import cached_per_arguments
 from .model import StepTimeModel, Variant, build_model
+from .outputs import EXTENDED_OUTPUTS, OUTPUTS
 from .symbols import FLAGS, PARAMS
 from .terms.base import Iverson
 
@@ -274,6 +275,18 @@ class Compiled:
         if self.backend == "math":      # an output not finite in float64: again, wide (mlsysim_sym.wide)
             return dict(zip(self.names, wide.evaluate(self.fn, vector)))
         return dict(zip(self.names, self.fn(*vector)))
+
+
+def solve_quantities(variant: Variant) -> Tuple[str, ...]:
+    """The quantities ``solve()`` computes for a variant: its result fields' (:data:`OUTPUTS`, in order), the
+    step's terms (:attr:`~mlsysim_sym.model.StepTimeModel.step_terms`) not among them, and the extended model's
+    own outputs that the variant has."""
+    m = build_model(variant)
+    names = list(OUTPUTS.values())
+    names += [n for n in m.step_terms if n not in names]
+    names += [n for n in m.memory_terms if n not in names]
+    names += [n for n in EXTENDED_OUTPUTS.values() if n in m and n not in names]
+    return tuple(names)
 
 
 # ``names`` may be any sequence (a list too): the cache keys on it as a tuple

@@ -20,7 +20,7 @@ from typing import Dict, Optional, Sequence, Tuple
 from . import notation, wide
 from .arguments import Arguments, check_switches, describe, from_record, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
-from .compile import compile_quantities
+from .compile import compile_quantities, solve_quantities
 from .display import html_table, quantity, text_table, wrap
 from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet,
                      as_workload, static_values)
@@ -40,18 +40,6 @@ def output_unit(name: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def solve_quantities(variant: Variant) -> Tuple[str, ...]:
-    """The quantities ``solve()`` computes for a variant: its result fields' (:data:`OUTPUTS`, in order), the
-    step's terms (:attr:`~mlsysim_sym.model.StepTimeModel.step_terms`) not among them, and the extended model's
-    own outputs that the variant has."""
-    m = build_model(variant)
-    names = list(OUTPUTS.values())
-    names += [n for n in m.step_terms if n not in names]
-    names += [n for n in m.memory_terms if n not in names]
-    names += [n for n in EXTENDED_OUTPUTS.values() if n in m and n not in names]
-    return tuple(names)
-
-
 @dataclass(slots=True, repr=False)
 class NodeProfile:
     """One replica's roofline step, under mlsysim ``PerformanceProfile`` field names (SI units)."""

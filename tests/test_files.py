@@ -239,6 +239,24 @@ def test_list_shows_both_catalogs():
     assert "the modern catalog" in text and "modern/Qwen3-30B-A3B" in text
 
 
+def test_the_documented_python_prices_the_documented_training_section(tmp_path, monkeypatch):
+    # docs/files.md's Python block, run beside its training: example saved as plan.yaml
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "docs" / "files.md").read_text()
+    plan = next(b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "training:" in b)
+    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plan.yaml").write_text(plan)
+    scope = {}
+    exec(compile(code, "files.md", "exec"), scope)
+    same = DistributedModel(fidelity="extended").solve(
+        "Llama3_70B", "plan.yaml", batch_size=256, seq_len=16384, precision="bf16", efficiency=0.45, tp_size=8,
+        pp_size=4, microbatch_count=8, cp_size=2, sequence_parallel=True, tp_comm_overlap=True,
+        attention_efficiency=0.4)
+    assert scope["r"].step_latency_total == same.step_latency_total
+
+
 def test_the_documented_examples_read_and_price(tmp_path):
     # every YAML and TOML block of docs/files.md is a plan this package reads
     import re
