@@ -363,20 +363,26 @@ def _same_number(v, default) -> bool:
 # --------------------------------------------------------------------------------------------
 # The configuration line
 # --------------------------------------------------------------------------------------------
-def describe(a: Arguments) -> str:
+def describe(a: Arguments, effects: bool = False) -> str:
     """``"Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 8, pp 4, m 8, fp16"``: the workload, the
     fleet, the batch, every keyword away from its default by its short name (a switch by its name alone), the
     precision, the fields the call sets with their units; then the model when it is the extended one, with its
-    own keywords; then what a search chooses. An argument that varies (a sweep's axis) shows its values."""
+    own keywords; then what a search chooses. An argument that varies (a sweep's axis) shows its values.
+
+    ``effects``: the line prices exactly this configuration (``solve()``'s result), so it may set apart the
+    extended keywords that move none of its numbers (``no effect here: EP overlap``); a search, a sweep or an
+    inverse question moves the configuration away from ``a`` and claims nothing."""
     mlsysim, own, idle = [], [], []
     for (k, p), v in zip(keywords().items(), a.keywords):
         if k in a.searched:
             continue
-        if p.record_default and a.model.extended and _same_number(v, getattr(a.workload, p.record_default)):
+        own_default = a.model.extended and _record_default(a, p) is not None
+        if own_default and _same_number(v, _record_default(a, p)):
             continue            # the card's own value (its keys' and values' width): the default for it
-        text = _part(p, v, always=k == "batch_size")
+        # away from the card's own value, shown even at the table's default (kv_fraction 1 on a GQA card)
+        text = _part(p, v, always=k == "batch_size" or own_default)
         if text and p.fidelity == "extended":
-            (own if _moves(a, k) else idle).append(text)
+            (own if not effects or _moves(a, k) else idle).append(text)
         elif text:
             mlsysim.append(text)
     if "precision" not in a.searched:
@@ -399,6 +405,12 @@ def describe(a: Arguments) -> str:
     return line
 
 
+def _record_default(a: Arguments, p: Param):
+    """The workload's own value of a keyword that defaults to it (``kv_fraction``: the card's keys' and values'
+    width), or None (no such field, or the record does not set it)."""
+    return getattr(a.workload, p.record_default, None) if p.record_default else None
+
+
 def _moves(a: Arguments, name: str) -> bool:
     """Whether the extended model's keyword ``name`` moves any of ``solve()``'s numbers for one configuration
     ``a`` (its value against its default: an attention efficiency without an architecture card's attention, an
@@ -407,7 +419,9 @@ def _moves(a: Arguments, name: str) -> bool:
         return True
     try:
         c = compile_quantities(a.variant, solve_quantities(a.variant), "math")
-        other = a.replace(**{name: keywords()[name].default})
+        p = keywords()[name]
+        own = _record_default(a, p)
+        other = a.replace(**{name: p.default if own is None else own})
         with np.errstate(all="ignore"):
             return tuple(c.fn(*(a.values[x] for x in c.args))) != tuple(c.fn(*(other.values[x] for x in c.args)))
     except Exception:       # a configuration solve() refuses: its own error says why, not this line

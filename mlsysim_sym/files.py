@@ -162,6 +162,32 @@ def magnitude(value: object, kind: str, where: str) -> float:
 # --------------------------------------------------------------------------------------------
 # Reading
 # --------------------------------------------------------------------------------------------
+def _unique_pairs(pairs):
+    """A JSON object whose keys are given once each (json keeps the last of a repeated key, silently)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} is given twice")
+        out[k] = v
+    return out
+
+
+@lru_cache(maxsize=1)
+def _unique_keys_loader(yaml):
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (it keeps the last, silently)."""
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"the key {key!r} is given twice",
+                                                            key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+    return Loader
+
+
 def _read(path: str) -> Dict[str, Any]:
     fmt = SUFFIXES.get(os.path.splitext(path)[1].lower())
     try:
@@ -176,12 +202,12 @@ def _read(path: str) -> Dict[str, Any]:
             except ImportError:
                 raise FileError(f"{path}: reading YAML needs PyYAML (pip install pyyaml); or write the plan "
                                 "as TOML (.toml) or JSON (.json)") from None
-            data = yaml.safe_load(raw.decode("utf-8"))
+            data = yaml.load(raw.decode("utf-8"), Loader=_unique_keys_loader(yaml))
         elif fmt == "toml":
-            import tomllib
+            import tomllib       # refuses a key given twice itself
             data = tomllib.loads(raw.decode("utf-8"))
         else:
-            data = json.loads(raw.decode("utf-8"))
+            data = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_pairs)
     except FileError:
         raise
     except Exception as e:     # the parsers' own errors: one line, with where the parser stopped
@@ -222,8 +248,8 @@ def _whole(sec, key, at, lo=1):
     v = sec.get(key)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-        raise FileError(f"{at}.{key}: must be a whole number >= {lo}, got {v!r}")
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo or v > MAX_WHOLE:
+        raise FileError(f"{at}.{key}: must be a whole number >= {lo} and at most 2**53, got {v!r}")
     return v
 
 
@@ -268,7 +294,9 @@ def _load(path: str, mtime: int, size: int) -> Document:
 
 
 #: The keywords of the parameter table that mlsysim's own sections carry, and the section that carries each.
-_ELSEWHERE = {"batch_size": "workload", "seq_len": "workload", "efficiency": "hardware"}
+_ELSEWHERE = {"batch_size": "workload", "seq_len": "workload", "efficiency": "hardware", "precision": "hardware"}
+#: The largest whole number a file may give: the command line's bound (integers are exact in float64 to 2**53).
+MAX_WHOLE = 2 ** 53
 
 
 def _training(doc, path, keywords) -> Tuple[Dict[str, object], Tuple[str, ...]]:
@@ -320,19 +348,32 @@ def _keyword(v, name: str, p, at: str):
     """One keyword's value as its row of the parameter table reads it: a switch is true or false (or 1 or 0); a
     count a whole number; a magnitude a number; each in the row's range."""
     from .inputs import FLAG_KEYWORDS          # inputs reads files: imported on use
-    r = p.range
+    r, raw = p.range, v
     if name in FLAG_KEYWORDS:
         if v in (True, False) and not isinstance(v, float):
             return bool(v)
         raise FileError(f"{at}: must be true or false (or 1 or 0), got {v!r}")
     if p.kind in (Kind.COUNT, Kind.FLAG):                  # zero_stage is a FLAG-kind count
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise FileError(f"{at}: must be a whole number {r.text}, got {v!r}")
-    elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise FileError(f"{at}: must be a number {r.text}, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int) or abs(v) > MAX_WHOLE:
+            raise FileError(f"{at}: must be a whole number {r.text} (at most 2**53), got {v!r}")
+    else:
+        if isinstance(v, str) and re.fullmatch(_NUMBER, v.strip()):
+            v = v.strip()       # YAML 1.1 reads 1e-3 (no dot) as a string: a number written plainly is one
+        try:
+            v = float(v) if not isinstance(v, bool) and isinstance(v, (int, float, str)) else None
+        except (OverflowError, ValueError):
+            v = None
+        if v is None or not math.isfinite(v):
+            raise FileError(f"{at}: must be a finite number {r.text}, got {_shown(raw)}")
     if r is not None and v not in r:
-        raise FileError(f"{at}: must be {r.text}, got {v!r}")
-    return v if p.kind is not Kind.REAL else float(v)
+        raise FileError(f"{at}: must be {r.text}, got {_shown(raw)}")
+    return v
+
+
+def _shown(v) -> str:
+    """A value in a message: its repr, shortened (a 400-digit integer is not printed whole)."""
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _workload(doc, path, keywords) -> Optional[Workload]:

@@ -133,7 +133,7 @@ class DistributedResult:
     @property
     def configuration(self) -> str:
         """Which configuration this prices: model, fleet, and every keyword not at its default."""
-        return describe(self.arguments) if self.arguments is not None else ""
+        return describe(self.arguments, effects=True) if self.arguments is not None else ""
 
     @property
     def quantities(self) -> Dict[str, object]:

@@ -1,6 +1,7 @@
 """Records from files (docs/files.md): mlsysim eval's plan read as it is, the extension (architecture cards, full
 hardware records) in YAML and TOML, through Python and the command line; bad files answer one line, exit 2."""
 import json
+import re
 import subprocess
 import sys
 
@@ -190,7 +191,7 @@ BAD = [
      "training.sequence_parallel: must be true or false (or 1 or 0), got 2"),
     ("tr-real.yaml", PLAN + "training: {fidelity: extended, attention_efficiency: 1.5}\n",
      "training.attention_efficiency: must be in [1e-09, 1.0], got 1.5"),
-    ("tr-count.yaml", PLAN + "training: {pp_size: 2.5}\n", "training.pp_size: must be a whole number >= 1, got 2.5"),
+    ("tr-count.yaml", PLAN + "training: {pp_size: 2.5}\n", "training.pp_size: must be a whole number >= 1 (at most 2**53), got 2.5"),
     ("tr-batch.yaml", PLAN + "training: {batch_size: 64}\n",
      "training.batch_size: give it in the workload: section (as mlsysim's plan does)"),
     ("tr-unknown.yaml", PLAN + "training: {tensor_parallel: 8}\n",
@@ -199,6 +200,16 @@ BAD = [
      "training.without: mechanisms can be switched off only in the extended model; add fidelity: extended"),
     ("tr-fid.yaml", PLAN + "training: {fidelity: exact}\n",
      "training.fidelity: must be one of mlsysim, extended, got 'exact'"),
+    ("tr-huge.yaml", PLAN + "training: {congestion_factor: 1" + "0" * 400 + "}\n",
+     "training.congestion_factor: must be a finite number >= 0, got 1000000000000000000000000000000000000..."),
+    ("tr-big.yaml", PLAN + "training: {tp_size: 100000000000000000000}\n",
+     "training.tp_size: must be a whole number >= 1 (at most 2**53), got 100000000000000000000"),
+    ("big-batch.yaml", PLAN.replace("batch_size: 256", "batch_size: 100000000000000000000"),
+     "workload.batch_size: must be a whole number >= 1 and at most 2**53"),
+    ("tr-prec.yaml", PLAN + "training: {precision: fp8}\n",
+     "training.precision: give it in the hardware: section (as mlsysim's plan does)"),
+    ("twice.yaml", PLAN + "training: {tp_size: 8, tp_size: 4}\n", "not valid YAML: the key 'tp_size' is given twice"),
+    ("twice.json", '{"version": "1", "name": "a", "name": "b"}', "not valid JSON: the key 'name' is given twice"),
     ("named.yaml", CARD_YAML.replace("name: my-13b,", "name: Llama3_70B,"),
      "workload.name: 'Llama3_70B' names a catalog workload; with an architecture: section, name the card itself"),
 ]
@@ -213,7 +224,7 @@ def test_a_bad_file_is_one_line_naming_the_file_and_the_field(tmp_path, name, te
     assert len(lines) == 1 and not r.stdout, r.stderr
     assert lines[0].startswith(f"mlsysim-sym: error: {path}: "), lines[0]
     assert words in lines[0], lines[0]
-    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+    with pytest.raises(ValueError, match=re.escape(words)):
         DistributedModel().solve(path, "Research_256")
 
 
@@ -353,5 +364,32 @@ def test_a_training_section_carries_solves_keywords_and_the_model(tmp_path):
     # mlsysim's model asked for beside a section of extended keywords: one line naming --fidelity
     r = _cli("solve", "--model", path, "--fidelity", "mlsysim")
     assert r.returncode == 2 and not r.stdout
-    assert r.stderr == ("mlsysim-sym: error: --fidelity: mlsysim's model cannot take the plan's training.cp_size (the "
-                        "extended model's); leave --fidelity out or give extended\n")
+    assert r.stderr == (f"mlsysim-sym: error: --fidelity: mlsysim's model cannot take {path}'s training.cp_size (the "
+                        "extended model's); give extended\n")
+
+
+def test_plan_sections_and_options_combine_as_documented(tmp_path):
+    # YAML 1.1 reads 1e-1 (no dot) as a string: a number written plainly is read as one
+    path = _write(tmp_path, "num.yaml", PLAN + "training: {overlap_efficiency: 5e-1}\n")
+    assert files.load(path).keywords["overlap_efficiency"] == 0.5
+    # --without beside a file that chooses the extended model: the file's fidelity stands
+    train = _write(tmp_path, "train.yaml", TRAINING)
+    r = _cli("solve", "--model", train, "--without", "context_parallel", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["configuration"]["without"] == ["context_parallel"]
+    # the model's file chooses mlsysim's model, the fleet's sets an extended keyword: one line naming both files
+    m = _write(tmp_path, "m.yaml", PLAN.replace("hardware:", "training: {fidelity: mlsysim}\nhardware:"))
+    f = _write(tmp_path, "f.yaml", PLAN + "training: {fidelity: extended, cp_size: 2}\n")
+    r = _cli("solve", "--model", m, "--fleet", f)
+    assert r.returncode == 2 and not r.stdout
+    assert r.stderr == (f"mlsysim-sym: error: {m}: training.fidelity: mlsysim's model cannot take {f}'s "
+                        "training.cp_size (the extended model's); give extended\n")
+    # a value from a file that solve() refuses: the line names the file and the field, not an option not typed
+    cp3 = _write(tmp_path, "cp3.yaml", PLAN + "training: {fidelity: extended, cp_size: 3}\n")
+    r = _cli("solve", "--model", cp3)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"mlsysim-sym: error: {cp3}: training.cp_size: Infeasible parallelism: TP(1) * PP(1) "
+                               "* CP(3) must divide total accelerators (256) exactly"), r.stderr
+    # typed beside the file, the option is named
+    r = _cli("solve", "--model", cp3, "--tp", "1")
+    assert r.returncode == 2 and r.stderr.startswith("mlsysim-sym: error: --tp/--pp/--cp: Infeasible"), r.stderr

@@ -535,3 +535,14 @@ def test_the_configuration_line_says_which_keywords_move_nothing_here():
         # a sweep's varying arguments: no claim is made
         s = sweep("Llama3_70B", "Research_256", fidelity="extended", batch_size=256, attention_efficiency=[0.3, 0.5])
         assert "no effect" not in s.configuration
+        # nor where the question moves the configuration: SP does nothing at tp 1, but the search tries tp > 1
+        from mlsysim_sym import search
+        found = search("Llama3_70B", "Research_256", 256, fidelity="extended", sequence_parallel=True, top_k=1)
+        assert "extended model (SP)" in found.configuration
+        # the card's own KV width is the default: 1 on the 8B card (0.25 of its own) is said and moves the step
+        kw = dict(batch_size=256, tp_size=8, cp_size=2)
+        one = DistributedModel(fidelity="extended").solve(LLAMA8, "Research_256", kv_fraction=1, **kw)
+        own = DistributedModel(fidelity="extended").solve(LLAMA8, "Research_256", **kw)
+        assert one.configuration.endswith("extended model (cp 2, KV fraction 1)")
+        assert own.configuration.endswith("extended model (cp 2)")
+        assert one.step_latency_total > own.step_latency_total

@@ -68,4 +68,19 @@ def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
         named = option_of(text, dests)
         if not named:
             named = next((flag + ": " for phrase, flag in (hints or {}).items() if phrase in text), "")
-        raise UsageError((named or fallback + ": ") + text) from None
+        raise UsageError(_from_plan(named or fallback + ": ", given, getattr(args, "plan_origin", {})) + text) \
+            from None
+
+
+def _from_plan(named: str, given: Sequence[str], origin: Dict[str, str]) -> str:
+    """``named`` (``"--tp/--pp/--ep: "``), or where none of its options was typed and a plan file's
+    ``training:`` section gave their values, the file and those fields (``"plan.yaml: training.tp_size: "``)."""
+    if named == "--" or not origin:
+        return named
+    flags = named[:-2].split("/")
+    if any(f in given for f in flags):
+        return named
+    keys = [o.keyword for o in OPTIONS if o.flag in flags and o.keyword in origin]
+    if not keys:
+        return named
+    return f"{origin[keys[0]]}: " + "/".join(f"training.{k}" for k in keys) + ": "

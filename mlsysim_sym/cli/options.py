@@ -205,6 +205,7 @@ class Setup:
     note: str = ""
     given: Dict[str, List] = field(default_factory=dict)     # the options given, a list of values each
     named: Tuple[str, ...] = ()                                 # "--model", "--fleet" where given
+    origin: Dict[str, str] = field(default_factory=dict)       # a plan file's training: keyword -> the file
 
     @property
     def flags(self) -> Tuple[str, ...]:
@@ -222,10 +223,10 @@ def setup(args, example: bool = True) -> Setup:
     without = tuple(x.strip() for x in args.without.split(",") if x.strip()) if getattr(args, "without", None) \
         else None
     fidelity = getattr(args, "fidelity", None)
-    choice = ModelChoice(fidelity or "mlsysim", without or ())
     if example and not given and args.model is None and args.fleet is None:
         kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
-        return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, choice, "the bundled example", given)
+        return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, ModelChoice(fidelity or "mlsysim", without or ()),
+                     "the bundled example", given)
     model, fleet = args.model, args.fleet
     from_files: Dict[str, object] = {}
     for name in dict.fromkeys(x for x in (model, fleet) if files.is_file_name(x)):
@@ -236,26 +237,33 @@ def setup(args, example: bool = True) -> Setup:
             model = name
     # the model's file gives the batch and sequence, the fleet's the precision and efficiency; the training:
     # sections the rest of the keywords and the model choice (the model's file over the fleet's)
-    from_choice: Dict[str, object] = {}
+    origin: Dict[str, str] = {}          # a training: keyword, fidelity or without -> the file that gave it
+    chosen: Dict[str, object] = {}       # the files' model choice
     for name, part in ((fleet, "training"), (model, "training"), (model, "workload"), (fleet, "hardware")):
         if files.is_file_name(name):
-            from_files.update(files.load(name).section_keywords(part))
+            doc = files.load(name)
+            from_files.update(doc.section_keywords(part))
             if part == "training":
-                from_choice.update(files.load(name).model)
-    if from_choice:          # an option given beside the file wins
-        fidelity = fidelity or from_choice.get("fidelity", "mlsysim")
-        without = without if without is not None else from_choice.get("without", ())
-        extended = [f"training.{k}" for k in from_files if k in keywords() and keywords()[k].fidelity == "extended"]
-        extended += ["training.without"] if without and "without" in from_choice else []
-        if extended and fidelity != "extended":
-            raise UsageError(f"--fidelity: mlsysim's model cannot take the plan's {extended[0]} (the extended "
-                             "model's); leave --fidelity out or give extended")
-        choice = ModelChoice(fidelity, without)
+                origin.update({k: name for k in (*doc.training, *doc.model)})
+                chosen.update(doc.model)
+    # an option given beside the files wins
+    fidelity = fidelity or chosen.get("fidelity", "mlsysim")
+    without = without if without is not None else chosen.get("without")
+    if fidelity != "extended":          # a training: section's extended keywords need the extended model
+        needs = [k for k in origin if k in keywords() and keywords()[k].fidelity == "extended"]
+        needs += ["without"] if "without" in origin and without and getattr(args, "without", None) is None else []
+        if needs:
+            k = needs[0]
+            chose = "--fidelity" if getattr(args, "fidelity", None) else f"{origin['fidelity']}: training.fidelity"
+            raise UsageError(f"{chose}: mlsysim's model cannot take {origin[k]}'s training.{k} (the extended "
+                             "model's); give extended")
+    choice = ModelChoice(fidelity, without or ())
+    args.plan_origin = origin         # the errors' lines name the file where it gave a value (cli.errors)
     model, fleet = model or BASE["model"], fleet or BASE["fleet"]
     check_names(model, fleet)
     kw = {"batch_size": BASE["batch_size"], **from_files,
           **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
-    return Setup(model, fleet, kw, choice, given=given,
+    return Setup(model, fleet, kw, choice, given=given, origin=origin,
                  named=tuple(f"--{k}" for k in ("model", "fleet") if getattr(args, k, None) is not None))
 
 
