@@ -376,8 +376,9 @@ def describe(a: Arguments, effects: bool = False) -> str:
     for (k, p), v in zip(keywords().items(), a.keywords):
         if k in a.searched:
             continue
-        own_default = a.model.extended and _record_default(a, p) is not None
-        if own_default and _same_number(v, _record_default(a, p)):
+        card = _record_default(a, p) if a.model.extended else None
+        own_default = card is not None
+        if own_default and _same_number(v, card):
             continue            # the card's own value (its keys' and values' width): the default for it
         # away from the card's own value, shown even at the table's default (kv_fraction 1 on a GQA card)
         text = _part(p, v, always=k == "batch_size" or own_default)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Dict, Mapping, Sequence, Tuple
 
 import sympy as sp
@@ -277,6 +278,7 @@ class Compiled:
         return dict(zip(self.names, self.fn(*vector)))
 
 
+@lru_cache(maxsize=None)
 def solve_quantities(variant: Variant) -> Tuple[str, ...]:
     """The quantities ``solve()`` computes for a variant: its result fields' (:data:`OUTPUTS`, in order), the
     step's terms (:attr:`~mlsysim_sym.model.StepTimeModel.step_terms`) not among them, and the extended model's

@@ -357,11 +357,11 @@ def _keyword(v, name: str, p, at: str):
         if isinstance(v, bool) or not isinstance(v, int) or abs(v) > MAX_WHOLE:
             raise FileError(f"{at}: must be a whole number {r.text} (at most 2**53), got {v!r}")
     else:
-        if isinstance(v, str) and re.fullmatch(_NUMBER, v.strip()):
-            v = v.strip()       # YAML 1.1 reads 1e-3 (no dot) as a string: a number written plainly is one
+        # YAML 1.1 reads 1e-3 (no dot) as a string: a number written plainly is one, no other string
+        plain = isinstance(v, str) and re.fullmatch(_NUMBER, v.strip())
         try:
-            v = float(v) if not isinstance(v, bool) and isinstance(v, (int, float, str)) else None
-        except (OverflowError, ValueError):
+            v = float(v) if plain or isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        except OverflowError:
             v = None
         if v is None or not math.isfinite(v):
             raise FileError(f"{at}: must be a finite number {r.text}, got {_shown(raw)}")

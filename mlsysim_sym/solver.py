@@ -39,7 +39,6 @@ def output_unit(name: str) -> str:
     return unit_of(name)
 
 
-@lru_cache(maxsize=None)
 @dataclass(slots=True, repr=False)
 class NodeProfile:
     """One replica's roofline step, under mlsysim ``PerformanceProfile`` field names (SI units)."""

@@ -205,7 +205,6 @@ class Setup:
     note: str = ""
     given: Dict[str, List] = field(default_factory=dict)     # the options given, a list of values each
     named: Tuple[str, ...] = ()                                 # "--model", "--fleet" where given
-    origin: Dict[str, str] = field(default_factory=dict)       # a plan file's training: keyword -> the file
 
     @property
     def flags(self) -> Tuple[str, ...]:
@@ -263,7 +262,7 @@ def setup(args, example: bool = True) -> Setup:
     check_names(model, fleet)
     kw = {"batch_size": BASE["batch_size"], **from_files,
           **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
-    return Setup(model, fleet, kw, choice, given=given, origin=origin,
+    return Setup(model, fleet, kw, choice, given=given,
                  named=tuple(f"--{k}" for k in ("model", "fleet") if getattr(args, k, None) is not None))
 
 

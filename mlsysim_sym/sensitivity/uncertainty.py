@@ -404,8 +404,9 @@ def _first_order(table, sig: Dict[str, float]):
             raise ValueError(f"uncertainty(): sigma[{name!r}]: {name} is an argument of the extended model: pass "
                              f"fidelity='extended'")
         if v is None:
-            raise ValueError(f"uncertainty(): sigma[{name!r}]: {name} has no value for {table.configuration.split(':')[0]} "
-                             f"(the workload or fleet does not set it): nothing to vary")
+            raise ValueError(f"uncertainty(): sigma[{name!r}]: {name} has no value for "
+                             f"{table.configuration.split(':')[0]} (the workload or fleet does not set it): "
+                             "nothing to vary")
         v = float(v)
         r = rows.get(name)
         if r is None:                                   # the output does not read it: no effect
