@@ -39,7 +39,7 @@ from .modern_split import training
 DATA = Path(__file__).parent / "data" / "modern_runs"
 #: The mechanisms this validation adds to the extended model (``docs/extended.md`` validates the others).
 NEW = ("fp8_gemms", "moe_layout", "fsdp_overlap", "cp_overlap", "ep_overlap", "attention_kernels",
-       "pipeline_balance", "pass_overhead")
+       "pipeline_balance", "pass_overhead", "moe_permutation")
 #: The classes the goal is stated per.
 CLASSES = ("dense BF16", "dense FP8", "MoE", "FSDP", "CP", "Blackwell")
 GOAL_MEDIAN, GOAL_WORST = 0.05, 0.15
@@ -115,7 +115,8 @@ def kwargs(r: dict, efficiency: float = 0.5) -> Dict[str, object]:
                 tp_comm_overlap=bool(c.get("tp_comm_overlap")) and tp > 1,
                 fsdp_overlap=fsdp and c.get("fsdp_prefetch") is not False,
                 cp_overlap=cp > 1 and "p2p" in str(c.get("cp_comm") or ""),
-                ep_overlap=bool(c.get("ep_overlap")) and int(c.get("ep") or 1) > 1)
+                ep_overlap=bool(c.get("ep_overlap")) and int(c.get("ep") or 1) > 1,
+                fused_dispatch=c.get("moe_dispatcher") == "flex")
 
 
 @lru_cache(maxsize=None)

@@ -190,6 +190,15 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.2.1 (DualPipe: a forward and a backward chunk "
        "paired so their all-to-alls hide behind each other's compute)",
        "the all-to-all exposed", ("T_ep_exposed",), short="EP ov."),
+    _M("moe_permutation", "MoE token permutation",
+       "models with routed experts, unless fused_dispatch: each rank's routed tokens are grouped by expert before "
+       "each dispatch all-to-all and restored after each combine, in memory-bound kernels of their own: b_perm "
+       "HBM bytes per byte of the tokens it routes (k_e copies of its 1 / N_TP of the replica's tokens), around "
+       "each of the n_a2a all-to-alls of each of its layers, added to the replica's step",
+       None, "NVIDIA Megatron-LM, megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher: "
+       "permute, sort_chunks_by_idxs, unpermute around the all-to-alls; MoEFlexTokenDispatcher: DeepEP and "
+       "HybridEP permute inside their transfers); megatron/core/transformer/moe/moe_utils.py (permute, unpermute)",
+       "no permutation", ("T_perm",), short="Perm."),
     # ---- issue 24: the per-layer overlap schedule ---- begin
     _M("layer_overlap", "DP AllReduce overlapped layer by layer",
        "layer_overlap with overlap_comm, transformers: the gradient AllReduce split evenly over the N_L layers of "

@@ -416,7 +416,15 @@ def _roofline(b: _Builder) -> None:
         t_over = q("T_overhead", S.tau_d + n_pass * S.TAX, **_POS)
     else:
         t_over = q("T_overhead", roofline.overhead(sp.Max(1, S.L)), **_POS)
-    T_node = q("T_node", roofline.node_latency(t_comp, t_mem, t_over), **_POS)
+    t_node = roofline.node_latency(t_comp, t_mem, t_over)
+    if b.on("moe_permutation") and b.transformer:
+        # the routed tokens grouped by expert and back, in kernels of their own: each rank's 1 / N_TP of the
+        # replica's tokens (1 / N_EP of them in mlsysim's layout), k_e copies of each, around every all-to-all
+        again = ext_terms.recomputed(S.rc) if b.on("recompute_collectives") else 1
+        routed = lb * b.s_loc * S.H * b.s_el * S.k_e * S.iota / (S.tp if b.moe else S.ep)
+        t_node += q("T_perm", fw.only_with_experts(S.P_exp, fw.permutation_time(
+            routed, S.b_perm, S.n_a2a, b["L_stage"], again, S.BW_hbm, S.fdis)), **_NONNEG)
+    T_node = q("T_node", t_node, **_POS)
     q("mfu_node", roofline.utilization(b["O_model"], T_node, S.R_peak, G), **_NONNEG)
     hfu = q("hfu_node", roofline.utilization(b["O_hw"], T_node, S.R_peak, G), **_NONNEG)
     q("energy", roofline.energy(hfu, G, T_node), **_NONNEG)

@@ -80,6 +80,7 @@ OUTPUT_TABLE: Tuple[Output, ...] = (
     _O("optimizer_step_latency", "T_opt", label="optimizer update", fidelity="extended"),
     _O("tp_exposed_latency", "T_tp_exposed", label="TP communication left after overlap", fidelity="extended"),
     _O("ep_exposed_latency", "T_ep_exposed", label="EP all-to-all left after overlap", fidelity="extended"),
+    _O("permutation_latency", "T_perm", label="MoE token permutation", fidelity="extended"),
     _O("gemm_shape_factor", "f_gemm", fidelity="extended"),
     _O("forward_flops_per_token", "F_tok", label="forward FLOPs per token", fidelity="extended"),
 )

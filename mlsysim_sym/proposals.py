@@ -211,6 +211,9 @@ EXTENSION.update({
     "n_a2a": _P(r"\ExpertAllToAllCount", "count",
                 "number of expert-parallel AllToAlls per mixture-of-experts layer per training step, dispatch and "
                 "combine in the forward and the backward pass"),
+    "b_perm": _P(r"\PermutationBytesPerRoutedByte", "scalar",
+                 "bytes of memory traffic the permutation of a mixture-of-experts layer's tokens moves for each "
+                 "byte of the tokens a rank routes"),
     "b_upd": _P(r"\OptimizerUpdateBytesPerParameter", "scalar",
                 "bytes of memory traffic the optimizer update moves for each trainable parameter", "learning"),
     "G_mp": _P(r"\ModelShardAcceleratorCount", "count",
@@ -259,6 +262,9 @@ EXTENSION.update({
                        "tensor-parallel communication time per step left on the critical path after overlap"),
     "T_ep_exposed": _P(r"\ExposedExpertParallelTime", "scalar",
                        "expert-parallel all-to-all time per step left on the critical path after overlap"),
+    "T_perm": _P(r"\TokenPermutationTime", "scalar",
+                 "time per step of the memory-bound kernels that group a rank's routed tokens by expert and restore "
+                 "their order"),
     "GemmShapeEfficiency": _P(r"\GemmShapeEfficiency", "scalar",
                               "share of the large-matrix efficiency a matrix multiplication of a given width "
                               "reaches", "performance", unit="1"),
@@ -371,6 +377,9 @@ EXTENSION.update({
     "epov": _P(r"\ExpertParallelOverlapSwitch", "scalar",
                "one when each microbatch's expert-parallel all-to-alls run beside the compute of another "
                "microbatch, zero when they are exposed"),
+    "fdis": _P(r"\FusedDispatchSwitch", "scalar",
+               "one when the mixture-of-experts dispatcher permutes the tokens inside its all-to-all kernels, zero "
+               "when it permutes them in kernels of their own"),
     # ---- issue 24: the per-layer overlap schedule ---- begin
     "lov": _P(r"\LayerOverlapSwitch", "scalar",
               "one when the gradient AllReduce is overlapped layer by layer with the backward pass, zero when a "

@@ -260,7 +260,8 @@ class DistributedModel:
               sequence_parallel: bool = False, tp_comm_overlap: bool = False,
               kv_fraction: Optional[float] = None, etp_size: int = 1, fsdp_overlap: bool = False,
               cp_overlap: bool = False, layer_overlap: bool = False,
-              attention_efficiency: float = 0.4, ep_overlap: bool = False) -> DistributedResult:
+              attention_efficiency: float = 0.4, ep_overlap: bool = False,
+              fused_dispatch: bool = False) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -343,6 +344,11 @@ class DistributedModel:
             Extended model, with ``ep_size > 1``: each microbatch's MoE all-to-alls run beside another
             microbatch's compute (Megatron-Core's ``overlap_moe_expert_parallel_comm``); what the replica's compute
             cannot cover is exposed, and at least one microbatch's share.
+        fused_dispatch
+            Extended model, for a workload with routed experts: the token dispatcher permutes the tokens inside its
+            all-to-all kernels (Megatron-Core's ``moe_token_dispatcher_type="flex"`` on DeepEP or HybridEP), so no
+            permutation kernels of its own are priced; by default they are (the ``alltoall`` and ``allgather``
+            dispatchers, torchtitan's), ``docs/modern_runs.md``.
 
         Returns
         -------
@@ -373,7 +379,7 @@ class DistributedModel:
             activation_recomputation, overlap_comm, overlap_efficiency, congestion_factor, straggler_factor,
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
             tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap, layer_overlap, attention_efficiency,
-            ep_overlap),
+            ep_overlap, fused_dispatch),
             w, self.choice))
         return price(a, stacklevel=4)
 

@@ -425,6 +425,11 @@ _keyword("epov", "ep_overlap", False, rf"\chi_{{{T}{{EP-ov}}}}", "1",
          "1 when each microbatch's MoE all-to-alls run beside another microbatch's compute (Megatron-Core's "
          "EP all-to-all overlap), else 0", "flag", "flag", label="EP overlap", fidelity=_EXT,
          short="EP overlap", option="--ep-overlap")
+_keyword("fdis", "fused_dispatch", False, rf"\chi_{{{T}{{fused}}}}", "1",
+         "1 when the MoE token dispatcher permutes the tokens inside its all-to-all kernels (Megatron-Core's flex "
+         "dispatcher on DeepEP or HybridEP), else 0 (the all-to-all and all-gather dispatchers permute them in "
+         "kernels of their own)", "flag", "flag", label="fused dispatch", fidelity=_EXT, short="fused dispatch",
+         option="--fused-dispatch")
 _declare("R_16", rf"R_{{{T}{{peak,16}}}}", "flop/s",
          "peak FLOP/s of one accelerator at a 16-bit precision (precision_flops['bf16'], else peak_flops)", "real",
          "accelerator", "positive", label="16-bit peak FLOP/s", fidelity=_EXT)
@@ -455,18 +460,22 @@ _field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
        "forward FLOPs per token of the output layer, 2 V d (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="output-layer FLOPs per token", fidelity=_EXT)
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
-       1160.0, fidelity=_EXT)
+       1152.0, fidelity=_EXT)
 _const("s_16", rf"s_{{{T}{{16}}}}", "B", "bytes of a 16-bit element (what FP8 training keeps its tensors in)", 2.0,
        fidelity=_EXT)
 _const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
        "share of the FP8 peak that FP8 GEMMs reach, relative to the share of the 16-bit peak 16-bit GEMMs reach "
-       "(fitted: docs/modern_runs.md)", 1.0, fidelity=_EXT)
+       "(fitted: docs/modern_runs.md)", 0.98, fidelity=_EXT)
 _const("k_pass", rf"k_{{{T}{{pass}}}}", "1",
        "fixed cost of a layer's pass per forward-pass equivalent of a microbatch (a training pass counts 3, 4 "
-       "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 80.0, fidelity=_EXT)
+       "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 70.0, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
        fidelity=_EXT)
+_const("b_perm", rf"b_{{{T}{{perm}}}}", "1",
+       "HBM bytes the permutation kernels around the MoE all-to-alls move per byte of a rank's routed tokens: "
+       "permute, sort by local expert, unsort and unpermute each read and write every routed token once, 8 "
+       "accesses over a pass's 2 all-to-alls (Megatron-Core's all-to-all dispatcher)", 4.0, fidelity=_EXT)
 _const("b_upd", rf"b_{{{T}{{update}}}}", "B",
        "HBM bytes the Adam update moves per trainable parameter (read fp32 weight, gradient, two moments; "
        "write weight, two moments, 2-byte copy)", 30.0, fidelity=_EXT)

@@ -90,12 +90,12 @@ def test_neutral_switches_differ_by_the_always_on_mechanisms_term_by_term():
     # compute: the achieved rate times f_GEMM, nothing else (memory is mlsysim's)
     assert b.node_profile.latency_compute == pytest.approx(a.node_profile.latency_compute / f_gemm, rel=1e-14)
     assert b.node_profile.latency_memory == pytest.approx(a.node_profile.latency_memory, rel=1e-14)
-    # overhead: the dispatch tax (10 us) and k_pass = 80 framework taxes (10 us) per layer pass: 32 / pp 2 = 16
-    # layers, 4 forward-pass equivalents (recomputed), m 4 x GA 4 = 16 microbatches: 81,920 taxes, 0.81921 s
+    # overhead: the dispatch tax (10 us) and k_pass = 70 framework taxes (10 us) per layer pass: 32 / pp 2 = 16
+    # layers, 4 forward-pass equivalents (recomputed), m 4 x GA 4 = 16 microbatches: 71,680 taxes, 0.71681 s
     # (mlsysim: 10 us + 3 x 32 x 10 us = 0.97 ms)
-    assert PARAMS["k_pass"].value == 80 and v[sym.TAX] == 1e-5 and v[sym.tau_d] == 1e-5
+    assert PARAMS["k_pass"].value == 70 and v[sym.TAX] == 1e-5 and v[sym.tau_d] == 1e-5
     assert a.node_profile.latency_overhead == pytest.approx(0.97e-3, rel=1e-12)
-    assert b.node_profile.latency_overhead == pytest.approx(0.81921, rel=1e-12)
+    assert b.node_profile.latency_overhead == pytest.approx(0.71681, rel=1e-12)
     # DP: one optimizer step's sync, not divided by GA = 4; ZeRO-3: the gradients' ReduceScatter (half the
     # all-reduce) once and the weights' two AllGathers (one all-reduce of the same bytes, no LoRA) in each of the
     # 4 micro-steps: (1/2 + 4) all-reduces against mlsysim's 1/4, a ratio of 18
@@ -141,7 +141,8 @@ def test_neutral_switches_differ_by_the_always_on_mechanisms_term_by_term():
 def test_the_documented_always_on_list_is_every_mechanism_without_a_switch():
     assert always_on() == ("gemm_shape", "pipeline_p2p", "optimizer_step", "ga_once", "zero3_gather",
                            "moe_per_layer", "recompute_collectives", "attention_flops", "card_activations",
-                           "attention_kernels", "pipeline_balance", "pass_overhead", "fp8_gemms", "moe_layout")
+                           "attention_kernels", "pipeline_balance", "pass_overhead", "fp8_gemms", "moe_layout",
+                           "moe_permutation")
     assert {m.switch for m in MECHANISMS.values() if m.switch} == {"cp_size", "sequence_parallel",
                                                                   "tp_comm_overlap", "fsdp_overlap", "cp_overlap",
                                                                   "ep_overlap", "layer_overlap"}
@@ -464,11 +465,11 @@ def test_validation_fit_is_the_shipped_constant_and_the_headline_holds():
     f = E.fit()
     assert f["d_half"] == PARAMS["d_half"].value
     s = E.summary()
-    # the numbers docs/extended.md states: held-out median 3.3 % (mlsysim's 9.6 %), worst 28.3 %
+    # the numbers docs/extended.md states: held-out median 3.2 % (mlsysim's 9.6 %), worst 28.7 %
     assert s["held"]["n"] == 13 and s["train"]["n"] == 9
-    assert round(100 * s["held"]["median"], 1) == 3.3
+    assert round(100 * s["held"]["median"], 1) == 3.2
     assert round(100 * s["held_mlsysim"]["median"], 1) == 9.6
-    assert round(100 * s["held"]["worst"], 1) == 28.3
+    assert round(100 * s["held"]["worst"], 1) == 28.7
     assert s["held"]["median"] < s["held_mlsysim"]["median"]
     assert not s["goal_met"] and s["beyond"] == ["mtnlg-280", "mtnlg-420", "llama3-8k", "llama3-16k-cp16"]
     training, held = E.split()

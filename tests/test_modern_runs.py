@@ -151,7 +151,8 @@ def test_the_release_spread_is_worked_from_the_reprints():
 def test_one_factor_per_dispatcher_leaves_the_moe_class_beyond_the_goal():
     """What reading the dispatcher could at best give: a factor per dispatcher fitted on the MoE training runs."""
     d = M.dispatcher_offsets()
-    # with ep_overlap read from the recipes, the MoE training runs of both dispatchers want the same factor (the
-    # model is about 17 % too fast on both: +0.170 and +0.160 in log): the dispatcher explains nothing left
-    assert 0.1 < d["flex"] < d["alltoall"] < 0.2 and d["alltoall"] - d["flex"] < 0.02
+    # with ep_overlap read from the recipes and the all-to-all dispatcher's permutation priced (fused_dispatch off),
+    # the MoE training runs of both dispatchers want the same factor (the model is about 17 % too fast on both:
+    # +0.155 and +0.159 in log): the dispatcher explains nothing left
+    assert 0.1 < d["alltoall"] < d["flex"] < 0.2 and d["flex"] - d["alltoall"] < 0.02
     assert d["held_median"] > 2 * M.GOAL_MEDIAN

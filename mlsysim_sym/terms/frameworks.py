@@ -8,6 +8,10 @@ torchtitan lay them out, ZeRO-3 / FSDP and ring attention overlapped with comput
 * MoE layout (:func:`expert_share`): expert parallelism is carved out of the data- and context-parallel ranks,
   not multiplied beside them (NVIDIA Megatron-LM ``megatron/core/parallel_state.py``; Rajbhandari et al. 2022,
   *DeepSpeed-MoE*, sec. 5).
+* MoE token permutation (:func:`permutation_time`): the all-to-all dispatcher groups each rank's routed tokens by
+  expert before the all-to-all and restores their order after it, in memory-bound kernels of their own (NVIDIA
+  Megatron-LM ``megatron/core/transformer/moe/token_dispatcher.py``, ``MoEAlltoAllTokenDispatcher``: ``permute``,
+  ``sort_chunks_by_idxs``, ``unpermute``); the flex dispatcher (DeepEP, HybridEP) does it inside its transfers.
 * Overlap (:func:`overlapped`): prefetched FSDP gathers (Zhao et al. 2023, *PyTorch FSDP*, sec. 3.3) and the
   ring of ring attention (Liu et al. 2023, *Ring Attention*, sec. 3) hide behind the compute they run beside.
 """
@@ -71,6 +75,17 @@ def only_with_experts(P_exp, expr):
     """``expr`` where the model has routed-expert weights, else 0 (a dense model reduces no expert gradients, and
     an empty collective would still pay its latency)."""
     return Iverson(P_exp > 0) * expr
+
+
+def permutation_time(routed, b_perm, n_a2a, layers, again, BW_hbm, fused):
+    """The memory-bound permutation of one step's routed tokens on one accelerator: ``b_perm`` HBM bytes per byte
+    of the ``routed`` bytes it dispatches in each of the ``n_a2a`` all-to-alls of each of its ``layers`` (``again``
+    times with a recomputed forward), at the HBM's bandwidth; 0 where the dispatcher fuses it (``fused = 1``).
+
+    >>> permutation_time(1e9, 4, 4, 10, 1, 4e12, 0)
+    0.04
+    """
+    return (1 - fused) * b_perm * n_a2a * again * layers * routed / BW_hbm
 
 
 def overlapped(t_comm, t_cover, floor):
