@@ -157,6 +157,9 @@ class DistributedResult:
                 rows.append((f"  {words(name)} {notation.plain(e.latex)}", f"{s(t)} ({n.bottleneck.lower()}-bound)"))
                 rows.append(("    compute / memory / overhead", f"{s(n.latency_compute)} / {s(n.latency_memory)} / "
                                                                f"{s(n.latency_overhead)}"))
+                if (self.extended or {}).get("permutation_latency"):    # the rest of T_node (an MoE card's)
+                    rows.append((f"    {words('T_perm')} {notation.plain(notation.entry('T_perm').latex)}",
+                                 s(self.extended["permutation_latency"])))
             else:
                 rows.append((f"  {words(name)} {notation.plain(e.latex)}", s(t)))
         if self.straggler_latency:
