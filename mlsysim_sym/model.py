@@ -284,6 +284,8 @@ def _decomposition(b: _Builder) -> None:
     b.cp = cp = S.cp if b.on("context_parallel") and b.transformer else 1
     # the extended model's MoE layout: EP carved out of the data- and context-parallel ranks, not beside them
     b.moe = b.on("moe_layout") and b.transformer
+    # a recomputed forward runs its collectives and its token permutation again
+    b.again = ext_terms.recomputed(S.rc) if b.on("recompute_collectives") else 1
     # FP8 trains with 2-byte weights, gradients, activations and messages (only the GEMMs' inputs are FP8)
     b.s_el = sp.Max(S.bpp, S.s_16) if b.on("fp8_gemms") and b.transformer else S.bpp
     N = q("N", S.n_nodes * S.apn, **_COUNT)
@@ -309,6 +311,12 @@ def _decomposition(b: _Builder) -> None:
         b.G_exp = q("G_exp", S.ep * S.etp * S.pp, **_COUNT)
         b.dp_exp = q("dp_exp", FloorDiv(N, b.G_exp), **_COUNT)
         b.share = fw.expert_share(S.P, S.P_exp)
+
+
+def _routed(b: _Builder, msg):
+    """The bytes one rank routes to the experts in each all-to-all of a layer, from the replica's activations
+    ``msg``: ``k_e`` copies of its own tokens, 1 / N_TP of them under the MoE layout (1 / N_EP in mlsysim's)."""
+    return msg * sym.k_e * sym.iota / (sym.tp if b.moe else sym.ep)
 
 
 @_section('Compute of one replica')
@@ -420,10 +428,9 @@ def _roofline(b: _Builder) -> None:
     if b.on("moe_permutation") and b.transformer:
         # the routed tokens grouped by expert and back, in kernels of their own: each rank's 1 / N_TP of the
         # replica's tokens (1 / N_EP of them in mlsysim's layout), k_e copies of each, around every all-to-all
-        again = ext_terms.recomputed(S.rc) if b.on("recompute_collectives") else 1
-        routed = lb * b.s_loc * S.H * b.s_el * S.k_e * S.iota / (S.tp if b.moe else S.ep)
+        routed = _routed(b, lb * b.s_loc * S.H * b.s_el)
         t_node += q("T_perm", fw.only_with_experts(S.P_exp, fw.permutation_time(
-            routed, S.b_perm, S.n_a2a, b["L_stage"], again, S.BW_hbm, S.fdis)), **_NONNEG)
+            routed, S.b_perm, S.n_a2a, b["L_stage"], b.again, S.BW_hbm, S.fdis)), **_NONNEG)
     T_node = q("T_node", t_node, **_POS)
     q("mfu_node", roofline.utilization(b["O_model"], T_node, S.R_peak, G), **_NONNEG)
     hfu = q("hfu_node", roofline.utilization(b["O_hw"], T_node, S.R_peak, G), **_NONNEG)
@@ -476,7 +483,7 @@ def _model_parallel(b: _Builder) -> None:
     S, q = sym, b.q
     msg = q("M_act_msg", b["lb"] * b.s_loc * S.H * b.s_el, **_NONNEG)
     nl = q("L_tp", CeilDiv(sp.Max(1, S.L), S.pp), **_COUNT)
-    b.again = again = ext_terms.recomputed(S.rc) if b.on("recompute_collectives") else 1
+    again = b.again
     if b.on("sequence_parallel"):
         alone = sp.Eq(S.tp, 1)
         beta_tp = q("beta_tp", ext_terms.group_link(S.tp, S.apn, S.BW_intra, b["BW_inter"], "TP", alone), **_POS)
@@ -494,10 +501,10 @@ def _model_parallel(b: _Builder) -> None:
         g = S.ep * S.etp
         beta_ep = q("beta_ep", ext_terms.group_link(g, S.apn, S.BW_intra, b["BW_inter"], "EP", alone), **_POS)
         alpha_ep = q("alpha_ep", ext_terms.group_link(g, S.apn, S.alpha_nv, S.alpha_fab, "EP", alone), **_NONNEG)
-        t_ep_def = again * S.n_a2a * nl * AllToAll(msg * S.k_e * S.iota / S.tp, S.ep, beta_ep, alpha_ep)
+        t_ep_def = again * S.n_a2a * nl * AllToAll(_routed(b, msg), S.ep, beta_ep, alpha_ep)
     elif b.on("moe_per_layer"):
         # each EP rank exchanges its own tokens: 1 / N_EP of the replica's
-        t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(msg * S.k_e * S.iota / S.ep, S.ep, b["BW_inter"])
+        t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(_routed(b, msg), S.ep, b["BW_inter"])
     else:
         t_ep_def = comm.ep_alltoall(msg * S.k_e * S.iota, S.ep, b["BW_inter"])
     q("T_ep_alltoall", t_ep_def, **_NONNEG)
