@@ -198,7 +198,7 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        None, "NVIDIA Megatron-LM, megatron/core/transformer/moe/token_dispatcher.py (MoEAlltoAllTokenDispatcher: "
        "permute, sort_chunks_by_idxs, unpermute around the all-to-alls; MoEFlexTokenDispatcher: DeepEP and "
        "HybridEP permute inside their transfers); megatron/core/transformer/moe/moe_utils.py (permute, unpermute)",
-       "no permutation", ("T_perm",), short="Perm."),
+       "no permutation", ("M_routed", "T_perm"), short="Perm."),
     # ---- issue 24: the per-layer overlap schedule ---- begin
     _M("layer_overlap", "DP AllReduce overlapped layer by layer",
        "layer_overlap with overlap_comm, transformers: the gradient AllReduce split evenly over the N_L layers of "

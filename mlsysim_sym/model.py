@@ -428,7 +428,7 @@ def _roofline(b: _Builder) -> None:
     if b.on("moe_permutation") and b.transformer:
         # the routed tokens grouped by expert and back, in kernels of their own: each rank's 1 / N_TP of the
         # replica's tokens (1 / N_EP of them in mlsysim's layout), k_e copies of each, around every all-to-all
-        routed = _routed(b, lb * b.s_loc * S.H * b.s_el)
+        routed = q("M_routed", _routed(b, lb * b.s_loc * S.H * b.s_el), **_NONNEG)
         t_node += q("T_perm", fw.only_with_experts(S.P_exp, fw.permutation_time(
             routed, S.b_perm, S.n_a2a, b["L_stage"], b.again, S.BW_hbm, S.fdis)), **_NONNEG)
     T_node = q("T_node", t_node, **_POS)

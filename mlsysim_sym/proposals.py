@@ -262,6 +262,8 @@ EXTENSION.update({
                        "tensor-parallel communication time per step left on the critical path after overlap"),
     "T_ep_exposed": _P(r"\ExposedExpertParallelTime", "scalar",
                        "expert-parallel all-to-all time per step left on the critical path after overlap"),
+    "M_routed": _P(r"\RoutedTokenBytes", "scalar",
+                   "bytes of the tokens one accelerator sends to the experts in each all-to-all of a layer"),
     "T_perm": _P(r"\TokenPermutationTime", "scalar",
                  "time per step of the memory-bound kernels that group a rank's routed tokens by expert and restore "
                  "their order"),

@@ -82,10 +82,10 @@ def permutation_time(routed, b_perm, n_a2a, layers, again, BW_hbm, fused):
     of the ``routed`` bytes it dispatches in each of the ``n_a2a`` all-to-alls of each of its ``layers`` (``again``
     times with a recomputed forward), at the HBM's bandwidth; 0 where the dispatcher fuses it (``fused = 1``).
 
-    >>> permutation_time(1e9, 4, 4, 10, 1, 4e12, 0)
-    0.04
+    >>> permutation_time(1e9, 4, 4, 10, 1, 4e12, 0), permutation_time(1e9, 4, 4, 10, 1, 4e12, 1)
+    (0.0400000000000000, 0)
     """
-    return (1 - fused) * b_perm * n_a2a * again * layers * routed / BW_hbm
+    return sp.Piecewise((0, sp.Eq(fused, 1)), (b_perm * n_a2a * again * layers * routed / BW_hbm, True))
 
 
 def overlapped(t_comm, t_cover, floor):
