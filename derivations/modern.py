@@ -120,10 +120,13 @@ def kwargs(r: dict, efficiency: float = 0.5) -> Dict[str, object]:
 
 
 @lru_cache(maxsize=None)
-def _throughput_function(run_id: str, without: Tuple[str, ...] = ()):
+def _throughput_function(run_id: str, without: Tuple[str, ...] = (), changes: Tuple[Tuple[str, object], ...] = ()):
     """Tokens per second per GPU of the run as a numpy function of ``(eta, eta_8)``, from the model's own compiled
-    expressions (the extended model, ``without`` the named mechanisms)."""
+    expressions (the extended model, ``without`` the named mechanisms; ``changes``: configuration fields set to
+    other values, ``(field, value)`` pairs)."""
     r = run(run_id)
+    if changes:
+        r = dict(r, config={**r["config"], **dict(changes)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -275,25 +278,6 @@ def by_class(rs, errs) -> Dict[str, Dict[str, float]]:
 # --------------------------------------------------------------------------------------------
 # The document (docs/modern_runs.md)
 # --------------------------------------------------------------------------------------------
-#: What keeps a held-out run beyond the goal's worst, for the runs whose source says why (matched on the id's
-#: start): the reason a model of the configuration cannot reach it. Every other run beyond the goal is listed as
-#: unexplained.
-OUT_OF_REACH = (
-    ("ao-2508-llama3-8b-b200", "the page says its B200s are power limited (limit not printed): the fleet prices "
-                               "datasheet B200s"),
-    ("tt-2506-llama31-8b-h100-fp8rw", "the page's own flagged slowdown of rowwise float8 under TP (torchtitan "
-                                      "issue #1207), on Grand Teton H100 96 GB HBM2e at a 500 W limit"),
-    ("tt-2506-llama31-70b-h100-fp8rw", "the page's own flagged slowdown of rowwise float8 under TP (torchtitan "
-                                       "issue #1207), on Grand Teton H100 96 GB HBM2e at a 500 W limit"),
-    ("tt-2506-llama31-8b-h100", "Grand Teton H100 96 GB HBM2e at a 500 W limit (the fleet prices a 700 W H100 SXM)"),
-    ("tt-2506-llama31-70b-h100", "Grand Teton H100 96 GB HBM2e at a 500 W limit (the fleet prices a 700 W H100 "
-                                 "SXM)"),
-    ("tt-2412-", "Grand Teton H100 96 GB HBM2e at a 500 W limit (the fleet prices a 700 W H100 SXM)"),
-    ("mb-2509-qwen3", "token-drop run (capacity factor 1, padded to capacity): the padded experts' work is not in "
-                      "the card's FLOPs, and the same layout printed token-dropless later measured otherwise"),
-)
-
-
 #: The fields that set a run's layout and batch: a run's configuration is fully published when the source prints
 #: each of them (or they follow from printed figures, or do not apply), a degree left at 1 by the framework's
 #: documented default counting as printed (a TP degree of a framework without TP).
@@ -326,13 +310,6 @@ def _origin(r: dict) -> str:
         elif v.startswith("unknown"):
             kinds.add("U")
     return ("P" if _published(r) else "p") + "".join(k for k in "RDU" if k in kinds)
-
-
-def _reason(r: dict) -> str:
-    for prefix, why in OUT_OF_REACH:
-        if r["id"].startswith(prefix):
-            return why
-    return "unexplained by the configuration fields (see the run's note in the data file)"
 
 
 def _pct(x: float) -> str:
@@ -474,34 +451,41 @@ RELEASE_LINES = {"dgxc": "NeMo 2.0", "nemo": "NeMo 2.0", "mlperf": "MLPerf", "mb
                  "modelzoo": "Megatron-Bridge"}
 
 
+def release_line(r: dict):
+    """``(generation, "dense" or "MoE", release line)`` of a Megatron-Core run; None for another framework's."""
+    if FRAMEWORKS[r["family"]] != "Megatron-Core":
+        return None
+    return GENERATIONS[r["gpu"]], "MoE" if "MoE" in r["classes"] else "dense", RELEASE_LINES[r["source"].split("-")[0]]
+
+
 def release_bias() -> List[List[str]]:
     """Megatron-Core's runs (one fitted efficiency per generation) split by release line: ``[generation, dense or
     MoE, release line, runs, median signed error]``. A model of the configuration reads no release; where one
     generation's lines sit on both sides of zero, the efficiency cannot serve both."""
     groups: Dict[Tuple[str, str, str], List[float]] = {}
     for x in table():
-        r = x["r"]
-        if FRAMEWORKS[r["family"]] != "Megatron-Core":
-            continue
-        key = (GENERATIONS[r["gpu"]], "MoE" if "MoE" in r["classes"] else "dense",
-               RELEASE_LINES[r["source"].split("-")[0]])
-        groups.setdefault(key, []).append(x["error"])
+        key = release_line(x["r"])
+        if key is not None:
+            groups.setdefault(key, []).append(x["error"])
     return [[g, kind, line, str(len(e)), _pct(statistics.median(e))]
             for (g, kind, line), e in sorted(groups.items(), key=lambda kv: (kv[0][0] != "Hopper", kv[0]))]
 
 
 def limits() -> List[List[str]]:
     """Per class: the held-out median, the release-to-release spread of its runs' layouts, and the held-out runs
-    beyond the goal's worst, those whose source gives a reason and those without one."""
+    beyond the goal's worst: how many a reason accounts for (:mod:`derivations.modern_reasons`) and how many it
+    does not."""
+    from .modern_reasons import KINDS, beyond
     spread = {row[0]: row[3] for row in reprint_spread()}
     held = [x for x in table() if not x["training"]]
+    far = beyond()
     out = []
     for c in ("all",) + CLASSES:
         sel = [x for x in held if c == "all" or c in x["r"]["classes"]]
-        beyond = [x for x in sel if abs(x["error"]) > GOAL_WORST]
-        known = sum(1 for x in beyond if any(x["r"]["id"].startswith(p) for p, _ in OUT_OF_REACH))
-        out.append([c, _apct(_stats([x["error"] for x in sel])["median"]), spread.get(c, "-"), str(len(beyond)),
-                    str(known), str(len(beyond) - known)])
+        mine = [b for b in far if c == "all" or c in b["classes"]]
+        known = sum(1 for b in mine if KINDS[b["kind"]])
+        out.append([c, _apct(_stats([x["error"] for x in sel])["median"]), spread.get(c, "-"), str(len(mine)),
+                    str(known), str(len(mine) - known)])
     return out
 
 
@@ -525,6 +509,7 @@ def microbatch_pair() -> Dict[str, str]:
 
 def context() -> Dict[str, object]:
     from mlsysim_sym.mechanisms import MECHANISMS
+    from .modern_reasons import KINDS, LINE_MIN_RUNS, beyond
     rows = table()
     held = [x for x in rows if not x["training"]]
     train = [x for x in rows if x["training"]]
@@ -536,7 +521,6 @@ def context() -> Dict[str, object]:
             n = sum(1 for r in d["runs"] if r["source"] == key)
             if n:
                 sources.append([fam, key, str(n), s["convention"], s["citation"]])
-    beyond = [x for x in held if abs(x["error"]) > GOAL_WORST]
     configs, results = [], []
     for x in sorted(rows, key=lambda x: (x["r"]["family"], x["r"]["model"], x["r"]["gpu"], x["r"]["id"])):
         r, c = x["r"], x["r"]["config"]
@@ -559,8 +543,8 @@ def context() -> Dict[str, object]:
                                                            or c in x["r"]["classes"]])["median"] <= GOAL_MEDIAN],
         "held_classes": _class_rows(held, "error"), "train_classes": _class_rows(train, "error"),
         "goal": {"median": _apct(GOAL_MEDIAN), "worst": _apct(GOAL_WORST)},
-        "beyond": [[x["r"]["id"], _pct(x["error"]), _reason(x["r"])]
-                   for x in sorted(beyond, key=lambda x: -abs(x["error"]))],
+        "beyond": [[b["id"], _pct(b["error"]), f"{b['kind']}: {b['why']}"] for b in beyond()],
+        "kinds": {k: sum(1 for b in beyond() if b["kind"] == k) for k in KINDS}, "line_min": LINE_MIN_RUNS,
         "ablation": ablation(), "classes": CLASSES,
         "not_earning": _not_earning(ablation()), "dispatchers": dispatchers(),
         "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,

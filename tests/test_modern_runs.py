@@ -2,6 +2,7 @@
 states, the split fixed before the fit, and that the model reads each run as its source configured it."""
 import hashlib
 import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from derivations import modern as M  # noqa: E402
+from derivations import modern_reasons as R  # noqa: E402
 from derivations.modern_split import training  # noqa: E402
 
 #: Every configuration field a run states, each with where it comes from.
@@ -101,18 +103,20 @@ def test_a_gb200_run_of_a_count_72_does_not_divide_is_priced_on_nvlink_domains_o
     assert (M.fleet(run).node.accelerators_per_node, M.fleet(run).count) == (72, 2)
 
 
-def test_a_run_beyond_the_goal_names_its_reason_or_says_it_is_unexplained():
-    ctx_rows = M.table()
-    for x in ctx_rows:
-        if not x["training"] and abs(x["error"]) > M.GOAL_WORST:
-            why = M._reason(x["r"])
-            assert why and not math.isnan(x["error"])
+def test_every_run_beyond_the_goal_has_one_reason_of_a_named_kind():
+    far = R.beyond()
+    held = [x for x in M.table() if not x["training"] and abs(x["error"]) > M.GOAL_WORST]
+    assert {b["id"] for b in far} == {x["r"]["id"] for x in held}
+    for b in far:
+        assert b["kind"] in R.KINDS and b["why"], b["id"]
 
 
-def test_each_named_reason_is_what_the_runs_own_source_says():
-    # a reason is given only where the run's note (from its source) says it: the hardware or the page's flag
+def test_each_reason_from_the_source_is_what_the_runs_own_source_says():
+    # a source reason is given only where the run's note (from its source) says it: the hardware or the page's flag
     for r in M.runs():
-        why = M._reason(r)
+        kind, why = R.why(r["id"])
+        if kind != "source":
+            continue
         if "Grand Teton" in why:
             assert "Grand Teton H100 96GB HBM2e" in r["note"] and r["gpu"] == "H100", r["id"]
         if "power limited" in why:
@@ -121,6 +125,74 @@ def test_each_named_reason_is_what_the_runs_own_source_says():
             assert "#1207" in r["note"], r["id"]
         if "token-drop" in why:
             assert "Token-drop run" in r["note"] or "tokendrop" in r["id"], r["id"]
+
+
+def test_an_unprinted_field_is_tried_only_where_the_source_leaves_it_out_and_priced_as_solve_prices_it():
+    from mlsysim_sym import DistributedModel
+    for b in R.beyond():
+        if b["kind"] == "input" and not any(b["id"].startswith(p) for p, _ in R.UNPUBLISHED):
+            r = M.run(b["id"])
+            assert any(str(r["provenance"].get(f, "")).startswith("unknown") for f, _ in R.UNPRINTED), b["id"]
+    # the model zoo's TP4 run leaves its recompute cell empty; at full recomputation the model is within the goal
+    rid = "mz-qwen3-235b-a22b-h100-bf16-256-tp4-ep8-pp8"
+    field, value, err = R.unprinted(M.run(rid))
+    assert (field, value) == ("recompute", "full") and abs(err) <= M.GOAL_WORST
+    assert R.why(rid)[0] == "input"
+    # the same error through the public solve(): tokens per second per GPU = global batch x sequence / (step x GPUs)
+    r, f = M.run(rid), M.fit()
+    kw = M.kwargs(dict(r, config={**r["config"], "recompute": "full"}), M.efficiency_of(f["eta"], r))
+    kw["attention_efficiency"] = M.attention_of(f["eta_att"], r)
+    res = DistributedModel(fidelity="extended").solve(M.architecture(r).workload(), M.fleet(r), **kw)
+    tokens = r["config"]["global_batch"] * r["config"]["seq"] / (res.step_latency_total * r["gpus"])
+    assert tokens / r["measured"]["tokens_per_sec_per_gpu"] - 1 == pytest.approx(err, rel=1e-6)
+    # a run whose recompute is printed is never given another one
+    assert R.unprinted(M.run("mb-2511-llama3-8b-b200-fp8cs-8")) is None
+
+
+def test_a_comparison_pairs_runs_that_differ_as_its_text_says_and_its_ratio_is_the_measured_one():
+    # torchtitan's Llama 3.1 8B float8 on 32 H200s against 8 Grand Teton H100s: 10938 / 8532 = 1.2820
+    c = R.comparison("tt-2506-llama31-8b-h200-fp8-32", "tt-2412-llama31-8b-h100-fp8-8")
+    assert c["measured"] == pytest.approx(10938 / 8532) and c["measured"] == pytest.approx(1.2820, abs=1e-4)
+    same = ("micro_batch", "seq", "tp", "pp", "cp", "precision", "fp8_recipe", "recompute")
+    a, b = M.run("tt-2506-llama31-8b-h200-fp8-32"), M.run("tt-2412-llama31-8b-h100-fp8-8")
+    assert a["model"] == b["model"] and all(a["config"][k] == b["config"][k] for k in same)
+    assert (a["gpu"], b["gpu"]) == ("H200", "H100") and "500W" in b["note"] + M.families()["torchtitan"][
+        "sources"][b["source"]]["citation"]
+    # Llama 3.1 405B on 1024 H100s: the same layout at a global batch of 512 and of 1536, nothing else differs
+    a, b = M.run("mb-2511-llama31-405b-h100-fp8cs-1024"), M.run("mb-2606-llama31-405b-h100-fp8-1024")
+    differ = {k for k in a["config"] if a["config"][k] != b["config"].get(k)}
+    assert differ == {"global_batch"} and (a["config"]["global_batch"], b["config"]["global_batch"]) == (512, 1536)
+    for rid, other, _, _ in R.COMPARISONS:
+        kind, text = R.why(rid)
+        assert kind == "comparison" and other in text, rid
+
+
+def test_a_release_reason_divides_out_the_median_of_the_lines_other_runs():
+    rid = "mb-2511-llama3-8b-gb200-fp8cs-8"
+    kind, text = R.why(rid)
+    bias, n = R.line_bias(M.run(rid))
+    others = [x["error"] for x in M.table() if x["r"]["id"] != rid and M.FRAMEWORKS[x["r"]["family"]] ==
+              "Megatron-Core" and x["r"]["source"].startswith("mb-") and x["r"]["gpu"] in ("B200", "GB200")
+              and "MoE" not in x["r"]["classes"]]
+    assert (bias, n) == (pytest.approx(statistics.median(others)), len(others))
+    e = next(x["error"] for x in M.table() if x["r"]["id"] == rid)
+    assert kind == "release" and n >= R.LINE_MIN_RUNS and bias < -M.GOAL_MEDIAN and e < 0
+    assert abs((1 + e) / (1 + bias) - 1) <= M.GOAL_WORST and f"{100 * ((1 + e) / (1 + bias) - 1):+.1f}%" in text
+    # a run of another framework has no release line
+    assert R.line_bias(M.run("tt-2506-llama31-8b-h200-fp8-32")) is None
+
+
+def test_what_the_candidate_reasons_say_of_the_other_runs_holds():
+    # Nemotron-4 340B: every H100 run is priced more than 10% too fast, every GB200 run within 10%
+    errs = {x["r"]["id"]: x["error"] for x in M.table()}
+    nemo = [r for r in M.runs() if r["model"] == "Nemotron-4-340B"]
+    assert all(errs[r["id"]] > 0.10 for r in nemo if r["gpu"] == "H100")
+    assert all(abs(errs[r["id"]]) < 0.10 for r in nemo if r["gpu"] == "GB200")
+    assert sum(r["gpu"] == "H100" for r in nemo) >= 3 and sum(r["gpu"] == "GB200" for r in nemo) >= 3
+    # DeepSeek-V3 on B200 at EP 8 in the node: its release line accounts for it
+    assert R.why("mb-2604-deepseek-v3-b200-mxfp8-256-pp16")[0] == "release"
+    for prefix, _ in R.CODE + R.CANDIDATES:
+        assert any(b["id"].startswith(prefix) and not R.KINDS[b["kind"]] for b in R.beyond()), prefix
 
 
 def test_each_reprint_is_a_figure_its_runs_note_prints():
