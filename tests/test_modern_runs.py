@@ -162,6 +162,10 @@ def test_a_comparison_pairs_runs_that_differ_as_its_text_says_and_its_ratio_is_t
     a, b = M.run("mb-2511-llama31-405b-h100-fp8cs-1024"), M.run("mb-2606-llama31-405b-h100-fp8-1024")
     differ = {k for k in a["config"] if a["config"][k] != b["config"].get(k)}
     assert differ == {"global_batch"} and (a["config"]["global_batch"], b["config"]["global_batch"]) == (512, 1536)
+    # Nemotron-4 15B on 2048 H100s: the same layout in FP8 and BF16, 7728.3 / 5675.1 = 1.3618
+    a, b = M.run("dgxc-2502-nemotron4-15b-h100-fp8-2048"), M.run("dgxc-2502-nemotron4-15b-h100-bf16-2048")
+    assert {k for k in a["config"] if a["config"][k] != b["config"].get(k)} == {"precision", "fp8_recipe"}
+    assert R.comparison(a["id"], b["id"])["measured"] == pytest.approx(1.3618, abs=1e-4)
     for rid, other, _, _ in R.COMPARISONS:
         kind, text = R.why(rid)
         assert kind == "comparison" and other in text, rid
