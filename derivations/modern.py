@@ -510,6 +510,7 @@ def microbatch_pair() -> Dict[str, str]:
 def context() -> Dict[str, object]:
     from mlsysim_sym.mechanisms import MECHANISMS
     from .modern_reasons import KINDS, LINE_MIN_RUNS, beyond
+    far = beyond()
     rows = table()
     held = [x for x in rows if not x["training"]]
     train = [x for x in rows if x["training"]]
@@ -543,8 +544,8 @@ def context() -> Dict[str, object]:
                                                            or c in x["r"]["classes"]])["median"] <= GOAL_MEDIAN],
         "held_classes": _class_rows(held, "error"), "train_classes": _class_rows(train, "error"),
         "goal": {"median": _apct(GOAL_MEDIAN), "worst": _apct(GOAL_WORST)},
-        "beyond": [[b["id"], _pct(b["error"]), f"{b['kind']}: {b['why']}"] for b in beyond()],
-        "kinds": {k: sum(1 for b in beyond() if b["kind"] == k) for k in KINDS}, "line_min": LINE_MIN_RUNS,
+        "beyond": [[b["id"], _pct(b["error"]), f"{b['kind']}: {b['why']}"] for b in far],
+        "kinds": {k: sum(1 for b in far if b["kind"] == k) for k in KINDS}, "line_min": LINE_MIN_RUNS,
         "ablation": ablation(), "classes": CLASSES,
         "not_earning": _not_earning(ablation()), "dispatchers": dispatchers(),
         "dispatch_opposite": len({d[2][0] for d in dispatchers()}) == 2,

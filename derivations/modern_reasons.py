@@ -34,17 +34,15 @@ KINDS = {"source": True, "input": True, "comparison": True, "line": True, "code"
 #: A release line's bias counts only with this many other runs of its generation, model kind and line.
 LINE_MIN_RUNS = 3
 
+_ROWWISE = ("the page's own flagged slowdown of rowwise float8 under TP (torchtitan issue #1207: the small K/V "
+            "projections run about 40% slower in rowwise float8)")
 #: Runs whose source says why they are slower than their configuration on the fleet's hardware (matched on the id's
 #: start).
 SOURCE_SAYS = (
     ("ao-2508-llama3-8b-b200", "the page says its B200s are power limited (limit not printed): the fleet prices "
                                "datasheet B200s, and no PyTorch FSDP run on Blackwell trains the efficiency"),
-    ("tt-2506-llama31-8b-h100-fp8rw", "the page's own flagged slowdown of rowwise float8 under TP (torchtitan "
-                                      "issue #1207: the small K/V projections run about 40% slower in rowwise "
-                                      "float8)"),
-    ("tt-2506-llama31-70b-h100-fp8rw", "the page's own flagged slowdown of rowwise float8 under TP (torchtitan "
-                                       "issue #1207: the small K/V projections run about 40% slower in rowwise "
-                                       "float8)"),
+    ("tt-2506-llama31-8b-h100-fp8rw", _ROWWISE),
+    ("tt-2506-llama31-70b-h100-fp8rw", _ROWWISE),
     ("mb-2509-qwen3", "token-drop run (capacity factor 1, padded to capacity): the padded experts' work is not in "
                       "the card's FLOPs"),
 )
@@ -61,18 +59,14 @@ UNPRINTED = (("recompute", ("none", "selective", "full")), ("tp_comm_overlap", (
              ("sequence_parallel", (False, True)), ("distributed_optimizer", (False, True)),
              ("fsdp_prefetch", (True, False)), ("ep_overlap", (False, True)), ("moe_dispatcher", ("alltoall", "flex")))
 
+_H200 = ("the same model, micro batch, sequence and float8 recipe on 8 of torchtitan's Grand Teton H100s at a 500 W "
+         "limit",
+         "PyTorch FSDP's Hopper efficiency is fitted on torchtitan's power-limited H100s; these H200s run at 700 W, "
+         "which the fleet prices at the same compute peak")
 #: A held-out run (by id), a second measured run, what the second is, and what the model misses between them.
 COMPARISONS = (
-    ("tt-2506-llama31-8b-h200-fp8-32", "tt-2412-llama31-8b-h100-fp8-8",
-     "the same model, micro batch, sequence and float8 recipe on 8 of torchtitan's Grand Teton H100s at a 500 W "
-     "limit",
-     "PyTorch FSDP's Hopper efficiency is fitted on torchtitan's power-limited H100s; these H200s run at 700 W, "
-     "which the fleet prices at the same compute peak"),
-    ("tt-2506-llama31-8b-h200-fp8-64", "tt-2412-llama31-8b-h100-fp8-8",
-     "the same model, micro batch, sequence and float8 recipe on 8 of torchtitan's Grand Teton H100s at a 500 W "
-     "limit",
-     "PyTorch FSDP's Hopper efficiency is fitted on torchtitan's power-limited H100s; these H200s run at 700 W, "
-     "which the fleet prices at the same compute peak"),
+    ("tt-2506-llama31-8b-h200-fp8-32", "tt-2412-llama31-8b-h100-fp8-8", *_H200),
+    ("tt-2506-llama31-8b-h200-fp8-64", "tt-2412-llama31-8b-h100-fp8-8", *_H200),
     ("dgxc-2502-nemotron4-15b-h100-fp8-2048", "dgxc-2502-nemotron4-15b-h100-bf16-2048",
      "the same layout and recipe in BF16",
      "the model gives FP8 more speedup over BF16 than measured, as on this model's other pairs of FP8 and BF16 "
@@ -172,9 +166,9 @@ def why(run_id: str) -> Tuple[str, str]:
     for prefix, text in UNPUBLISHED:
         if run_id.startswith(prefix):
             return "input", text
-    for rid, other, what, meaning in COMPARISONS:
-        c = comparison(rid, other)
-        if run_id == rid and abs(c["other"]) <= M.GOAL_WORST:
+    for other, what, meaning in (c[1:] for c in COMPARISONS if c[0] == run_id):
+        c = comparison(run_id, other)
+        if abs(c["other"]) <= M.GOAL_WORST:
             return "comparison", (f"it measures {c['measured']:.2f} times the tokens/s per GPU of {other} ({what}; "
                                   f"they differ in {', '.join(_words(k) for k in c['differ'])}); the model gives "
                                   f"{c['model']:.2f} times, missing {other} by {M._pct(c['other'])}: {meaning}")

@@ -1,7 +1,6 @@
 """The validation set of today's runs (``derivations/data/modern_runs/``, ``docs/modern_runs.md``): what each run
 states, the split fixed before the fit, and that the model reads each run as its source configured it."""
 import hashlib
-import math
 import statistics
 import sys
 from pathlib import Path
