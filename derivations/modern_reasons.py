@@ -12,7 +12,9 @@ and the first that applies is the run's. The error is signed: positive when the 
    runs of its generation, model kind and line, at least :data:`LINE_MIN_RUNS` of them, beyond the goal's
    median) and which, after dividing that median out, is within the goal's median.
 5. **code**: mechanisms read in the framework's code at the run's commit that the model does not price, which
-   account for part of the miss (:data:`CODE`); **candidate**: a configuration field the source leaves unprinted
+   account for part of the miss (:data:`CODE`), or activations the run's recipe offloads to host memory, where
+   the model, which has no offloading, prices the step as spilling its state over the host link
+   (:func:`spilled`); **candidate**: a configuration field the source leaves unprinted
    (its provenance ``unknown``) at another value of which the model reaches the run (:data:`UNPRINTED`), or a
    mechanism the runs point to (:data:`CANDIDATES`), that no measurement here establishes.
 6. **none**: none of these.
@@ -23,6 +25,7 @@ measurement behind it); ``code``, ``candidate`` and ``none`` do not, the first t
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
@@ -63,8 +66,16 @@ _H200 = ("the same model, micro batch, sequence and float8 recipe on 8 of torcht
          "limit",
          "PyTorch FSDP's Hopper efficiency is fitted on torchtitan's power-limited H100s; these H200s run at 700 W, "
          "which the fleet prices at the same compute peak")
+_RING = ("the same table's run at CP 4, also 32k tokens a rank",
+         "the model prices a key of attention alike at every CP degree; fitted on the table's CP 8 run (a training "
+         "run), it prices CP 4 and 8 within the goal and CP 1 and 2 too slow: measured, a key costs more at CP 4 "
+         "and 8. PyTorch's ring attention (torch 2.6.0, context-parallel _attention.py) computes no fully masked "
+         "block and overlaps its K/V exchange, so its code does not say why; a profile of one layer at CP 2 and CP "
+         "4 would")
 #: A held-out run (by id), a second measured run, what the second is, and what the model misses between them.
 COMPARISONS = (
+    ("tt-2412-llama31-8b-h100-fp8-8-s32k-cp1", "tt-2412-llama31-8b-h100-fp8-8-s128k-cp4", *_RING),
+    ("tt-2412-llama31-8b-h100-fp8-8-s64k-cp2", "tt-2412-llama31-8b-h100-fp8-8-s128k-cp4", *_RING),
     ("tt-2506-llama31-8b-h200-fp8-32", "tt-2412-llama31-8b-h100-fp8-8", *_H200),
     ("tt-2506-llama31-8b-h200-fp8-64", "tt-2412-llama31-8b-h100-fp8-8", *_H200),
     ("dgxc-2502-nemotron4-15b-h100-fp8-2048", "dgxc-2502-nemotron4-15b-h100-bf16-2048",
@@ -130,6 +141,40 @@ def unprinted(r: dict) -> Optional[Tuple[str, object, float, Dict[object, float]
     return best if best is not None and abs(best[2]) <= M.GOAL_WORST else None
 
 
+def _solve(r: dict, capacity: Optional[float] = None):
+    """The run through the public ``solve()`` at the fitted constants (``capacity``: the accelerator's HBM set to
+    that many bytes)."""
+    from mlsysim_sym import DistributedModel
+    f = M.fit()
+    kw = M.kwargs(r, M.efficiency_of(f["eta"], r))
+    kw["attention_efficiency"] = M.attention_of(f["eta_att"], r)
+    fleet = M.fleet(r)
+    if capacity is not None:
+        acc = replace(fleet.node.accelerator, memory_capacity=capacity)
+        fleet = replace(fleet, node=replace(fleet.node, accelerator=acc))
+    return DistributedModel(fidelity="extended").solve(M.architecture(r).workload(), fleet, **kw)
+
+
+def _solve_error(r: dict, res) -> float:
+    c = r["config"]
+    tokens = c["global_batch"] * c["seq"] / (res.step_latency_total * r["gpus"])
+    return tokens / r["measured"]["tokens_per_sec_per_gpu"] - 1
+
+
+def spilled(r: dict) -> Optional[Dict[str, float]]:
+    """For a run whose recipe offloads activations to host memory and which the model prices memory-bound on a
+    spill (its state over the HBM, streamed over the host link): the memory per accelerator the model counts, how
+    much of it is over the HBM, the step's memory and compute times, and the model's error with the HBM large
+    enough to hold it all (at its compute bound); else None."""
+    if "offload" not in str(r["config"].get("recompute_layers") or ""):
+        return None
+    p = _solve(r).node_profile
+    if p.feasible or p.latency_memory <= p.latency_compute:
+        return None
+    return {"footprint": p.memory_footprint, "over": p.offload_spill_bytes, "memory": p.latency_memory,
+            "compute": p.latency_compute, "fits": _solve_error(r, _solve(r, p.memory_footprint))}
+
+
 def comparison(run_id: str, other_id: str) -> Dict[str, object]:
     """The measured throughput ratio (per GPU) of ``run_id`` to ``other_id``, the model's, the model's error on
     ``other_id``, and the fields in which the two runs differ (the GPU, its count, the source, the configuration)."""
@@ -182,6 +227,14 @@ def why(run_id: str) -> Tuple[str, str]:
     for prefix, text in CODE:
         if run_id.startswith(prefix):
             return "code", text
+    s = spilled(r)
+    if s:
+        return "code", (f"its recipe offloads activations to host memory ({r['config']['recompute_layers']}), "
+                        f"which the model does not price: it counts {s['footprint'] / 1e9:.0f} GB per GPU, "
+                        f"{s['over'] / 1e9:.0f} GB over the HBM, and streams the step's traffic over the host link, "
+                        f"memory-bound ({s['memory']:.2f} s against {s['compute']:.2f} s of compute); with the HBM "
+                        f"holding it all the model misses by {M._pct(s['fits'])}, and what the offloading costs is "
+                        f"not measured here")
     found = unprinted(r)
     if found:
         field, v, err, others = found
