@@ -173,7 +173,9 @@ class Architecture:
             attention_window=self.window, causal=int(self.causal), kv_fraction=self.kv_fraction,
             activation_values=float(self.evaluate(m["K_layer"])),
             expert_parameters=self.quantity("P_routed") if moe else None,
-            output_flops=self.evaluate(m["F_logits"]), experts=self.experts if moe else None, architecture=self)
+            output_flops=self.evaluate(m["F_logits"]), experts=self.experts if moe else None,
+            attention_heads=self.heads,
+            kv_heads=self.heads if self.attention == "mla" else (self.kv_heads or self.heads), architecture=self)
 
     def replace(self, **changes) -> "Architecture":
         return replace(self, **changes)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Dict, Mapping, Optional, Tuple
@@ -389,11 +390,12 @@ def describe(a: Arguments, effects: bool = False) -> str:
     if "precision" not in a.searched:
         mlsysim.append(_values(a.precision, str))
     table = settable()
+    fleet, counted = _fleet_text(a)
     for k, v in a.fields:
-        if k not in a.searched:
+        if k not in a.searched and not (k == "count" and counted):
             p = table[k]
             mlsysim.append(f"{p.short} {_values(v, lambda x: quantity(float(x), p.unit))}")
-    line = f"{a.workload.name} on {a.fleet.name}: " + ", ".join(mlsysim)
+    line = f"{a.workload.name} on {fleet}: " + ", ".join(mlsysim)
     if a.model.extended:
         said = ", ".join(own) + ("; " if own and idle else "") + (f"no effect here: {', '.join(idle)}" if idle else "")
         line += "; extended model" + (f" ({said})" if said else "")
@@ -404,6 +406,22 @@ def describe(a: Arguments, effects: bool = False) -> str:
                  **{k: p.short for k, p in table.items()}}
         line += "; searched: " + ", ".join(short[k] for k in a.searched)
     return line
+
+
+def _fleet_text(a: Arguments) -> Tuple[str, bool]:
+    """The fleet as the configuration line names it, and whether that names a node count the call sets: its
+    name, and where the name does not state the accelerators the call prices (a node count set by ``count``, or
+    a record copied with another count under its old name), ``"<name>, at 8 nodes (64 accelerators)"``."""
+    count = a.get("count")
+    if "count" in a.searched or _varies(count):
+        return a.fleet.name, False
+    nodes = int(count) if count is not None else a.fleet.count
+    per = a.get("accelerators_per_node")
+    per = a.fleet.node.accelerators_per_node if per is None or _varies(per) else int(per)
+    n = nodes * per
+    if re.search(rf"(?<![\d.,]){n}(?![\d.,])", a.fleet.name):
+        return a.fleet.name, False
+    return f"{a.fleet.name}, at {nodes} node{'s' if nodes != 1 else ''} ({n} accelerators)", True
 
 
 def _record_default(a: Arguments, p: Param):

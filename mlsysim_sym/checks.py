@@ -215,6 +215,38 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
              "CP({cp_size}) must divide total accelerators ({N}) exactly.", extended=True,
              mechanism="context_parallel", unless="moe_layout"),
         *_moe_layout_rules(N),
+        *_schedule_rules(),
+        *_head_rules(),
+    )
+
+
+def _schedule_rules() -> Tuple[Rule, ...]:
+    """A pipeline splits each micro-step's samples into its microbatches: fewer samples than microbatches is no
+    schedule a framework runs. mlsysim prices microbatches of a fraction of a sample, and so does the model: a
+    warning (in the extended model; the twin keeps mlsysim's silence)."""
+    lb = _q("lb")
+    return (
+        Rule(A.microbatch_count * A.gradient_accumulation_steps > lb, "microbatch_count ({microbatch_count}) x "
+             "gradient_accumulation_steps ({gradient_accumulation_steps}) > the {lb} samples a replica trains per "
+             "step: microbatches of less than one sample, which no pipeline runs (priced as mlsysim prices them)",
+             A.pp_size > 1, warning=True, shows=(("lb", lb),), extended=True, transformer=True),
+    )
+
+
+def _head_rules() -> Tuple[Rule, ...]:
+    """Tensor parallelism splits an architecture card's attention by heads, as Megatron-Core requires
+    (megatron/core/transformer/transformer_config.py, ``TransformerConfig.__post_init__``): ``tp_size`` divides the
+    attention heads, and is a multiple or a divisor of the key/value heads (the query groups; a divisor replicates
+    them). A record without a card has no heads (0): not checked."""
+    tp, Hq, Hkv = A.tp_size, A.attention_heads, A.kv_heads
+    kw = dict(extended=True, transformer=True)
+    return (
+        Rule(sp.And(Hq > 0, sp.Ne(sp.Mod(Hq, tp), 0)), "tp_size ({tp_size}) must divide the attention heads of "
+             "each layer ({attention_heads}): each rank computes whole heads", tp > 1,
+             shows=(("attention_heads", Hq),), **kw),
+        Rule(sp.And(Hkv > 0, sp.Ne(sp.Mod(Hkv, tp), 0), sp.Ne(sp.Mod(tp, Hkv), 0)), "tp_size ({tp_size}) must be "
+             "a multiple or a divisor of the key/value heads of each layer ({kv_heads}): each rank holds whole "
+             "key/value heads, or one of them replicated", tp > 1, shows=(("kv_heads", Hkv),), **kw),
     )
 
 

@@ -419,9 +419,10 @@ def _fleet(doc, path, keywords) -> Optional[Fleet]:
         return None
     at = f"{path}: hardware"
     if "precision" in h:
+        from .inputs import PRECISION_BYTES     # inputs reads this module: imported when a plan is read
         p = h["precision"]
-        if not isinstance(p, str):
-            raise FileError(f"{at}.precision: must be one of fp32, tf32, bf16, fp16, fp8, int8, int4, got {p!r}")
+        if not isinstance(p, str) or p.lower() not in PRECISION_BYTES:
+            raise FileError(f"{at}.precision: must be one of {', '.join(PRECISION_BYTES)}, got {p!r}")
         keywords["precision"] = p.lower()
     if "efficiency" in h:
         e = h["efficiency"]

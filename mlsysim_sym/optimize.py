@@ -79,7 +79,7 @@ def _choices(value, default) -> List:
     return [value] if np.ndim(value) == 0 else list(value)
 
 
-def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int = 10,
+def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, top_k: int = 10,
            tp_size: Optional[Sequence[int]] = None, pp_size: Optional[Sequence[int]] = None,
            ep_size: Optional[Sequence[int]] = None,
            microbatch_count: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128),
@@ -95,6 +95,9 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     efficiency, seq_len, gradient_accumulation_steps, ...), record fields (``fabric_bandwidth``, ...),
     ``fidelity`` and ``without``: one value each, or a list of choices, which the search varies too (an axis of
     its own and a column of the table). In the extended model ``cp_size`` (default 1) joins the split.
+    ``objective`` (``mfu``, ``throughput`` or ``step_time``) defaults to ``mfu``, or to ``throughput`` where several
+    precisions are searched: MFU counts each precision against its own peak (mlsysim's), so FP8 at 1.4 times
+    BF16's throughput may show the lower MFU.
 
     The extended model lays a mixture of experts out as Megatron-Core does (the mechanism ``moe_layout``):
     ``ep_size`` does not multiply the accelerators of a replica (``tp x pp x cp``, ``dp = N / (tp pp cp)``) but is
@@ -133,6 +136,9 @@ def search(model, fleet, batch_size: int, *, objective: str = "mfu", top_k: int 
     :func:`mlsysim_sym._chunks.memory_budget`, the tightest of the cgroup limit, ``ulimit -v`` and the memory
     available) is refused before it is evaluated (:class:`~mlsysim_sym.sweeps.SweepTooLarge`, a ``MemoryError``).
     """
+    if objective is None:
+        # MFU counts each precision against its own peak (mlsysim's), so it does not rank precisions
+        objective = "throughput" if _precisions(fixed.get("precision")) > 1 else "mfu"
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
     if top_k < 1:
@@ -218,6 +224,13 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     axes += [Axis(k, np.asarray(list(v), dtype=object if k == "precision" or by_argument()[k].kind is Kind.FLAG
                                 else float)) for k, v in extra.items()]
     return splits, axes
+
+
+def _precisions(v) -> int:
+    """How many distinct precisions a search's ``precision`` choice names (1 for one or none)."""
+    if v is None or isinstance(v, str) or np.ndim(v) == 0:
+        return 1
+    return len({str(x).lower() for x in v})
 
 
 def _degrees(name: str, values) -> List[int]:

@@ -634,9 +634,11 @@ EXTENSION.update({
 })
 # ---- issue 24: priced rows ---- end
 del _P
-#: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does.
+#: Formal arguments of the cost terms whose meaning is a parameter's or a quantity's: they print as it does; and
+#: the workload fields an architecture card fills from its shape's own symbols (its heads and key/value heads).
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
-                                "alpha_out": "alpha_fab", "n_heads": "a_heads", "N_experts": "n_experts"}
+                                "alpha_out": "alpha_fab", "n_heads": "a_heads", "N_experts": "n_experts",
+                                "H_q": "a_heads", "H_kv": "n_kv"}
 for _formal, _name in SAME_MEANING.items():
     if _name in EXTENSION:
         EXTENSION[_formal] = EXTENSION[_name]

@@ -107,12 +107,12 @@ class TrainingPlan:
             rows.append(("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)"))
         rows += [("steps K", f"{self.steps:,}"),
                  ("step time T_step", quantity(self.step_time, "s")),
-                 ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {self.days:,.1f} days"),
-                 ("accelerator-hours H_GPU", f"{self.accelerator_hours:,.0f} GPU-h on {self.accelerators:,} GPUs"),
-                 ("energy E_train", f"{self.energy / 3.6e9:,.1f} MWh (roofline steps only)" if self.energy > 0
+                 ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {_amount(self.days)} days"),
+                 ("accelerator-hours H_GPU", f"{_amount(self.accelerator_hours)} GPU-h on {self.accelerators:,} GPUs"),
+                 ("energy E_train", f"{_amount(self.energy / 3.6e9)} MWh (roofline steps only)" if self.energy > 0
                   else "unknown (no TDP)")]
         if self.cost is not None:
-            rows.append(("cost C_train", f"${self.cost:,.0f} at ${self.price:g} per GPU-hour"))
+            rows.append(("cost C_train", f"${_amount(self.cost)} at ${self.price:g} per GPU-hour"))
         return rows
 
     def __str__(self) -> str:
@@ -157,3 +157,9 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     return TrainingPlan(result.configuration, None if tokens is None else float(tokens), per_step, k,
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"])
+
+
+def _amount(x: float) -> str:
+    """A plan's amount for a person: whole, with thousands separators, from 100 up; 3 significant digits below
+    (a one-step plan is 0.239 GPU-h, not 0)."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"

@@ -155,7 +155,9 @@ class SearchResult:
         left = (f"{self.unrunnable:,} left out as not runnable" if self.runnable
                 else "schedule rules off: runnable=False")
         return (f"search of {self.configuration}: {self.feasible:,} feasible of {self.searched:,} "
-                f"configurations ({left}), ranked by {self.objective}")
+                f"configurations ({left}), ranked by {self.objective}"
+                + (" (each precision's MFU against its own peak)" if self.objective == "mfu" and "precision" in
+                   self.extra else ""))
 
     def _legend(self) -> str:
         experts = ""

@@ -456,6 +456,14 @@ _field("P_exp", "workload", "expert_parameters", rf"P_{{{T}{{exp}}}}", "1",
 _field("E_exp", "workload", "experts", rf"E_{{{T}{{routed}}}}", "1",
        "routed experts of each MoE layer (an architecture card's; 0 for a record without one)", "count", "count0",
        fallback=0, label="routed experts", fidelity=_EXT)
+_field("H_q", "workload", "attention_heads", rf"N_{{{T}{{heads}}}}", "1",
+       "attention (query) heads of each layer (an architecture card's; 0 for a record without one): tensor "
+       "parallelism splits them", "count", "count0", r"\AttentionHeadCount", fallback=0, label="attention heads",
+       fidelity=_EXT)
+_field("H_kv", "workload", "kv_heads", rf"H_{{{T}{{KV}}}}", "1",
+       "key/value heads (query groups) of each layer, the attention heads under latent attention (an architecture "
+       "card's; 0 for a record without one)", "count", "count0", r"\KvHeadCount", fallback=0, label="key/value heads",
+       fidelity=_EXT)
 _field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
        "forward FLOPs per token of the output layer, 2 V d (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="output-layer FLOPs per token", fidelity=_EXT)

@@ -412,7 +412,7 @@ def _guard(seconds):
     # a step of 10 ms is out of reach: six regimes on the way (the all-reduce changes tier), then the best
     # node count of those tried through solve()
     (("step_time", 0.01, "count", "Llama3_70B", "Research_256"), dict(LLAMA, batch_size=2048, microbatch_count=32),
-     "no value of count brings step_time to 0.01 within 6 regimes; the best found is 9.67812, at count = 64"),
+     "no value of count brings step_time to 0.01 within 6 regimes; the best found is 9.67812 s, at count = 64"),
     (("step_time", 1e-6, "efficiency", "Llama3_70B", "Research_256"), LLAMA, "reaches 1, the end of its range"),
 ])
 def test_an_unreachable_target_says_so_with_the_best_value(args, kw, words):

@@ -125,8 +125,13 @@ def test_search_takes_solve_keywords_for_its_choices():
     with pytest.raises(TypeError, match="search\\(\\) got an unexpected keyword argument 'tp'"):
         search("Llama3_8B", "Lab_64_H100", 64, tp=8)
     # a list of another argument is searched too: an axis of its own and a column of the table
-    r = search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"], tp_size=1, pp_size=1, top_k=2)
+    r = search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"], tp_size=1, pp_size=1, top_k=2,
+               objective="mfu")
     assert {c.config["precision"] for c in r.candidates} == {"fp16", "fp8"} and " precision " in str(r)
+    # by default a search across precisions ranks by throughput (MFU counts each against its own peak): mlsysim
+    # prices FP8 at twice FP16's peak, so both first rows are FP8
+    d = search("Llama3_8B", "Lab_64_H100", 64, precision=["fp16", "fp8"], tp_size=1, pp_size=1, top_k=2)
+    assert d.objective == "throughput" and {c.config["precision"] for c in d.candidates} == {"fp8"}
     for c in r.candidates:
         assert c.result.mfu == _solve("Llama3_8B", "Lab_64_H100", 64, **c.config).mfu
     assert max(map(len, str(r).splitlines())) <= 100

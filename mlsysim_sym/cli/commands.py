@@ -9,17 +9,22 @@ import warnings
 from typing import Callable, Dict, Optional
 
 from .. import catalog
+from ..display import wrap
 from .errors import about, one_line, option_of
 from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
 from .options import BY_KEYWORD, Setup, UsageError, check_ranges, model_kwargs, setup, single
 
 
-def _json(obj) -> None:
+def _finite_json(obj, indent=None) -> str:
+    """``obj`` as JSON, refusing NaN and infinity (one line names the option that caused it)."""
     try:
-        text = json.dumps(obj, indent=2, allow_nan=False)
+        return json.dumps(obj, indent=indent, allow_nan=False)
     except ValueError:
-        raise ValueError("the result holds a number JSON cannot hold (NaN or infinity)") from None
-    print(text)
+        raise ValueError("the result holds a number that is not finite (NaN or infinity)") from None
+
+
+def _json(obj) -> None:
+    print(_finite_json(obj, 2))
 
 
 def _emit(args, s: Setup, obj, text: Callable[[], str]) -> None:
@@ -31,6 +36,7 @@ def _emit(args, s: Setup, obj, text: Callable[[], str]) -> None:
         config = arguments(s.model, s.fleet, s.kwargs, caller=args.command, choice=s.choice).to_dict()
         _json({"configuration": config, **obj.to_dict()})
     elif not args.quiet:
+        _finite_json(obj.to_dict())         # text refuses what JSON refuses: no "inf s" printed as an answer
         print("\n".join(wrap(s.line(obj.configuration), "", 98)))
         print(text())
 
@@ -232,7 +238,8 @@ def cmd_required(args) -> int:
     with about(args, s.flags + ("--output", "--target", "--solve-for")):
         r = required(args.output, args.target, args.solve_for.replace("-", "_"), s.model, s.fleet,
                      side=args.side, **single(s.kwargs), **model_kwargs(s))
-        _emit(args, s, r, lambda: r.text(configuration=False) + ("\n  LaTeX: " + r.latex(book=args.book)))
+        _emit(args, s, r, lambda: r.text(configuration=False) + "\n"
+              + "\n".join(wrap("LaTeX: " + r.latex(book=args.book), "  ")))
     return 0
 
 

@@ -167,14 +167,16 @@ def options_given(args) -> Dict[str, List]:
 
 def check_ranges(given: Dict[str, List], keywords: bool = False) -> None:
     """Every value of a record field (with ``keywords``, of every option) in its range of the parameter table
-    (:attr:`mlsysim_sym.symbols.Param.range`, where it is checked), else one line naming the option:
+    (:attr:`mlsysim_sym.symbols.Param.range`), else one line naming the option:
     ``--memory-bandwidth: memory_bandwidth must be > 0, got 0.0``. ``solve()`` checks its keywords itself (with
     mlsysim's messages, in mlsysim's order); nothing downstream checks a record field (a bandwidth of 0 would
-    divide by zero), and a search would leave out every configuration of a keyword out of its range."""
+    divide by zero), and a search would leave out every configuration of a keyword out of its range. A keyword
+    whose range ``solve()`` does not check (mlsysim prices a congestion factor of -5 as a negative step time) is
+    checked here for every command: the command line refuses what means nothing."""
     for k, vs in given.items():
         o = BY_KEYWORD[k]
         r = o.param.range if o.param is not None else None
-        if r is None or not r.checked or o.kind not in ("int", "float") or not (o.field or keywords):
+        if r is None or o.kind not in ("int", "float") or (r.checked and not (o.field or keywords)):
             continue
         bad = next((v for v in vs if v not in r), None)
         if bad is not None:

@@ -3,6 +3,7 @@ help read off the parameter table (meaning, unit, range, default)."""
 from __future__ import annotations
 
 import argparse
+import math
 
 from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
@@ -32,7 +33,7 @@ def _help(o: Option, many: bool) -> str:
         value = "list (1,2,4) or range (start:stop:step)" if many else ""
         default = BASE.get(o.keyword, p.default)
     unit = f" [{p.unit}]" if p.unit not in ("1", "") else ""
-    allowed = f"; {p.range.text}" if p.range.checked and o.kind != "bool" else ""
+    allowed = f"; {p.range.text}" if p.range.bounds != (-math.inf, math.inf) and o.kind != "bool" else ""
     if o.field:
         shown = "the record's"
     else:
@@ -86,8 +87,9 @@ def parser() -> argparse.ArgumentParser:
                    "step_latency_total, node_profile.memory_footprint)")
     c.add_argument("--plot", metavar="FILE.png", help="save a line chart (one swept option) or a heatmap (two)")
     c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True)
-    c.add_argument("--objective", default="mfu", choices=("mfu", "throughput", "step_time"),
-                   help="what to rank by (default mfu)")
+    c.add_argument("--objective", default=None, choices=("mfu", "throughput", "step_time"),
+                   help="what to rank by (default mfu; throughput where several precisions are searched, since "
+                        "MFU counts each precision against its own peak)")
     c.add_argument("--top", type=int, default=10, help="how many configurations to show (default 10)")
     c.add_argument("--all-schedules", action="store_true",
                    help="also schedules a real pipeline cannot run (microbatches that do not divide the samples "

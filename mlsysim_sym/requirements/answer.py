@@ -9,6 +9,7 @@ import sympy as sp
 
 from .. import notation
 from ..display import quantity as show_quantity, wrap
+from ..outputs import unit_of
 from ..printing import latex
 from ..symbols import by_argument
 
@@ -91,28 +92,38 @@ class Requirement:
         """The answer for a terminal (``configuration``: with the configuration's line)."""
         p = by_argument()[self.solve_for]
         side = "at least" if self.direction > 0 else "at most"
-        head = [f"{self.solve_for} ({p.text}) for {self.output} {side} {self.target:g}"]
+        def out(v) -> str:      # a value of the output, with its unit
+            return show_quantity(v, output_unit(self.output), 6)
+        head = [f"{self.solve_for} ({p.text}) for {self.output} {side} {out(self.target)}"]
         head += [f"  {self.configuration}"] if configuration else []
         head += [f"  now: {self.solve_for} = {show_quantity(self.current, p.unit)}, "
-                 f"{self.output} = {self.current_output:.6g}"]
+                 f"{self.output} = {out(self.current_output)}"]
         if not self.reachable:
             lim, val = self.limit
             # a limit as the input goes to an end of its range, else the best value found (the reason says where)
-            limit = [f"  limit: {val:.6g}" + ("" if lim.is_Number else f" = {plain(lim)}")] \
+            limit = wrap(f"limit: {out(val)}" + ("" if lim.is_Number else f" = {plain(lim)}"), "  ") \
                 if self.toward or not lim.is_Number else []
             return "\n".join(head + wrap(f"no value reaches it: {self.reason}", "  ") + limit
                              + [line for n in self.notes for line in wrap(f"note: {n}", "  ")])
         lines = head + [f"  answer: {self.solve_for} = {show_quantity(self.value, p.unit)}"
                         + (f"; whole number {self.integer}" if self.integer is not None else "")
-                        + (f" gives {self.output} = {self.achieved:.6g}" if self.achieved is not None else ""),
-                        f"  closed form (y = target): {p.text} = {plain(self.expression)}" if self.expression is not None
-                        else "  (no closed form)"]
+                        + (f" gives {self.output} = {out(self.achieved)}" if self.achieved is not None else "")]
+        lines += wrap(f"closed form (y = target): {p.text} = {plain(self.expression)}", "  ") \
+            if self.expression is not None else ["  (no closed form)"]
         if self.regimes > 1:
             lines.append(f"  (the root lies {self.regimes - 1} regime change(s) away from the configuration)")
         if self.conditions:
             lines += wrap("holds while " + ", ".join(plain(c) for c in self.conditions), "  ")
         lines += [line for n in self.notes for line in wrap(f"note: {n}", "  ")]
         return "\n".join(lines)
+
+
+def output_unit(output) -> str:
+    """The unit of an output named by a result field, alias or quantity; ``"1"`` for an expression of them."""
+    try:
+        return unit_of(str(output))
+    except KeyError:
+        return "1"
 
 
 def plain(expr: sp.Basic) -> str:

@@ -13,7 +13,8 @@ from typing import List, Optional, Tuple
 import sympy as sp
 
 from ..symbols import Kind
-from .answer import Requirement
+from ..display import quantity
+from .answer import Requirement, output_unit
 from .problem import Problem
 
 #: How many whole numbers the integer answer may walk from the smooth root.
@@ -202,5 +203,5 @@ def unreachable(pr: Problem, regimes: int, why: str, notes: Tuple[str, ...] = ()
         if o is not None and (best is None or (o - best[1]) * pr.direction > 0):
             best = (v, o)
     lim = (sp.Float(best[1]), best[1]) if best else (sp.nan, float("nan"))
-    reason = why + (f"; the best found is {best[1]:.6g}, at {pr.solve_for} = {best[0]:g}" if best else "")
+    reason = why + (f"; the best found is {quantity(best[1], output_unit(pr.output), 6)}, at {pr.solve_for} = {best[0]:g}" if best else "")
     return pr.answer(regimes, limit=lim, reason=reason, notes=notes)

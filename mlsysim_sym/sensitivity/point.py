@@ -271,14 +271,21 @@ def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
     """Values to try above and below ``k``, nearest first (the solver decides validity)."""
     n = a.accelerators
     sizes = {s: a[s] for s in a.model.splits}
-    if knob in sizes:
-        rest = math.prod(v for s, v in sizes.items() if s != knob)
+    # under the MoE layout the experts' EP x ETP x PP is a split of its own (carved out of data parallelism)
+    experts = {s: a[s] for s in ("ep_size", "etp_size", "pp_size")} \
+        if a.model.on("moe_layout") and "ep_size" not in sizes else {}
+    group = sizes if knob in sizes else experts if knob in experts else None
+    if group is not None:
+        rest = math.prod(v for s, v in group.items() if s != knob)
         divs = sp.divisors(n // rest) if n % rest == 0 else []
+        routed = a.workload.experts or 0
+        if knob == "ep_size" and routed:         # each rank holds whole experts
+            divs = [d for d in divs if routed % d == 0]
         up = sorted({k + 1} | {d for d in divs if d > k})[:2]
         down = sorted({k - 1} | {d for d in divs if d < k}, reverse=True)[:2]
         return up, down
     if knob == "count":
-        g = math.prod(sizes.values())
+        g = math.lcm(math.prod(sizes.values()), math.prod(experts.values()) if experts else 1)
         step = g // math.gcd(g, a.fleet.node.accelerators_per_node)
         return sorted({k + 1, k + step}), sorted({k - 1, k - step}, reverse=True)
     return [k + 1], [k - 1]

@@ -1,0 +1,142 @@
+"""What a new user met trying the package as an engineer planning a run (a helper's trial, 2026-12-03), each
+fixed and held here: nonsense the command line refuses, layouts no framework runs, a search across precisions,
+the configuration line of a resized fleet, units where a person reads a number."""
+import dataclasses
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from mlsysim_sym import DistributedModel, modern, required, search, sensitivities
+from mlsysim_sym.architecture import Architecture
+from mlsysim_sym.run_costs import _amount
+
+H100 = "modern/H100-SXM-1024"
+L70 = "modern/Llama-3.1-70B"
+
+
+def cli(*args):
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", *args], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONWARNINGS": ""})
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.mark.parametrize("flag,value,name", [("--congestion", "-5", "congestion_factor"),
+                                             ("--straggler", "-3", "straggler_factor")])
+def test_the_command_line_refuses_a_negative_factor_that_mlsysim_prices_as_a_negative_time(flag, value, name):
+    # mlsysim (and solve(), its twin) price congestion -5 as a step of -14 s; the command line answers one line
+    code, out, err = cli("solve", f"{flag}={value}")
+    assert code == 2 and out == ""
+    assert err.strip() == f"mlsysim-sym: error: {flag}: {name} must be >= 0, got {float(value)}"
+
+
+def test_tensor_parallelism_divides_the_heads_as_megatron_core_requires():
+    m = DistributedModel(fidelity="extended")
+    # Llama 3.1 70B: 64 heads, 8 key/value heads. TP 128 splits no head: refused, naming the heads
+    with pytest.raises(ValueError, match=r"tp_size \(128\) must divide the attention heads of each layer \(64\)"):
+        m.solve(L70, H100, batch_size=256, tp_size=128)
+    # TP 16 is a multiple of the 8 key/value heads (each replicated on 2 ranks): Megatron-Core runs it
+    assert m.solve(L70, H100, batch_size=256, tp_size=16, pp_size=2).step_latency_total > 0
+    # 48 heads, 8 key/value heads (Grok-1's shape): TP 6 divides the heads but is neither a multiple nor a
+    # divisor of 8; on 3 nodes of 8 (24 GPUs) the split itself is valid
+    card = Architecture("48-head", layers=4, hidden=6144, heads=48, kv_heads=8, ffn=8192, vocab=32000)
+    fleet = dataclasses.replace(modern.fleet(H100), count=3)
+    with pytest.raises(ValueError, match=r"tp_size \(6\) must be a multiple or a divisor of the key/value heads "
+                                         r"of each layer \(8\)"):
+        m.solve(card.workload(), fleet, batch_size=8, tp_size=6)
+    # the mlsysim twin keeps mlsysim's checks: no heads there
+    assert DistributedModel().solve(card.workload(), fleet, batch_size=8, tp_size=6).step_latency_total > 0
+    # a search leaves the layouts out: of TP 16, 32, 64, 128 only 16 is a layout
+    r = search(L70, H100, 256, fidelity="extended", tp_size=[16, 32, 64, 128], top_k=50)
+    assert {c.config["tp_size"] for c in r.candidates} == {16}
+
+
+def test_a_pipeline_warns_where_its_microbatches_hold_less_than_one_sample():
+    # DeepSeek-V3 on 1152 GB200: pp 4, ep 32 (carved out of data parallelism): dp = 1152 / 4 = 288 replicas, a
+    # batch of 2304 gives each 8 samples; 16 microbatches would hold half a sample each
+    kw = dict(precision="fp8", batch_size=2304, seq_len=4096, pp_size=4, ep_size=32)
+    m = DistributedModel(fidelity="extended")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m.solve("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", microbatch_count=16, **kw)
+        m.solve("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", microbatch_count=8, **kw)
+    said = [str(w.message) for w in caught]
+    assert said == ["microbatch_count (16) x gradient_accumulation_steps (1) > the 8 samples a replica trains per "
+                    "step: microbatches of less than one sample, which no pipeline runs (priced as mlsysim prices "
+                    "them)"]
+
+
+def test_the_configuration_line_says_how_many_accelerators_a_resized_fleet_has():
+    code, out, _ = cli("solve", "--model", L70, "--fleet", H100, "--count", "8", "--tp", "8")
+    assert code == 0
+    # 8 nodes of 8 H100: 64, where the catalog's name says 1024
+    assert " ".join(out.split()).startswith("configuration: modern/Llama-3.1-70B on 128 DGX H100 on 400G "
+                                            "InfiniBand (1024 H100 SXM), at 8 nodes (64 accelerators): batch 256, tp 8")
+    # from Python, a record copied with another count under its old name
+    f = dataclasses.replace(modern.fleet(H100), count=8)
+    first = " ".join(str(DistributedModel().solve("Llama3_70B", f, batch_size=64, tp_size=8)).split()).split(":")[0]
+    assert first.endswith("(1024 H100 SXM), at 8 nodes (64 accelerators)")
+    # a fleet whose name states its accelerators keeps its name alone
+    assert "at " not in str(DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256)).split(":")[0]
+
+
+def test_a_search_across_precisions_ranks_by_throughput_since_mfu_counts_each_against_its_own_peak():
+    kw = dict(fidelity="extended", precision=["bf16", "fp8"], seq_len=8192, tp_size=8, pp_size=4, count=8,
+              top_k=400)
+    r = search(L70, H100, 512, **kw)
+    assert r.objective == "throughput"
+    top = r.candidates[0]
+    assert top.config["precision"] == "fp8"
+    # FP8's MFU (against the FP8 peak) is below BF16's best, though it trains faster
+    best16 = max((c for c in r.candidates if c.config["precision"] == "bf16"), key=lambda c: c.result.mfu)
+    assert top.result.mfu < best16.result.mfu and top.result.effective_throughput > best16.result.effective_throughput
+    # asked for MFU explicitly, the header says what it counts
+    assert "(each precision's MFU against its own peak)" in search(L70, H100, 512, objective="mfu", **kw)._head()
+    assert search(L70, H100, 512, fidelity="extended", seq_len=8192, tp_size=8, pp_size=4, count=8).objective == "mfu"
+
+
+def test_expert_parallelism_steps_to_its_next_valid_degree_in_the_sensitivity_table():
+    t = sensitivities("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", fidelity="extended", precision="fp8",
+                      batch_size=2304, seq_len=4096, pp_size=4, ep_size=32, zero_stage=1,
+                      activation_recomputation=True)
+    ep = t.discrete["ep_size"]
+    # EP x ETP x PP must divide 1152 and EP the 256 routed experts: EP in the divisors of 1152 / 4 = 288 that
+    # divide 256 (1, 2, 4, 8, 16, 32); below 32 the next is 16, above none (the neighbours 31 and 33 are refused)
+    assert ep.down.value == 16 and ep.up is None
+    assert {v for v, _ in ep.skipped} == {31, 33}
+
+
+def test_required_prints_the_output_in_its_unit():
+    r = required("memory", 40e9, "microbatch_count", "Llama3_70B", "Research_256", batch_size=256, tp_size=8,
+                 pp_size=4, microbatch_count=8)
+    text = r.text()
+    assert "for memory at most 40 GB" in text and "memory = 59.4114 GB" in text
+    assert "the best found is 41.4933 GB, at microbatch_count = 32" in " ".join(text.split())
+    assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_a_plan_shows_small_amounts_with_three_digits_not_zero():
+    # one step of 3.369 s on 256 GPUs: 3.369 x 256 / 3600 = 0.2396 GPU-h
+    assert _amount(0.2396) == "0.24" and _amount(3.9e-05) == "3.9e-05"
+    assert _amount(6853489.4) == "6,853,489" and _amount(100.4) == "100"
+    code, out, _ = cli("plan", "--tokens", "1")
+    assert code == 0 and "0.24 GPU-h on 256 GPUs" in out
+
+
+def test_text_refuses_an_infinite_answer_as_json_does():
+    code, out, err = cli("solve", "--peak-flops", "1e-300")
+    assert code == 2 and out == ""
+    assert err.strip() == ("mlsysim-sym: error: --peak-flops: the result holds a number that is not finite "
+                           "(NaN or infinity)")
+
+
+def test_a_plan_files_unknown_precision_names_the_files_field(tmp_path):
+    plan = tmp_path / "p.yaml"
+    plan.write_text('version: "1"\nname: x\nworkload: {name: Llama3_70B, batch_size: 256}\n'
+                    "hardware: {name: H100, node_count: 8, precision: bf17}\n")
+    code, out, err = cli("solve", "--model", str(plan), "--fleet", str(plan))
+    assert code == 2 and out == ""
+    assert err.strip() == (f"mlsysim-sym: error: {plan}: hardware.precision: must be one of fp32, tf32, bf16, fp16, "
+                           f"fp8, int8, int4, got 'bf17'")
