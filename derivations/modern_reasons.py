@@ -11,15 +11,21 @@ and the first that applies is the run's. The error is signed: positive when the 
 4. **line**: a Megatron-Core run whose release line misses the same way (the median signed error of the other
    runs of its generation, model kind and line, at least :data:`LINE_MIN_RUNS` of them, beyond the goal's
    median) and which, after dividing that median out, is within the goal's median.
-5. **code**: mechanisms read in the framework's code at the run's commit that the model does not price, which
+5. **model** (tried after the runs of :data:`CODE`, whose reason names its mechanism): a run whose model misses
+   the same way under the same framework on every accelerator and release measured (the median signed error of
+   the framework's other runs of the same model, at least :data:`LINE_MIN_RUNS` of them, every one of the same
+   sign, beyond the goal's median) and which, after dividing that median out, is within the goal's median: what
+   limits it is what the model prices from the model's shape (its GEMM-shape factor, the fixed cost of its layer
+   passes), not the run.
+6. **code**: mechanisms read in the framework's code at the run's commit that the model does not price, which
    account for part of the miss (:data:`CODE`), or activations the run's recipe offloads to host memory, where
    the model, which has no offloading, prices the step as spilling its state over the host link
    (:func:`spilled`); **candidate**: a configuration field the source leaves unprinted
    (its provenance ``unknown``) at another value of which the model reaches the run (:data:`UNPRINTED`), or a
    mechanism the runs point to (:data:`CANDIDATES`), that no measurement here establishes.
-6. **none**: none of these.
+7. **none**: none of these.
 
-The first four kinds account for the run (they name the mechanism or the unpublished input that limits it, with a
+The first five kinds account for the run (they name the mechanism or the unpublished input that limits it, with a
 measurement behind it); ``code``, ``candidate`` and ``none`` do not, the first two naming where to look.
 """
 from __future__ import annotations
@@ -31,9 +37,9 @@ from typing import Dict, List, Optional, Tuple
 
 from . import modern as M
 
-#: The kinds of reason, in the order they are tried, and whether each accounts for the run.
-KINDS = {"source": True, "input": True, "comparison": True, "line": True, "code": False, "candidate": False,
-         "none": False}
+#: The kinds of reason, in the order the document lists them, and whether each accounts for the run.
+KINDS = {"source": True, "input": True, "comparison": True, "line": True, "model": True, "code": False,
+         "candidate": False, "none": False}
 #: A release line's bias counts only with this many other runs of its generation, model kind and line.
 LINE_MIN_RUNS = 3
 
@@ -196,6 +202,21 @@ def line_bias(r: dict) -> Optional[Tuple[float, int]]:
     return (statistics.median(others), len(others)) if others else None
 
 
+def model_bias(r: dict) -> Optional[Tuple[float, int, List[str], bool]]:
+    """The median signed error of the other runs of ``r``'s model under its framework (training and held out),
+    how many there are, the accelerators they ran on, and whether every one misses on the same side as that
+    median; None where there is no other."""
+    stack = M.FRAMEWORKS[r["family"]]
+    others = [x for x in M.table() if x["r"]["id"] != r["id"] and x["r"]["model"] == r["model"]
+              and M.FRAMEWORKS[x["r"]["family"]] == stack]
+    if not others:
+        return None
+    errs = [x["error"] for x in others]
+    med = statistics.median(errs)
+    gpus = sorted({x["r"]["gpu"] for x in others})
+    return med, len(errs), gpus, all((e > 0) == (med > 0) for e in errs)
+
+
 def _words(field: str) -> str:
     return field.replace("_", " ")
 
@@ -227,6 +248,14 @@ def why(run_id: str) -> Tuple[str, str]:
     for prefix, text in CODE:
         if run_id.startswith(prefix):
             return "code", text
+    same = model_bias(r)
+    if same and same[1] >= LINE_MIN_RUNS and same[3] and abs(same[0]) > M.GOAL_MEDIAN and (same[0] > 0) == (e > 0):
+        rest = (1 + e) / (1 + same[0]) - 1
+        if abs(rest) <= M.GOAL_MEDIAN:
+            return "model", (f"its model misses the same way: the other {same[1]} {M.FRAMEWORKS[r['family']]} runs "
+                             f"of {r['model']} (on {', '.join(same[2])}) all by the same sign, by "
+                             f"{M._pct(same[0])} in the median; after dividing that out, {M._pct(rest)}: what the "
+                             f"model prices from this model's shape misses it, not this run")
     s = spilled(r)
     if s:
         return "code", (f"its recipe offloads activations to host memory ({r['config']['recompute_layers']}), "
@@ -244,7 +273,7 @@ def why(run_id: str) -> Tuple[str, str]:
     for prefix, text in CANDIDATES:
         if run_id.startswith(prefix):
             return "candidate", text
-    return "none", "neither its source, an unpublished input, a comparison run nor its release line accounts for it"
+    return "none", "neither its source, an unpublished input, a comparison run, its release line nor its model accounts for it"
 
 
 def beyond() -> List[dict]:
