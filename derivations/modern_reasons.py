@@ -11,22 +11,22 @@ and the first that applies is the run's. The error is signed: positive when the 
 4. **line**: a Megatron-Core run whose release line misses the same way (the median signed error of the other
    runs of its generation, model kind and line, at least :data:`LINE_MIN_RUNS` of them, beyond the goal's
    median) and which, after dividing that median out, is within the goal's median.
-5. **model** (tried after the runs of :data:`CODE`, whose reason names its mechanism): a run whose model misses
-   the same way under the same framework on every accelerator and release measured (the median signed error of
-   the framework's other runs of the same model, at least :data:`LINE_MIN_RUNS` of them, every one of the same
-   sign, beyond the goal's median) and which, after dividing that median out, is within the goal's median: what
-   limits it is what the model prices from the model's shape (its GEMM-shape factor, the fixed cost of its layer
-   passes), not the run.
-6. **code**: mechanisms read in the framework's code at the run's commit that the model does not price, which
+5. **code**: mechanisms read in the framework's code at the run's commit that the model does not price, which
    account for part of the miss (:data:`CODE`), or activations the run's recipe offloads to host memory, where
    the model, which has no offloading, prices the step as spilling its state over the host link
-   (:func:`spilled`); **candidate**: a configuration field the source leaves unprinted
-   (its provenance ``unknown``) at another value of which the model reaches the run (:data:`UNPRINTED`), or a
-   mechanism the runs point to (:data:`CANDIDATES`), that no measurement here establishes.
-7. **none**: none of these.
+   (:func:`spilled`).
+6. **model**: a run whose framework's other runs of the same model all miss on the same side (at least
+   :data:`LINE_MIN_RUNS` of them, beyond the goal's median in the median) and which, after dividing that median out,
+   is within the goal's median: the miss is the framework's on this model, not the run's; what in the framework
+   makes it, nothing here measures (the other frameworks' runs of the model are given beside it).
+7. **candidate**: a configuration field the source leaves unprinted (its provenance ``unknown``) at another value
+   of which the model reaches the run (:data:`UNPRINTED`), or a mechanism the runs point to (:data:`CANDIDATES`),
+   that no measurement here establishes.
+8. **none**: none of these.
 
-The first five kinds account for the run (they name the mechanism or the unpublished input that limits it, with a
-measurement behind it); ``code``, ``candidate`` and ``none`` do not, the first two naming where to look.
+The first four kinds account for the run (they name the mechanism or the unpublished input that limits it, with a
+measurement behind it); ``code``, ``model``, ``candidate`` and ``none`` do not, the first three naming where to
+look.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from typing import Dict, List, Optional, Tuple
 from . import modern as M
 
 #: The kinds of reason, in the order the document lists them, and whether each accounts for the run.
-KINDS = {"source": True, "input": True, "comparison": True, "line": True, "model": True, "code": False,
+KINDS = {"source": True, "input": True, "comparison": True, "line": True, "code": False, "model": False,
          "candidate": False, "none": False}
 #: A release line's bias counts only with this many other runs of its generation, model kind and line.
 LINE_MIN_RUNS = 3
@@ -75,9 +75,9 @@ _H200 = ("the same model, micro batch, sequence and float8 recipe on 8 of torcht
 _RING = ("the same table's run at CP 4, also 32k tokens a rank",
          "the model prices a key of attention alike at every CP degree; fitted on the table's CP 8 run (a training "
          "run), it prices CP 4 and 8 within the goal and CP 1 and 2 too slow: measured, a key costs more at CP 4 "
-         "and 8. PyTorch's ring attention (torch 2.6.0, context-parallel _attention.py) computes no fully masked "
-         "block and overlaps its K/V exchange, so its code does not say why; a profile of one layer at CP 2 and CP "
-         "4 would")
+         "and 8. PyTorch's ring attention (read in torch 2.6.0's context-parallel _attention.py, close to the "
+         "table's nightly of 2024-12-23) computes no fully masked block and overlaps its K/V exchange, so its "
+         "code does not say why; a profile of one layer at CP 2 and CP 4 would")
 #: A held-out run (by id), a second measured run, what the second is, and what the model misses between them.
 COMPARISONS = (
     ("tt-2412-llama31-8b-h100-fp8-8-s32k-cp1", "tt-2412-llama31-8b-h100-fp8-8-s128k-cp4", *_RING),
@@ -248,22 +248,28 @@ def why(run_id: str) -> Tuple[str, str]:
     for prefix, text in CODE:
         if run_id.startswith(prefix):
             return "code", text
-    same = model_bias(r)
-    if same and same[1] >= LINE_MIN_RUNS and same[3] and abs(same[0]) > M.GOAL_MEDIAN and (same[0] > 0) == (e > 0):
-        rest = (1 + e) / (1 + same[0]) - 1
-        if abs(rest) <= M.GOAL_MEDIAN:
-            return "model", (f"its model misses the same way: the other {same[1]} {M.FRAMEWORKS[r['family']]} runs "
-                             f"of {r['model']} (on {', '.join(same[2])}) all by the same sign, by "
-                             f"{M._pct(same[0])} in the median; after dividing that out, {M._pct(rest)}: what the "
-                             f"model prices from this model's shape misses it, not this run")
     s = spilled(r)
     if s:
-        return "code", (f"its recipe offloads activations to host memory ({r['config']['recompute_layers']}), "
-                        f"which the model does not price: it counts {s['footprint'] / 1e9:.0f} GB per GPU, "
+        return "code", (f"its recipe offloads activations to host memory, which the model does not price; its "
+                        f"recompute field reads \"{r['config']['recompute_layers']}\". The model counts "
+                        f"{s['footprint'] / 1e9:.0f} GB per GPU, "
                         f"{s['over'] / 1e9:.0f} GB over the HBM, and streams the step's traffic over the host link, "
                         f"memory-bound ({s['memory']:.2f} s against {s['compute']:.2f} s of compute); with the HBM "
                         f"holding it all the model misses by {M._pct(s['fits'])}, and what the offloading costs is "
                         f"not measured here")
+    same = model_bias(r)
+    if same and same[1] >= LINE_MIN_RUNS and same[3] and abs(same[0]) > M.GOAL_MEDIAN and (same[0] > 0) == (e > 0):
+        rest = (1 + e) / (1 + same[0]) - 1
+        if abs(rest) <= M.GOAL_MEDIAN:
+            stack = M.FRAMEWORKS[r["family"]]
+            elsewhere = [x["error"] for x in M.table() if x["r"]["model"] == r["model"]
+                         and M.FRAMEWORKS[x["r"]["family"]] != stack]
+            beside = (f"; the other frameworks' {len(elsewhere)} runs of it miss by "
+                      f"{M._pct(statistics.median(elsewhere))} in the median" if elsewhere else "")
+            return "model", (f"the other {same[1]} {stack} runs of {r['model']} (on {', '.join(same[2])}) all miss "
+                             f"on the same side, by {M._pct(same[0])} in the median; after dividing that out, "
+                             f"{M._pct(rest)}: the miss is {stack}'s on this model, not this run's{beside}; what "
+                             f"in the framework makes it is not measured here")
     found = unprinted(r)
     if found:
         field, v, err, others = found
@@ -273,7 +279,8 @@ def why(run_id: str) -> Tuple[str, str]:
     for prefix, text in CANDIDATES:
         if run_id.startswith(prefix):
             return "candidate", text
-    return "none", "neither its source, an unpublished input, a comparison run, its release line nor its model accounts for it"
+    return "none", ("neither its source, an unpublished input, a comparison run, its release line nor its model "
+                    "accounts for it")
 
 
 def beyond() -> List[dict]:

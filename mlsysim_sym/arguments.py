@@ -410,8 +410,10 @@ def describe(a: Arguments, effects: bool = False) -> str:
 
 def _fleet_text(a: Arguments) -> Tuple[str, bool]:
     """The fleet as the configuration line names it, and whether that names a node count the call sets: its
-    name, and where the name does not state the accelerators the call prices (a node count set by ``count``, or
-    a record copied with another count under its old name), ``"<name>, at 8 nodes (64 accelerators)"``."""
+    name, or where the call prices another number of accelerators than the name states (``count`` set, or a
+    record copied with another count under its old name), ``"<name>, at 8 nodes (64 accelerators)"``. The catalogs'
+    names state the count first in parentheses (``"... (1024 H100 SXM)"``, ``"Research Cluster (256 GPUs)"``); a
+    name that does not is annotated only when ``count`` differs from the record's."""
     count = a.get("count")
     if "count" in a.searched or _varies(count):
         return a.fleet.name, False
@@ -419,9 +421,14 @@ def _fleet_text(a: Arguments) -> Tuple[str, bool]:
     per = a.get("accelerators_per_node")
     per = a.fleet.node.accelerators_per_node if per is None or _varies(per) else int(per)
     n = nodes * per
-    if re.search(rf"(?<![\d.,]){n}(?![\d.,])", a.fleet.name):
+    stated = re.search(r"\((\d[\d,]*) ", a.fleet.name)
+    if stated is not None:
+        same = int(stated.group(1).replace(",", "")) == n
+    else:
+        same = nodes == a.fleet.count and per == a.fleet.node.accelerators_per_node
+    if same:
         return a.fleet.name, False
-    return f"{a.fleet.name}, at {nodes} node{'s' if nodes != 1 else ''} ({n} accelerators)", True
+    return f"{a.fleet.name}, at {nodes} node{'s' if nodes != 1 else ''} ({n:,} accelerators)", True
 
 
 def _record_default(a: Arguments, p: Param):

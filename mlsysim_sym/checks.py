@@ -236,8 +236,10 @@ def _schedule_rules() -> Tuple[Rule, ...]:
 def _head_rules() -> Tuple[Rule, ...]:
     """Tensor parallelism splits an architecture card's attention by heads, as Megatron-Core requires
     (megatron/core/transformer/transformer_config.py, ``TransformerConfig.__post_init__``): ``tp_size`` divides the
-    attention heads, and is a multiple or a divisor of the key/value heads (the query groups; a divisor replicates
-    them). A record without a card has no heads (0): not checked."""
+    attention heads, and is a multiple or a divisor of the key/value heads (the query groups). A multiple
+    replicates them, which Megatron-LM accepts since f7dfb99795 (2025-12-07, "Support TP greater than
+    num_kv_heads"; earlier releases required TP to divide them). A record without a card has no heads (0): not
+    checked."""
     tp, Hq, Hkv = A.tp_size, A.attention_heads, A.kv_heads
     kw = dict(extended=True, transformer=True)
     return (

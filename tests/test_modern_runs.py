@@ -208,7 +208,7 @@ def test_a_run_that_offloads_activations_is_named_where_the_model_prices_a_spill
     assert R.spilled(M.run("mb-260401-llama3-70b-gb200-fp8-fsdp-64")) is None
 
 
-def test_a_model_reason_divides_out_the_median_of_the_frameworks_other_runs_of_the_model():
+def test_a_model_reason_divides_out_the_median_of_the_frameworks_other_runs_of_the_model_and_is_no_account():
     rid = "mb-2511-llama3-8b-gb200-fp8cs-8"
     kind, text = R.why(rid)
     bias, n, gpus, same_side = R.model_bias(M.run(rid))
@@ -218,9 +218,15 @@ def test_a_model_reason_divides_out_the_median_of_the_frameworks_other_runs_of_t
     assert (bias, n) == (pytest.approx(statistics.median(others)), len(others)) and n >= R.LINE_MIN_RUNS
     assert same_side and all(e < 0 for e in others) and gpus == ["B200", "GB200", "H100"]
     e = R._error(M.run(rid))
-    assert kind == "model" and R.KINDS[kind] and bias < -M.GOAL_MEDIAN and e < 0
+    # the pattern names where the miss lies, not its mechanism: not an account
+    assert kind == "model" and not R.KINDS[kind] and bias < -M.GOAL_MEDIAN and e < 0
     assert abs((1 + e) / (1 + bias) - 1) <= M.GOAL_MEDIAN and f"{100 * ((1 + e) / (1 + bias) - 1):+.1f}%" in text
-    # the size points at the shape-priced terms: the same stack's 70B and 405B runs are within the goal's median
+    # it is the framework's on this model: the other frameworks' runs of Llama 3.1 8B (torchtitan's) are within
+    # the goal's median, and so are Megatron-Core's 70B and 405B runs
+    elsewhere = [x["error"] for x in M.table() if x["r"]["model"] == "Llama-3.1-8B"
+                 and x["r"]["family"] not in ("megatron_bridge", "dgxc")]
+    assert abs(statistics.median(elsewhere)) <= M.GOAL_MEDIAN
+    assert f"the other frameworks' {len(elsewhere)} runs of it miss by {M._pct(statistics.median(elsewhere))}" in text
     for big in ("Llama-3.1-70B", "Llama-3.1-405B"):
         errs = [x["error"] for x in M.table() if x["r"]["model"] == big and x["r"]["family"] in ("megatron_bridge",
                                                                                                   "dgxc")]

@@ -37,7 +37,8 @@ def test_tensor_parallelism_divides_the_heads_as_megatron_core_requires():
     # Llama 3.1 70B: 64 heads, 8 key/value heads. TP 128 splits no head: refused, naming the heads
     with pytest.raises(ValueError, match=r"tp_size \(128\) must divide the attention heads of each layer \(64\)"):
         m.solve(L70, H100, batch_size=256, tp_size=128)
-    # TP 16 is a multiple of the 8 key/value heads (each replicated on 2 ranks): Megatron-Core runs it
+    # TP 16 is a multiple of the 8 key/value heads (each replicated on 2 ranks): Megatron-Core runs it since
+    # Megatron-LM f7dfb99795 (2025-12-07, "Support TP greater than num_kv_heads"); before, TP had to divide them
     assert m.solve(L70, H100, batch_size=256, tp_size=16, pp_size=2).step_latency_total > 0
     # 48 heads, 8 key/value heads (Grok-1's shape): TP 6 divides the heads but is neither a multiple nor a
     # divisor of 8; on 3 nodes of 8 (24 GPUs) the split itself is valid
@@ -78,6 +79,10 @@ def test_the_configuration_line_says_how_many_accelerators_a_resized_fleet_has()
     f = dataclasses.replace(modern.fleet(H100), count=8)
     first = " ".join(str(DistributedModel().solve("Llama3_70B", f, batch_size=64, tp_size=8)).split()).split(":")[0]
     assert first.endswith("(1024 H100 SXM), at 8 nodes (64 accelerators)")
+    # the count the name states is the one in parentheses, not another number of the name (128 DGX, 400G, NVL72)
+    for fleet, count, n in ((H100, 16, 128), (H100, 50, 400), ("modern/GB200-NVL72-1152", 1, 72)):
+        code, out, _ = cli("solve", "--fleet", fleet, "--count", str(count))
+        assert code == 0 and f"at {count} node{'s' if count > 1 else ''} ({n} accelerators)" in " ".join(out.split())
     # a fleet whose name states its accelerators keeps its name alone
     assert "at " not in str(DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256)).split(":")[0]
 
@@ -130,6 +135,12 @@ def test_text_refuses_an_infinite_answer_as_json_does():
     assert code == 2 and out == ""
     assert err.strip() == ("mlsysim-sym: error: --peak-flops: the result holds a number that is not finite "
                            "(NaN or infinity)")
+
+
+def test_a_table_with_an_undefined_cell_still_prints():
+    # without a pipeline the bubble is 0: its elasticities are undefined and print as "-", the command succeeds
+    code, out, _ = cli("sensitivity", "--output", "bubble_fraction", "--pp", "1")
+    assert code == 0 and "b_pipe = 0" in out
 
 
 def test_a_plan_files_unknown_precision_names_the_files_field(tmp_path):

@@ -27,16 +27,18 @@ def _json(obj) -> None:
     print(_finite_json(obj, 2))
 
 
-def _emit(args, s: Setup, obj, text: Callable[[], str]) -> None:
+def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False) -> None:
     """A command's result: JSON (the configuration and ``obj.to_dict()``), or the configuration line and
-    ``text()``, or nothing with ``--quiet``."""
+    ``text()``, or nothing with ``--quiet``. ``finite``: one configuration's price, whose every number is an
+    answer, so text refuses what JSON refuses (NaN or infinity); a table's cells show a missing value as ``-``."""
     from ..arguments import arguments
     from ..display import wrap
     if args.json:
         config = arguments(s.model, s.fleet, s.kwargs, caller=args.command, choice=s.choice).to_dict()
         _json({"configuration": config, **obj.to_dict()})
     elif not args.quiet:
-        _finite_json(obj.to_dict())         # text refuses what JSON refuses: no "inf s" printed as an answer
+        if finite:                          # no "step time inf s" printed as an answer
+            _finite_json(obj.to_dict())
         print("\n".join(wrap(s.line(obj.configuration), "", 98)))
         print(text())
 
@@ -84,7 +86,7 @@ def cmd_solve(args) -> int:
     with about(args, s.flags):
         r = price(arguments(s.model, s.fleet, single(s.kwargs), caller="solve", choice=s.choice))
         _plot(r, args.plot)
-        _emit(args, s, r, lambda: "\n".join(text_table(r._rows(), indent="  ")))
+        _emit(args, s, r, lambda: "\n".join(text_table(r._rows(), indent="  ")), finite=True)
     return 0
 
 
