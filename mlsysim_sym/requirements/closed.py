@@ -105,7 +105,7 @@ def _flat(pr: Problem, sol: Solution, v: float, seen: list, notes: List[str]) ->
         return nxt
     return pr.answer(len(seen), limit=(sol.expr, here),
                      reason=f"{pr.label} does not depend on {pr.solve_for} in this regime, and no other value "
-                            f"moves it toward {pr.target:g}")
+                            f"moves it toward {pr.shown(pr.target)}")
 
 
 def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) -> Step:
@@ -122,10 +122,11 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
     nxt = _next_regime(pr, v, seen, pr.value(v))
     if nxt is not None:
         return nxt
-    words = {"oo": "goes to infinity", "0": "goes to 0"}.get(end, f"reaches {end}, the end of its range")
+    words = ({"oo": "goes to infinity", "0": "goes to 0"}[end] if end in ("oo", "0")
+             else f"reaches {pr.shown_input(float(end))}, the end of its range")
     return pr.answer(len(seen), limit=(sol.short(lim_expr), lim_val), toward=end,
-                     reason=f"{pr.label} tends to {lim_val:.6g} as {pr.solve_for} {words} in this regime, "
-                            f"short of {pr.target:g}")
+                     reason=f"{pr.label} tends to {pr.shown(lim_val)} as {pr.solve_for} {words} in this regime, "
+                            f"short of {pr.shown(pr.target)}")
 
 
 def _past_regimes(pr: Problem, regimes: int) -> Requirement:
@@ -137,8 +138,8 @@ def _past_regimes(pr: Problem, regimes: int) -> Requirement:
             return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=meet,
                              notes=(f"the output changes regime more than {MAX_REGIMES} times on the way; "
                                     "the whole number was found through solve() (no closed form)",))
-    return unreachable(pr, regimes,
-                       f"no value of {pr.solve_for} brings {pr.label} to {pr.target:g} within {MAX_REGIMES} regimes")
+    return unreachable(pr, regimes, f"no value of {pr.solve_for} brings {pr.label} to {pr.shown(pr.target)} "
+                                    f"within {MAX_REGIMES} regimes")
 
 
 def _next_regime(pr: Problem, v: float, seen, here: float) -> Optional[float]:

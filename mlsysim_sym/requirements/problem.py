@@ -20,7 +20,8 @@ from ..model import build_model
 from ..schedules import largest_runnable
 from ..sensitivity.point import _solve_output, quantity_name
 from ..symbols import FLAGS, Kind, Param, by_argument
-from .answer import Requirement
+from ..display import quantity as show_quantity
+from .answer import Requirement, output_unit
 from .regime import Regime, Solution, fraction, regime_at, solution
 
 
@@ -36,6 +37,10 @@ class _Reads(Arguments):
     def __getitem__(self, name: str):
         self.read.add(name)
         return super().__getitem__(name)
+
+#: The model's quantities that can be negative (the bytes over the HBM: negative while the state fits); every other
+#: one is an amount (a time, a size, a share, a rate, a count, a 0/1 flag), so a negative target for it is refused.
+SIGNED = ("offload_spill",)
 
 
 class Problem:
@@ -67,6 +72,8 @@ class Problem:
             except KeyError as exc:
                 raise ValueError(str(exc.args[0])) from None
             self.out, self.names = self.model_symbol(self.q), (self.q,)
+            if float(target) < 0 and self.q not in SIGNED:
+                raise ValueError(f"target must be >= 0: {output} is never negative; got {float(target):g}")
         if side not in ("auto", "at least", "at most"):
             raise ValueError(f"side must be 'auto', 'at least' or 'at most', got {side!r}")
         self.output, self.target, self.solve_for = output, float(target), solve_for
@@ -97,6 +104,14 @@ class Problem:
         return Requirement(self.label, self.q, self.target, self.solve_for, self.x, self.x0, self.current,
                            regimes=regimes, configuration=self.configuration, direction=self.direction,
                            unit=self.p.unit, output_expr=self.out, **fields)
+
+    def shown(self, value: float) -> str:
+        """A value of the output for a person, with its unit."""
+        return show_quantity(value, output_unit(self.output), 6)
+
+    def shown_input(self, value: float) -> str:
+        """A value of the input for a person, with its unit."""
+        return show_quantity(value, self.p.unit, 6)
 
     def meets(self, value: float) -> bool:
         """Whether ``value`` of the output meets the target (a rounding error short of it counts)."""

@@ -13,8 +13,7 @@ from typing import List, Optional, Tuple
 import sympy as sp
 
 from ..symbols import Kind
-from ..display import quantity
-from .answer import Requirement, output_unit
+from .answer import Requirement
 from .problem import Problem
 
 #: How many whole numbers the integer answer may walk from the smooth root.
@@ -177,7 +176,7 @@ def layout_answer(pr: Problem, regimes: int) -> Requirement:
                                     "solve(); the output changes regime between the degrees, so there is no one "
                                     "closed form)",))
     best = max(tried, key=lambda t: t[1] * pr.direction) if tried else None
-    reason = (f"no valid {pr.solve_for} meets it; the best, {best[1]:.6g}, is at {pr.solve_for} = {best[0]}"
+    reason = (f"no valid {pr.solve_for} meets it; the best, {pr.shown(best[1])}, is at {pr.solve_for} = {best[0]}"
               if best else f"no valid {pr.solve_for} for this fleet")
     return pr.answer(regimes, limit=(sp.Float(best[1]) if best else sp.nan, best[1] if best else float("nan")),
                      reason=reason)
@@ -203,5 +202,6 @@ def unreachable(pr: Problem, regimes: int, why: str, notes: Tuple[str, ...] = ()
         if o is not None and (best is None or (o - best[1]) * pr.direction > 0):
             best = (v, o)
     lim = (sp.Float(best[1]), best[1]) if best else (sp.nan, float("nan"))
-    reason = why + (f"; the best found is {quantity(best[1], output_unit(pr.output), 6)}, at {pr.solve_for} = {best[0]:g}" if best else "")
+    reason = why + (f"; the best found is {pr.shown(best[1])}, at {pr.solve_for} = {pr.shown_input(best[0])}"
+                    if best else "")
     return pr.answer(regimes, limit=lim, reason=reason, notes=notes)
