@@ -121,9 +121,9 @@ def kwargs(r: dict, efficiency: float = 0.5) -> Dict[str, object]:
 
 @lru_cache(maxsize=None)
 def _throughput_function(run_id: str, without: Tuple[str, ...] = (), changes: Tuple[Tuple[str, object], ...] = ()):
-    """Tokens per second per GPU of the run as a numpy function of ``(eta, eta_8)``, from the model's own compiled
-    expressions (the extended model, ``without`` the named mechanisms; ``changes``: configuration fields set to
-    other values, ``(field, value)`` pairs)."""
+    """Tokens per second per GPU of the run as a numpy function of ``(eta, eta_8, eta_att, k_pass, eta_EP-ov)``,
+    from the model's own compiled expressions (the extended model, ``without`` the named mechanisms; ``changes``:
+    configuration fields set to other values, ``(field, value)`` pairs)."""
     r = run(run_id)
     if changes:
         r = dict(r, config={**r["config"], **dict(changes)})
@@ -138,8 +138,9 @@ def _throughput_function(run_id: str, without: Tuple[str, ...] = (), changes: Tu
     n = int(r["gpus"])
     s = int(r["config"]["seq"])
 
-    def tokens(eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].default, k=PARAMS["k_pass"].value):
-        v = {**values, sym.eta: eta, sym.eta_8: eta_8, sym.eta_att: eta_att, sym.k_pass: k}
+    def tokens(eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].default, k=PARAMS["k_pass"].value,
+               ep=PARAMS["eta_epov"].value):
+        v = {**values, sym.eta: eta, sym.eta_8: eta_8, sym.eta_att: eta_att, sym.k_pass: k, sym.eta_epov: ep}
         T, lb, dp = c.fn(*(v[a] for a in c.args))
         return lb * dp * s / (T * n)
     return tokens
@@ -164,7 +165,7 @@ def generation(r: dict, by_release: bool = False) -> str:
 
 
 def _unpriced(reason: str):
-    def tokens(eta, eta_8=None, eta_att=None, k=None):
+    def tokens(eta, eta_8=None, eta_att=None, k=None, ep=None):
         return np.full(np.broadcast(eta, eta_8, eta_att).shape, np.nan)
     tokens.reason = reason
     return tokens
@@ -191,14 +192,14 @@ def attention_of(eta_att: Dict[str, float], r: dict) -> float:
 
 
 def log_errors(rs, eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].default,
-               without: Tuple[str, ...] = (), k=PARAMS["k_pass"].value) -> np.ndarray:
+               without: Tuple[str, ...] = (), k=PARAMS["k_pass"].value, ep=PARAMS["eta_epov"].value) -> np.ndarray:
     """log(predicted / measured) of each run; ``eta`` a number, or a mapping generation -> efficiency;
     ``eta_att`` a number, or a mapping framework -> attention efficiency."""
     out = []
     for r in rs:
         e = efficiency_of(eta, r) if isinstance(eta, dict) else eta
         a = attention_of(eta_att, r) if isinstance(eta_att, dict) else eta_att
-        out.append(np.log(_throughput_function(r["id"], without)(e, eta_8, a, k)
+        out.append(np.log(_throughput_function(r["id"], without)(e, eta_8, a, k, ep)
                           / r["measured"]["tokens_per_sec_per_gpu"]))
     return np.stack(out)
 
@@ -215,37 +216,53 @@ ATT_GRID = np.linspace(0.20, 1.00, 41)
 
 #: The framework taxes per layer pass tried (``k_pass``, per forward-pass equivalent): 0 (about mlsysim's) to 200.
 PASS_GRID = np.arange(0.0, 201.0, 10.0)
+#: The shares of a replica's compute the EP all-to-alls can run beside tried (``eta_EP-ov``): none to all of it.
+EPOV_GRID = np.round(np.arange(0.0, 1.0001, 0.05), 2)
 
 
 @lru_cache(maxsize=None)
 def fit(without: Tuple[str, ...] = (), by_release: bool = False) -> Dict[str, object]:
     """The constants minimizing the training runs' summed absolute log error of throughput: one efficiency per
     accelerator generation, ``eta_FP8`` (where FP8 GEMMs are priced), ``eta_att`` (where attention kernels
-    are) and ``k_pass`` (the fixed cost of a layer pass). For each pair of the shared rates on a grid, each
-    generation's efficiency is the best of its own grid (the runs of one generation read only its efficiency), so
-    the search is exact on the grids; ``k_pass`` is fitted over :data:`PASS_GRID` with every mechanism on and
-    one efficiency per framework and generation, and kept at that value by the ablations and the per-release
+    are), ``k_pass`` (the fixed cost of a layer pass) and ``eta_EP-ov`` (the share of the compute overlapped
+    all-to-alls run beside). For each pair of the shared rates on a grid, each generation's efficiency is the best
+    of its own grid (the runs of one generation read only its efficiency), so the search is exact on the grids;
+    ``k_pass`` and ``eta_EP-ov`` are fitted over :data:`PASS_GRID` and :data:`EPOV_GRID` with every mechanism on and
+    one efficiency per framework and generation, and kept at those values by the ablations and the per-release
     fit (each refit of the efficiencies and rates at one count takes about a second)."""
     passes = "pass_overhead" not in without
-    grid = PASS_GRID if not without and not by_release else np.array([PARAMS["k_pass"].value])
-    best = min((_fit_at(without, by_release, float(k)) for k in grid), key=lambda f: f["objective"])
+    full = not without and not by_release
+    grid = PASS_GRID if full else np.array([PARAMS["k_pass"].value])
+    eps = EPOV_GRID if full else np.array([PARAMS["eta_epov"].value])
+    best = min((f for k in grid for f in _fit_at(without, by_release, float(k), eps)), key=lambda f: f["objective"])
     return best if passes else dict(best, k_pass=0.0)
 
 
-def _fit_at(without: Tuple[str, ...], by_release: bool, k_pass: float) -> Dict[str, object]:
-    """:func:`fit` at one fixed cost of a layer pass. For each ``eta_FP8`` on its grid: each framework's attention
-    efficiency is the best of its grid for the framework's runs (each of its generations at its own best
-    efficiency), then ``eta_FP8`` the best of the sum over frameworks."""
+def _fit_at(without: Tuple[str, ...], by_release: bool, k_pass: float, eps: np.ndarray) -> List[Dict[str, object]]:
+    """:func:`fit` at one fixed cost of a layer pass, one fit for each ``eta_EP-ov`` of ``eps``. For each
+    ``eta_FP8`` on its grid: each framework's attention efficiency is the best of its grid for the framework's
+    runs (each of its generations at its own best efficiency), then ``eta_FP8`` the best of the sum over
+    frameworks. Only the runs with the EP all-to-all overlapped read ``eta_EP-ov``: the others are priced once."""
     train = [r for r in split()[0] if priced(r, without)]
     e8 = ETA8_GRID if "fp8_gemms" not in without else np.array([PARAMS["eta_8"].value])
     ea = ATT_GRID if "attention_kernels" not in without else np.array([PARAMS["eta_att"].default])
     E, E8, EA = np.meshgrid(ETA_GRID, e8, ea, indexing="ij")
-    objective: Dict[str, np.ndarray] = {}          # generation -> (eta, eta_8, eta_att)
-    stack: Dict[str, str] = {}                     # generation -> framework
+    objectives: List[Dict[str, np.ndarray]] = [{} for _ in eps]   # per eta_EP-ov: generation -> (eta, eta_8, eta_att)
+    stack: Dict[str, str] = {}                                     # generation -> framework
+
+    def summed(rs, ep):
+        return np.abs(log_errors(rs, E, E8, EA, without, k_pass, ep)).sum(axis=0) if rs else 0.0
     for g in sorted({generation(r, by_release) for r in train}):
         rs = [r for r in train if generation(r, by_release) == g]
-        objective[g] = np.abs(log_errors(rs, E, E8, EA, without, k_pass)).sum(axis=0)
+        moved = [r for r in rs if r["config"].get("ep_overlap")]
+        rest = summed([r for r in rs if r not in moved], eps[0])
+        for objective, ep in zip(objectives, eps):
+            objective[g] = rest + summed(moved, float(ep))
         stack[g] = FRAMEWORKS[rs[0]["family"]]
+    return [_best(objective, stack, e8, ea, k_pass, float(ep)) for objective, ep in zip(objectives, eps)]
+
+
+def _best(objective: Dict[str, np.ndarray], stack: Dict[str, str], e8, ea, k_pass: float, ep: float):
     per_stack = {a: sum(objective[g].min(axis=0) for g in objective if stack[g] == a)      # (eta_8, eta_att)
                  for a in sorted(set(stack.values()))}
     total = sum(t.min(axis=1) for t in per_stack.values())
@@ -253,7 +270,7 @@ def _fit_at(without: Tuple[str, ...], by_release: bool, k_pass: float) -> Dict[s
     att = {a: int(np.argmin(t[j])) for a, t in per_stack.items()}
     return {"eta": {g: round(float(ETA_GRID[np.argmin(o[:, j, att[stack[g]]])]), 3) for g, o in objective.items()},
             "eta_8": round(float(e8[j]), 3), "eta_att": {a: round(float(ea[k]), 3) for a, k in att.items()},
-            "k_pass": k_pass, "objective": float(total[j])}
+            "k_pass": k_pass, "eta_epov": ep, "objective": float(total[j])}
 
 
 def _stats(errors) -> Dict[str, float]:
@@ -265,7 +282,7 @@ def _stats(errors) -> Dict[str, float]:
 
 def errors(rs, without: Tuple[str, ...] = (), by_release: bool = False) -> np.ndarray:
     f = fit(without, by_release)
-    return np.exp(log_errors(rs, f["eta"], f["eta_8"], f["eta_att"], without, f["k_pass"])) - 1
+    return np.exp(log_errors(rs, f["eta"], f["eta_8"], f["eta_att"], without, f["k_pass"], f["eta_epov"])) - 1
 
 
 def by_class(rs, errs) -> Dict[str, Dict[str, float]]:
@@ -502,9 +519,32 @@ def microbatch_pair() -> Dict[str, str]:
     for key, without in (("with", ()), ("without", ("pass_overhead",))):
         f = fit(without)
         t = [_throughput_function(r["id"], without)(efficiency_of(f["eta"], r), f["eta_8"],
-                                                    attention_of(f["eta_att"], r), f["k_pass"]) for r in (a, b)]
+                                                    attention_of(f["eta_att"], r), f["k_pass"], f["eta_epov"])
+             for r in (a, b)]
         out[key] = f"{t[1] / t[0]:.2f}"
     return out
+
+
+def ep_overlap_evidence() -> Dict[str, object]:
+    """The runs that read ``eta_EP-ov`` (those whose all-to-alls, overlapped, outlast the share of the compute
+    beside them): each with its error with all of the compute covering them and at the fitted share."""
+    f = fit()
+    overlapped = [r for r in runs() if r["config"].get("ep_overlap")]
+
+    def errs(ep):
+        return np.exp(log_errors(overlapped, f["eta"], f["eta_8"], f["eta_att"], (), f["k_pass"], ep)) - 1
+    from .modern_reasons import _twinned
+    full, at = errs(1.0), errs(f["eta_epov"])
+    moved = [(r, a, b) for r, a, b in zip(overlapped, full, at) if abs(a - b) > 1e-9]
+    setters = [r for r, _, _ in moved if training(r["id"])]
+    twin = {r["id"] for r, _, _ in moved if any(_twinned(r, t) for t in setters)}
+    others = [(r, a, b) for r, a, b in moved if not training(r["id"]) and r["id"] not in twin]
+    return {"overlapped": len(overlapped), "training": sum(1 for r in overlapped if training(r["id"])),
+            "setters": [r["id"] for r in setters], "twins": sorted(twin),
+            "moved": [[r["id"] + (" (t)" if training(r["id"]) else " (twin)" if r["id"] in twin else ""), _pct(a),
+                       _pct(b)] for r, a, b in moved],
+            "better": [r["id"] for r, a, b in others if abs(b) < abs(a)],
+            "worse": [r["id"] for r, a, b in others if abs(b) >= abs(a)]}
 
 
 def context() -> Dict[str, object]:
@@ -534,7 +574,9 @@ def context() -> Dict[str, object]:
     from .common import definition_chain
     m = build_model(Variant(fidelity="extended"))
     return {
-        "rate": {n: definition_chain(m, n, alone=True) for n in ("R_gemm", "R_eff", "r_stage", "n_pass")},
+        "rate": {n: definition_chain(m, n, alone=True) for n in ("R_gemm", "R_eff", "r_stage", "n_pass",
+                                                                 "T_ep_exposed")},
+        "epov": ep_overlap_evidence(),
         "pair": microbatch_pair(),
         "count": len(rows), "families": len(fams), "n_sources": len(sources), "sources": sources,
         "n_train": len(train), "n_held": len(held),

@@ -221,15 +221,16 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
 
 
 def _schedule_rules() -> Tuple[Rule, ...]:
-    """A pipeline splits each micro-step's samples into its microbatches: fewer samples than microbatches is no
-    schedule a framework runs. mlsysim prices microbatches of a fraction of a sample, and so does the model: a
-    warning (in the extended model; the twin keeps mlsysim's silence)."""
+    """Gradient accumulation splits a replica's samples into micro-steps and each micro-step into microbatches (a
+    pipeline's, and the model multiplies a step's passes by the microbatch count without one too): fewer samples
+    than microbatches times micro-steps is no schedule a framework runs. mlsysim prices a fraction of a sample, and
+    so does the model: a warning (in the extended model; the twin keeps mlsysim's silence)."""
     lb = _q("lb")
     return (
         Rule(A.microbatch_count * A.gradient_accumulation_steps > lb, "microbatch_count ({microbatch_count}) x "
              "gradient_accumulation_steps ({gradient_accumulation_steps}) > the {lb} samples a replica trains per "
-             "step: microbatches of less than one sample, which no pipeline runs (priced as mlsysim prices them)",
-             A.pp_size > 1, warning=True, shows=(("lb", lb),), extended=True, transformer=True),
+             "step: microbatches of less than one sample, which no framework runs (priced as mlsysim prices them)",
+             warning=True, shows=(("lb", lb),), extended=True, transformer=True),
     )
 
 

@@ -182,11 +182,13 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        needs=("context_parallel",)),
     _M("ep_overlap", "EP all-to-all overlapped with another microbatch",
        "ep_overlap with ep_size > 1: each microbatch's MoE all-to-alls run beside the compute of another "
-       "microbatch (the forward of one beside the backward of another), so only what the replica's compute cannot "
-       "cover is exposed, and at least one microbatch's all-to-alls (1 / (m k) of them: the first and the last "
-       "have no partner; all of them with one microbatch)",
+       "microbatch (the forward of one beside the backward of another), each beside one chunk of it, so only "
+       "what the share eta_EP-ov of the replica's compute they can run beside cannot cover is exposed, and at "
+       "least one microbatch's all-to-alls (1 / (m k) of them: the first and the last have no partner; all of "
+       "them with one microbatch)",
        "ep_overlap", "NVIDIA Megatron-Core overlap_moe_expert_parallel_comm (megatron/core/model_parallel_config.py: "
-       "the EP all-to-all of one microbatch overlapped with the computation of another in the 1F1B schedule); "
+       "the EP all-to-all of one microbatch overlapped with the computation of another in the 1F1B schedule; "
+       "megatron/core/pipeline_parallel/combined_1f1b.py pairs each all-to-all with one compute chunk); "
        "DeepSeek-AI (2024), DeepSeek-V3 Technical Report, sec. 3.2.1 (DualPipe: a forward and a backward chunk "
        "paired so their all-to-alls hide behind each other's compute)",
        "the all-to-all exposed", ("T_ep_exposed",), short="EP ov."),

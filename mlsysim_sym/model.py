@@ -580,9 +580,10 @@ def _step(b: _Builder) -> None:
     if b.on("tp_overlap"):
         t_tp = q("T_tp_exposed", ext_terms.exposed_tp(t_tp, S.tov))
     if b.on("ep_overlap") and b.transformer:
-        # each microbatch's all-to-alls beside another microbatch's compute: what the replica's compute cannot
-        # cover, at least one microbatch's share (all of it with one microbatch)
-        t_ep = q("T_ep_exposed", sp.Piecewise((fw.overlapped(t_ep, b["T_node"], t_ep / (S.m * S.GA)),
+        # each microbatch's all-to-alls beside another microbatch's compute: what the share eta_epov of the
+        # replica's compute beside which they can run cannot cover, at least one microbatch's share (all of it with
+        # one microbatch)
+        t_ep = q("T_ep_exposed", sp.Piecewise((fw.overlapped(t_ep, S.eta_epov * b["T_node"], t_ep / (S.m * S.GA)),
                                                sp.Eq(S.epov, 1)), (t_ep, True)), **_NONNEG)
     terms = (b["T_node"], t_dpx, t_tp, t_ep, *b.extra, b["T_bubble"], *b.optimizer)      # as STEP_ORDER reads
     b.step = tuple(t.name for t in terms)

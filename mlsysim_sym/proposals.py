@@ -394,6 +394,9 @@ EXTENSION.update({
     "eta_8": _P(r"\LowPrecisionGemmEfficiency", "scalar",
                 "share of the eight-bit peak that eight-bit matrix multiplications reach, relative to the share of "
                 "the sixteen-bit peak that sixteen-bit ones reach", "performance"),
+    "eta_epov": _P(r"\ExpertOverlapComputeShare", "scalar",
+                   "share of a replica's compute beside which its microbatches' expert all-to-alls can run when they "
+                   "are overlapped with another microbatch", "performance"),
     "eta_att": _P(r"\AttentionKernelEfficiency", "scalar",
                   "share of the efficiency of the weights' matrix multiplications that attention kernels reach",
                   "performance"),

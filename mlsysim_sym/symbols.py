@@ -477,6 +477,10 @@ _const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
 _const("k_pass", rf"k_{{{T}{{pass}}}}", "1",
        "fixed cost of a layer's pass per forward-pass equivalent of a microbatch (a training pass counts 3, 4 "
        "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 70.0, fidelity=_EXT)
+_const("eta_epov", rf"\eta_{{{T}{{EP-ov}}}}", "1",
+       "share of a replica's compute beside which its microbatches' MoE all-to-alls can run under ep_overlap (each "
+       "all-to-all of one microbatch runs beside one compute chunk of another: Megatron-Core's combined 1F1B "
+       "schedule) (fitted: docs/modern_runs.md)", 0.6, fidelity=_EXT)
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
        fidelity=_EXT)

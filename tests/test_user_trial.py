@@ -65,8 +65,32 @@ def test_a_pipeline_warns_where_its_microbatches_hold_less_than_one_sample():
         m.solve("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", microbatch_count=8, **kw)
     said = [str(w.message) for w in caught]
     assert said == ["microbatch_count (16) x gradient_accumulation_steps (1) > the 8 samples a replica trains per "
-                    "step: microbatches of less than one sample, which no pipeline runs (priced as mlsysim prices "
+                    "step: microbatches of less than one sample, which no framework runs (priced as mlsysim prices "
                     "them)"]
+
+
+def test_without_a_pipeline_microbatches_and_micro_steps_warn_where_they_hold_less_than_one_sample():
+    # Llama 3 8B on Research_256 at TP 8, no pipeline: 32 replicas, a batch of 256 gives each 8 samples; 8
+    # micro-steps (or 8 microbatches) hold one sample each, 9 micro-steps or 16 microbatches or 4 x 4 hold less,
+    # and the model prices them all (1.2514 s at 9 micro-steps, 1.7218 s at 16 microbatches against 1.1842 s at 8)
+    m = DistributedModel(fidelity="extended")
+    kw = dict(batch_size=256, tp_size=8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        at8 = m.solve("Llama3_8B", "Research_256", gradient_accumulation_steps=8, **kw).step_latency_total
+        m.solve("Llama3_8B", "Research_256", microbatch_count=8, **kw)
+        at9 = m.solve("Llama3_8B", "Research_256", gradient_accumulation_steps=9, **kw).step_latency_total
+        at16 = m.solve("Llama3_8B", "Research_256", microbatch_count=16, **kw).step_latency_total
+        m.solve("Llama3_8B", "Research_256", microbatch_count=4, gradient_accumulation_steps=4, **kw)
+        DistributedModel().solve("Llama3_8B", "Research_256", gradient_accumulation_steps=9, **kw)  # twin: silent
+    assert at8 == pytest.approx(1.1842, abs=1e-4) and at9 == pytest.approx(1.2514, abs=1e-4)
+    assert at16 == pytest.approx(1.7218, abs=1e-4)
+    end = "> the 8 samples a replica trains per step: microbatches of less than one sample, which no framework runs " \
+          "(priced as mlsysim prices them)"
+    assert [str(w.message) for w in caught] == [
+        f"microbatch_count (1) x gradient_accumulation_steps (9) {end}",
+        f"microbatch_count (16) x gradient_accumulation_steps (1) {end}",
+        f"microbatch_count (4) x gradient_accumulation_steps (4) {end}"]
 
 
 def test_the_configuration_line_says_how_many_accelerators_a_resized_fleet_has():
