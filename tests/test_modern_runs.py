@@ -370,8 +370,10 @@ def test_the_release_spread_is_worked_from_the_reprints():
 def test_one_factor_per_dispatcher_leaves_the_moe_class_beyond_the_goal():
     """What reading the dispatcher could at best give: a factor per dispatcher fitted on the MoE training runs."""
     d = M.dispatcher_offsets()
-    # with ep_overlap read from the recipes and the all-to-all dispatcher's permutation priced (fused_dispatch off),
-    # the MoE training runs of both dispatchers want the same factor (the model is about 17 % too fast on both:
-    # +0.155 and +0.159 in log): the dispatcher explains nothing left
-    assert 0.1 < d["alltoall"] < d["flex"] < 0.2 and d["flex"] - d["alltoall"] < 0.02
-    assert d["held_median"] > 2 * M.GOAL_MEDIAN
+    # with ep_overlap read from the recipes (eta_EP-ov fitted) and the all-to-all dispatcher's permutation priced
+    # (fused_dispatch off), the model is too fast on the MoE training runs of both dispatchers, by +0.155 in log in
+    # the median with the plain all-to-all and +0.043 with flex; dividing those factors out of every MoE run leaves
+    # the held-out MoE median worse than the model's own (18.0% against 10.1%): the dispatcher explains nothing left
+    assert 0.1 < d["alltoall"] < 0.2 and 0 < d["flex"] < 0.1
+    _, held = M.split()
+    assert d["held_median"] > M.by_class(held, M.errors(held))["MoE"]["median"] and d["held_median"] > 3 * M.GOAL_MEDIAN
