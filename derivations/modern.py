@@ -191,6 +191,12 @@ def attention_of(eta_att: Dict[str, float], r: dict) -> float:
     return eta_att[FRAMEWORKS[r["family"]]]
 
 
+def fitted(r: dict, f: Dict[str, object]) -> Tuple[float, float, float, float, float]:
+    """The arguments of the run's throughput function (:func:`_throughput_function`) at the constants of fit ``f``:
+    its efficiency, ``eta_8``, its framework's attention efficiency, ``k_pass`` and ``eta_EP-ov``."""
+    return efficiency_of(f["eta"], r), f["eta_8"], attention_of(f["eta_att"], r), f["k_pass"], f["eta_epov"]
+
+
 def log_errors(rs, eta, eta_8=PARAMS["eta_8"].value, eta_att=PARAMS["eta_att"].default,
                without: Tuple[str, ...] = (), k=PARAMS["k_pass"].value, ep=PARAMS["eta_epov"].value) -> np.ndarray:
     """log(predicted / measured) of each run; ``eta`` a number, or a mapping generation -> efficiency;
@@ -518,9 +524,7 @@ def microbatch_pair() -> Dict[str, str]:
     out = {"small": a["id"], "large": b["id"], "measured": f"{b['measured']['tokens_per_sec_per_gpu'] / a['measured']['tokens_per_sec_per_gpu']:.2f}"}
     for key, without in (("with", ()), ("without", ("pass_overhead",))):
         f = fit(without)
-        t = [_throughput_function(r["id"], without)(efficiency_of(f["eta"], r), f["eta_8"],
-                                                    attention_of(f["eta_att"], r), f["k_pass"], f["eta_epov"])
-             for r in (a, b)]
+        t = [_throughput_function(r["id"], without)(*fitted(r, f)) for r in (a, b)]
         out[key] = f"{t[1] / t[0]:.2f}"
     return out
 

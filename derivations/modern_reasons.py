@@ -134,8 +134,7 @@ CANDIDATES = (
 def _error(r: dict, changes: Tuple[Tuple[str, object], ...] = ()) -> float:
     """The model's signed throughput error on ``r`` at the fitted constants, with ``changes`` to its fields."""
     f = M.fit()
-    y = M._throughput_function(r["id"], (), changes)(M.efficiency_of(f["eta"], r), f["eta_8"],
-                                                     M.attention_of(f["eta_att"], r), f["k_pass"], f["eta_epov"])
+    y = M._throughput_function(r["id"], (), changes)(*M.fitted(r, f))
     return float(y / r["measured"]["tokens_per_sec_per_gpu"] - 1)
 
 
@@ -255,9 +254,8 @@ def _words(field: str) -> str:
 
 def nearest_twins(r: dict) -> List[dict]:
     """The twins of ``r`` (:func:`twins`) that differ from it in the fewest fields."""
-    found = twins(r)
-    fewest = min((len(comparison(r["id"], x["r"]["id"])["differ"]) for x in found), default=0)
-    return [x for x in found if len(comparison(r["id"], x["r"]["id"])["differ"]) == fewest]
+    found = [(len(comparison(r["id"], x["r"]["id"])["differ"]), x) for x in twins(r)]     # fewest fields first
+    return [x for n, x in found if n == found[0][0]]
 
 
 def _twin_text(r: dict, x: dict) -> str:
