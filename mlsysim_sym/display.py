@@ -27,6 +27,8 @@ SCALES = {p: s for s, p in _PREFIXES}
 #: Units shown with an SI prefix, and how each is written.
 PREFIXED = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
 _PLAIN = {"1": "", "1/s": " samples/s", "flop/B": " FLOP/B"}     # the model's only rates count samples
+#: The widest line printed for a person: a terminal's 80 columns.
+WIDTH = 80
 
 
 def written(unit: str) -> str:
@@ -79,9 +81,15 @@ def quantity(value, unit: str, digits: int = 4) -> str:
 
 
 def text_table(rows: Sequence[Sequence[str]], header: Optional[Sequence[str]] = None, indent: str = "",
-               align: str = "") -> List[str]:
+               align: str = "", width: Optional[int] = None, narrow: int = 0) -> List[str]:
     """Rows of cells as aligned lines. ``align`` has one letter per column, ``l`` or ``r`` (default: the
-    first column left, the others right, as numbers)."""
+    first column left, the others right, as numbers). With ``width``, the column ``narrow`` (the first by
+    default) is narrowed where the lines would be wider, after the indent is dropped: a longer cell of it ends
+    its line, and the rest of its row follows on the next line.
+
+    >>> text_table([("MobileNetV2_Alpha0_5FeatureExtractor", "688k"), ("GPT2", "1.5B")], ("name", "size"), width=20)
+    ['name            size', 'MobileNetV2_Alpha0_5FeatureExtractor', '                688k', 'GPT2            1.5B']
+    """
     rows = [list(map(str, r)) for r in rows]
     allrows = ([list(header)] if header else []) + rows
     if not allrows:
@@ -89,20 +97,38 @@ def text_table(rows: Sequence[Sequence[str]], header: Optional[Sequence[str]] = 
     ncol = max(len(r) for r in allrows)
     align = align or "l" + "r" * (ncol - 1)
     widths = [max(len(r[i]) for r in allrows if i < len(r)) for i in range(ncol)]
+    if width is not None and len(indent) + sum(widths) + 2 * (ncol - 1) > width:
+        indent = ""                          # a table too wide first loses its indent
+        rest = width - sum(widths) + widths[narrow] - 2 * (ncol - 1)   # what the others leave the narrowed one
+        widths[narrow] = max(min(widths[narrow], rest), len(allrows[0][narrow]) if header else 1)
+    cell = lambda i, c: c.ljust(widths[i]) if align[i] == "l" else c.rjust(widths[i])  # noqa: E731
     out = []
     for r in allrows:
-        cells = [c.ljust(widths[i]) if align[i] == "l" else c.rjust(widths[i]) for i, c in enumerate(r)]
-        out.append((indent + "  ".join(cells)).rstrip())
+        if len(r) > narrow and len(r[narrow]) > widths[narrow]:
+            out.append(indent + "".join(cell(i, c) + "  " for i, c in enumerate(r[:narrow])) + r[narrow])
+            r = [""] * (narrow + 1) + r[narrow + 1:]
+        out.append((indent + "  ".join(cell(i, c) for i, c in enumerate(r))).rstrip())
     return out
 
 
-def wrap(text: str, indent: str = "  ", width: int = 96) -> List[str]:
+def key_values(rows: Sequence[Tuple[str, str]], indent: str = "") -> List[str]:
+    """Label and value pairs as lines, the values right-aligned on one column that is as far right as the
+    longest pair needs (not the longest label plus the longest value).
+
+    >>> key_values([("step time T_step", "3.369 s"), ("parallelism", "dp 8, tp 8, pp 4, ep 1")])
+    ['step time T_step            3.369 s', 'parallelism  dp 8, tp 8, pp 4, ep 1']
+    """
+    end = max((len(k) + 2 + len(v) for k, v in rows), default=0)
+    return [indent + k + v.rjust(end - len(k)) for k, v in rows]
+
+
+def wrap(text: str, indent: str = "  ", width: int = WIDTH) -> List[str]:
     """``text`` wrapped into lines of at most ``width`` characters, continuation lines indented further."""
     return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent + "  ",
                          break_on_hyphens=False) or [indent]
 
 
-def shorten(text: str, width: int = 96) -> str:
+def shorten(text: str, width: int = WIDTH) -> str:
     """``text`` cut to ``width`` characters (with an ellipsis)."""
     return text if len(text) <= width else text[:width - 3] + "..."
 

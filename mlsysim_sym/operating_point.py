@@ -25,7 +25,7 @@ from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
 import sympy as sp
 from sympy.core.relational import Relational
 
-from .display import html_table, quantity, shorten, text_table, wrap
+from .display import WIDTH, html_table, quantity, shorten, text_table, wrap
 from .arguments import checked, describe
 from .model import StepTimeModel, Variant, build_model, expand_in_order
 from .printing import latex
@@ -85,7 +85,7 @@ class OperatingPoint:
                     "")
         rows = [r[:3] for r in self._rows()]
         return "\n".join(head + text_table(rows, ("quantity", "value", "form in this regime"), indent="  ",
-                                             align="lrl"))
+                                             align="lrl", width=WIDTH))
 
     def _repr_html_(self) -> str:
         rows = [(n, v, m, f"${latex(self.forms[n].structured)}$") for n, v, _, m in self._rows()]

@@ -59,7 +59,7 @@ class Finish:
             best = (f"; the fastest runnable count is {self.best.accelerators:,} GPUs, {self.best.days:,.1f} days"
                     if self.best else "")
             return "\n".join([head, now, *wrap(f"no runnable node count finishes in time: {self.reason}{best}",
-                                                "  ", 98)])
+                                                "  ")])
         return "\n".join([head, now, f"  answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take "
                                       f"{self.plan.days:,.1f} days; {self.searched:,} runnable counts searched"])
 

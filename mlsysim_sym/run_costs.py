@@ -25,7 +25,7 @@ from typing import Dict, Optional
 import sympy as sp
 
 from . import notation
-from .display import quantity, text_table, wrap
+from .display import key_values, quantity, wrap
 from .model import Variant, build_model
 from .symbols import sym
 
@@ -116,7 +116,7 @@ class TrainingPlan:
         return rows
 
     def __str__(self) -> str:
-        return "\n".join(wrap(f"configuration: {self.configuration}", "", 98) + text_table(self._rows(), indent="  "))
+        return "\n".join(wrap(f"configuration: {self.configuration}", "") + key_values(self._rows(), indent="  "))
 
     __repr__ = __str__
 

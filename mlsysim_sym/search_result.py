@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Sequence, Tuple
 
-from .display import html_table, number, quantity, si_prefix, text_table, wrap
+from .display import WIDTH, html_table, number, quantity, si_prefix, text_table, wrap
 from .solver import DistributedResult
 from .symbols import Kind, by_argument
 
@@ -170,20 +170,20 @@ class SearchResult:
                 f"{self.objective} (zero_stage is the first), memory/acc at each")
 
     def __str__(self) -> str:
-        rows, header = self._rows(), self._header()
-        table = text_table(rows, header, indent="  ")
-        if max(map(len, table)) > 100:      # wide cells (a 3-digit rank, long times): no indent
-            table = text_table(rows, header)
-        legend = self._legend()
-        if max(map(len, table)) > 100:      # columns of other arguments: the throughput is batch / step time
-            at = header.index("samples/s")
-            rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
-            table = text_table(rows, header)
-        if max(map(len, table)) > 100 and rows:     # still wide: a column with one value in every row moves
-            same = [i for i in range(1, len(header)) if len({r[i] for r in rows}) == 1]   # to the legend
+        """The table within :data:`~mlsysim_sym.display.WIDTH` columns where it can be: a wide table first moves
+        a column with one value in every row to the legend, then loses its indent, then the samples/s column
+        (batch / step time)."""
+        rows, header, legend = self._rows(), self._header(), self._legend()
+        wide = lambda indent="  ": max(map(len, text_table(rows, header, indent))) > WIDTH  # noqa: E731
+        same = [i for i in range(1, len(header)) if len({r[i] for r in rows}) == 1] if rows and wide() else []
+        if same:
             legend += "; in every row: " + ", ".join(f"{header[i]} {rows[0][i]}" for i in same)
             rows = [tuple(c for i, c in enumerate(r) if i not in same) for r in rows]
-            table = text_table(rows, tuple(h for i, h in enumerate(header) if i not in same))
+            header = tuple(h for i, h in enumerate(header) if i not in same)
+        if wide("") and "samples/s" in header:
+            at = header.index("samples/s")
+            rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
+        table = text_table(rows, header, "" if wide() else "  ")
         return "\n".join(wrap(self._head(), "") + table + wrap(legend, "  "))
 
     __repr__ = __str__

@@ -21,7 +21,7 @@ from . import notation, wide
 from .arguments import Arguments, check_switches, describe, from_record, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
-from .display import html_table, quantity, text_table, wrap
+from .display import html_table, key_values, quantity, wrap
 from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet,
                      as_workload, static_values)
 from .mechanisms import ModelChoice
@@ -77,7 +77,7 @@ class NodeProfile:
         ]
 
     def __repr__(self) -> str:
-        return "\n".join(["NodeProfile (one replica):"] + text_table(self._rows(), indent="  "))
+        return "\n".join(["NodeProfile (one replica):"] + key_values(self._rows(), indent="  "))
 
     def _repr_html_(self) -> str:
         return html_table(self._rows(), ("", "value"), caption="NodeProfile (one replica)")
@@ -218,7 +218,7 @@ class DistributedResult:
 
     def __repr__(self) -> str:
         head = wrap("DistributedResult" + (f" of {self.configuration}:" if self.configuration else ":"), "")
-        return "\n".join(head + text_table(self._rows(), indent="  "))
+        return "\n".join(head + key_values(self._rows(), indent="  "))
 
     def _repr_html_(self) -> str:
         return html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")

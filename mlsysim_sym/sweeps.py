@@ -38,7 +38,7 @@ from ._chunks import SweepTooLarge, full_ndim
 from .arguments import Arguments, arguments as _arguments_of, describe, settable
 from .checks import RAW, compiled_rules, facts, rules as check_rules
 from .compile import compile_quantities
-from .display import as_given, html_table, quantity, shorten, text_table, wrap
+from .display import WIDTH, as_given, html_table, quantity, shorten, text_table, wrap
 from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread, static_values
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
@@ -399,7 +399,8 @@ class SweepResult:
 
     def __repr__(self) -> str:
         lines = wrap(self._head(), "") + wrap(self.configuration or "a sweep")
-        lines += text_table(self._summary(), ("output (valid configurations)", "min", "median", "max"), indent="  ")
+        lines += text_table(self._summary(), ("output (valid configurations)", "min", "median", "max"), indent="  ",
+                            width=WIDTH)
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
             lines.append("  masked (rule: configurations, e.g.):")
@@ -440,12 +441,12 @@ class SweepResult:
         if len(axes) == 1:
             (name, v), = axes
             rows = [(as_given(v[i]), cell((i,))) for i in range(len(v))]
-            lines = text_table(rows, (name, output), indent="  ")
+            lines = text_table(rows, (name, output), indent="  ", width=WIDTH)
         else:
             (n0, v0), (n1, v1) = axes
             rows = [(as_given(v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
             lines = [f"  {output} by {n0} (rows) and {n1} (columns)"]
-            lines += text_table(rows, (f"{n0} \\ {n1}",) + tuple(as_given(a) for a in v1), indent="  ")
+            lines += text_table(rows, (f"{n0} \\ {n1}",) + tuple(as_given(a) for a in v1), indent="  ", width=WIDTH)
         if not np.all(fits[ok]):
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)

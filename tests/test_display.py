@@ -6,13 +6,13 @@ import inspect
 import pytest
 
 from mlsysim_sym import DistributedModel, operating_point_of, search, sweep
-from mlsysim_sym.display import quantity, text_table
+from mlsysim_sym.display import key_values, quantity, text_table
 from mlsysim_sym.inputs import SOLVE_DEFAULTS
 from mlsysim_sym.symbols import keywords
 from mlsysim_sym.solver import OUTPUTS
 
 GOLDEN = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
-WIDTH = 100
+WIDTH = 80                      # a terminal's columns
 
 
 def _fits(text: str) -> bool:
@@ -24,6 +24,28 @@ def test_values_carry_si_prefixes_and_units():
     assert quantity(59411380584.0, "B") == "59.41 GB" and quantity(4.945e14, "flop/s") == "494.5 TFLOP/s"
     assert quantity(-0.0, "1") == "0" and quantity(None, "s") == "-" and quantity(float("nan"), "B") == "nan B"
     assert text_table([("a", "1"), ("bbb", "22")], ("x", "y"), align="lr") == ["x     y", "a     1", "bbb  22"]
+
+
+def test_a_table_too_wide_loses_its_indent_then_puts_a_long_name_on_a_line_of_its_own():
+    rows = [("GPT2", "1.5B", "48"), ("MobileNetV2_Alpha0_5FeatureExtractor", "688k", "-")]
+    # widths 36 + 4 + 2 and two gaps of 2: 46 columns, 48 with the indent
+    assert text_table(rows, ("name", "size", "L"), indent="  ", width=48)[0] == "  name" + " " * 32 + "  size   L"
+    # at 46 the indent goes and nothing wraps; at 30 the name column keeps 30 - 4 - 2 - 4 = 20
+    assert text_table(rows, ("name", "size", "L"), indent="  ", width=46)[2].startswith("MobileNetV2_Alpha0_5Feat")
+    assert text_table(rows, ("name", "size", "L"), indent="  ", width=30) == [
+        "name                  size   L",
+        "GPT2                  1.5B  48",
+        "MobileNetV2_Alpha0_5FeatureExtractor",
+        "                      688k   -"]
+    # another column narrowed (to 19 - 1 - 5 - 4 = 9): the cells before it stay on the first line
+    assert text_table([("1", "a long parameter name", "0.5")], ("#", "parameter", "value"), width=19,
+                      narrow=1) == ["#  parameter  value", "1  a long parameter name", " " * 16 + "0.5"]
+
+
+def test_labels_and_values_end_on_the_column_the_longest_pair_needs():
+    # "parallelism" (11) + 2 + 22 = 35 columns, not 16 + 2 + 22 = 40 as two columns would take
+    lines = key_values([("step time T_step", "3.369 s"), ("parallelism", "dp 8, tp 8, pp 4, ep 1")], "  ")
+    assert lines == ["  step time T_step" + " " * 12 + "3.369 s", "  parallelism  dp 8, tp 8, pp 4, ep 1"]
 
 
 def test_a_result_prints_its_configuration_and_its_numbers_with_units():

@@ -498,11 +498,15 @@ def test_display():
     assert lines[0] == "sensitivities of fleet MFU = 0.2604"
     assert lines[1].strip() == "Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 8, pp 4, m 8, fp16"
     assert "(b) compute-bound" in text and "integer knobs" in text
-    assert max(map(len, lines)) <= 100                    # fits a terminal
+    assert max(map(len, lines)) <= 80                     # fits an 80-column terminal
     assert "-0 " not in text and " -0\n" not in text
-    # words, the book's symbol and units: 989.4 TFLOP/s is the H100's dense fp16 peak
+    # words, the book's symbol and units: 989.4 TFLOP/s is the H100's dense fp16 peak; the derivative is per
+    # TFLOP/s, the unit the value is printed in: -0.284 * 0.2604 / 989.4 = -7.48e-05
     row = next(x for x in lines if "peak FLOP/s R_peak" in x)
-    assert "989 TFLOP/s" in row and "per TFLOP/s" in row and "-0.284" in row
+    assert "989 TFLOP/s" in row and "-7.48e-05" in row and "-0.284" in row
+    assert "per unit of the value column (per GB/s where it says GB/s)" in " ".join(text.split())
+    # the HTML names each derivative's unit
+    assert "-7.48e-05 per TFLOP/s" in t._repr_html_()
     assert "fabric bandwidth BW_inject" in text and "12.5 GB/s" in text
     # mlsysim field names a student cannot read stay out of a training table's text
     assert "inference_flops" not in text and "count " not in text
@@ -517,7 +521,7 @@ def test_display():
     assert t.rows[0].parameter == "efficiency"
     f_s = t["straggler_factor"]
     assert f_s.one_sided and f_s.score(1) == 0.0 and f_s.score(-1) == 1.0 and f_s.magnitude == 1.0
-    moving = [x for x in lines if x[:5].strip().isdigit()]
+    moving = [x for x in lines if x.split() and x.split()[0].isdigit()]
     assert "straggler factor f_strag" in moving[-1] and "0 | -1 *" in moving[-1]
     assert ("straggler factor f_strag sits at a kink (f_s = 1): lowering it leaves fleet MFU unchanged, raising "
             "it changes fleet MFU by -1 % per 1 %") in " ".join(x.strip() for x in lines)

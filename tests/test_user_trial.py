@@ -143,7 +143,7 @@ def test_required_prints_the_output_in_its_unit():
     text = r.text()
     assert "for memory at most 40 GB" in text and "memory = 59.4114 GB" in text
     assert "the best found is 41.4933 GB, at microbatch_count = 32" in " ".join(text.split())
-    assert max(len(line) for line in text.splitlines()) <= 100
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 def test_a_plan_shows_small_amounts_with_three_digits_not_zero():

@@ -39,7 +39,7 @@ def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False) ->
     elif not args.quiet:
         if finite:                          # no "step time inf s" printed as an answer
             _finite_json(obj.to_dict())
-        print("\n".join(wrap(s.line(obj.configuration), "", 98)))
+        print("\n".join(wrap(s.line(obj.configuration), "")))
         print(text())
 
 
@@ -80,13 +80,13 @@ def check_plot(args) -> None:
 
 def cmd_solve(args) -> int:
     from ..arguments import arguments
-    from ..display import text_table
+    from ..display import key_values
     from ..solver import price
     s = setup(args)
     with about(args, s.flags):
         r = price(arguments(s.model, s.fleet, single(s.kwargs), caller="solve", choice=s.choice))
         _plot(r, args.plot)
-        _emit(args, s, r, lambda: "\n".join(text_table(r._rows(), indent="  ")), finite=True)
+        _emit(args, s, r, lambda: "\n".join(key_values(r._rows(), indent="  ")), finite=True)
     return 0
 
 
@@ -313,8 +313,8 @@ def cmd_equations(args) -> int:
         if args.json:
             _json({"quantities": list(m), "terms": [t.name for t in notation.TERMS]})
         else:
-            from ..display import text_table
-            print("\n".join(text_table(rows, ("name", "meaning"), align="ll")))
+            from ..display import WIDTH, text_table
+            print("\n".join(text_table(rows, ("name", "meaning"), align="ll", width=WIDTH)))
         return 0
     name = OUTPUTS.get(args.name, args.name)
     if name in TERM_CLASSES:
@@ -353,7 +353,7 @@ def cmd_equations(args) -> int:
 
 def cmd_list(args) -> int:
     from .. import modern
-    from ..display import number, quantity, text_table
+    from ..display import WIDTH, number, quantity, text_table
     ws = [(n, catalog.workload(n), "mlsysim 0.3.0") for n in catalog.workload_names()]
     ws += [(n, modern.workload(n), "modern") for n in modern.architecture_names()]
     fs = [(n, catalog.fleet(n), "mlsysim 0.3.0") for n in catalog.fleet_names()]
@@ -369,11 +369,11 @@ def cmd_list(args) -> int:
         return 0
     for title, catalog_name in (("mlsysim 0.3.0's registry", "mlsysim 0.3.0"),
                                 ("the modern catalog (cited sources: mlsysim_sym/data/modern.json)", "modern")):
-        print(f"workloads (--model), {title}")
+        print("\n".join(wrap(f"workloads (--model), {title}", "")))
         print("\n".join(text_table(
             [(n, w.kind.replace("_", " "), _count(w.parameters), _count(w.active_parameters), number(w.layers),
               number(w.hidden_dim)) for n, w, c in ws if c == catalog_name],
-            ("name", "kind", "parameters", "active", "layers", "hidden"), indent="  ", align="llrrrr")))
+            ("name", "kind", "parameters", "active", "layers", "hidden"), indent="  ", align="llrrrr", width=WIDTH)))
         print()
     for title, catalog_name in (("mlsysim 0.3.0's registry", "mlsysim 0.3.0"), ("the modern catalog", "modern")):
         print(f"clusters (--fleet), {title}")
@@ -381,9 +381,11 @@ def cmd_list(args) -> int:
             [(n, f"{f.total_accelerators:,}", f.node.accelerator.name, str(f.node.accelerators_per_node),
               quantity(f.node.intra_node_bw, "B/s"), quantity(f.fabric.bandwidth, "B/s"))
              for n, f, c in fs if c == catalog_name],
-            ("name", "GPUs", "accelerator", "per node", "NVLink", "fabric per GPU"), indent="  ", align="lrlrrr")))
+            ("name", "GPUs", "accelerator", "per node", "NVLink", "fabric per GPU"), indent="  ", align="lrlrrr",
+            width=WIDTH)))
         print()
-    print("or a plan file: --model PLAN.yaml (mlsysim eval's format, or an architecture card; docs/files.md)")
+    print("\n".join(wrap("or a plan file: --model PLAN.yaml (mlsysim eval's format, or an architecture card; "
+                         "docs/files.md)", "")))
     return 0
 
 

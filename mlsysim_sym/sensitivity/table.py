@@ -1,10 +1,11 @@
 """Display of a sensitivity table: plain text, HTML and LaTeX, for people.
 
 :class:`mlsysim_sym.sensitivity.Sensitivities` prints with :func:`as_text`
-(``print(table)``, lines of at most 100 characters) and shows in notebooks with
+(``print(table)``, lines of at most 80 characters) and shows in notebooks with
 :func:`as_html` and :func:`as_latex`. Parameters are named in words and by their
 symbol in the book's notation; values carry units (``989.4 TFLOP/s``); a
-derivative is given per the unit its parameter is printed in (``per GB/s``). The
+derivative is given per the unit its parameter is printed in (per TFLOP/s there;
+the text says it once, the HTML in each cell). The
 regime a row's derivative holds in is a letter that the header spells out.
 Parameters that do not move the output at this point are listed on one line, and
 a kink is explained under the table.
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple
 
 from .. import notation
 from ..outputs import output
-from ..display import PREFIXED, html_table, number, quantity, si_prefix, text_table, wrap
+from ..display import PREFIXED, WIDTH, html_table, number, quantity, si_prefix, text_table, wrap
 from ..printing import latex
 from ..symbols import BY_SYMBOL, by_argument
 
@@ -55,25 +56,25 @@ def _elasticity(r: "Row") -> str:
     return f"{_elastic(r.left.elasticity)} | {_elastic(r.right.elasticity)} *"
 
 
-def _per(d, value, unit: str, out_unit: str) -> str:
-    """A derivative per the unit the parameter prints in: ``+0.0382 per GB/s``."""
+def _per(d, value, unit: str, out_unit: str, per: bool = True) -> str:
+    """A derivative per the unit the parameter prints in: ``+0.0382 per GB/s`` (``+0.0382`` without ``per``)."""
     if d is None or (isinstance(d, float) and math.isnan(d)):
         return "-"
     if d == 0:
         return "0"
     scale, prefix = si_prefix(value, unit)
-    head = number(d * scale, 4) if out_unit in ("1", "") else quantity(d * scale, out_unit)
+    head = number(d * scale, 3) if out_unit in ("1", "") else quantity(d * scale, out_unit, 3)
     if not head.startswith("-"):
         head = "+" + head
-    return head + (f" per {prefix}{PREFIXED[unit]}" if unit in PREFIXED else "")
+    return head + (f" per {prefix}{PREFIXED[unit]}" if unit in PREFIXED and per else "")
 
 
-def _derivative(r: "Row", out_unit: str) -> str:
+def _derivative(r: "Row", out_unit: str, per: bool = True) -> str:
     unit = BY_SYMBOL[r.symbol].unit
     if r.kink is None:
-        return _per(r.derivative, float(r.value), unit, out_unit)
-    return f"{_per(r.left.derivative, float(r.value), unit, out_unit)} | " \
-           f"{_per(r.right.derivative, float(r.value), unit, out_unit)}"
+        return _per(r.derivative, float(r.value), unit, out_unit, per)
+    return f"{_per(r.left.derivative, float(r.value), unit, out_unit, per)} | " \
+           f"{_per(r.right.derivative, float(r.value), unit, out_unit, per)}"
 
 
 def _value(symbol, value) -> str:
@@ -101,10 +102,11 @@ def _kink_note(r: "Row", out: str) -> List[str]:
     text = (f"* {parameter_name(r.symbol)} sits at a kink ({r.kink}): lowering it {down}, raising it {up}"
             f"{jump}; ranked by the move that improves {out}" if r.one_sided or r.jump else
             f"* {parameter_name(r.symbol)} sits at a kink ({r.kink}): below | above{jump}")
-    return wrap(text + ".", "  ", 98)
+    return wrap(text + ".", "  ")
 
 
-def _rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List["Row"]]:
+def _rows(t: "Sensitivities", per: bool = True) -> Tuple[List[Tuple[str, ...]], List["Row"]]:
+    """The rows that move the output, and those that do not; ``per``: each derivative names its unit."""
     letters, out_unit = _letters(t), _out_unit(t)
     rows, still = [], []
     for r in t.rows:
@@ -112,23 +114,24 @@ def _rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List["Row"]]:
             still.append(r)
             continue
         rows.append((str(len(rows) + 1), parameter_name(r.symbol), _value(r.symbol, r.value), _elasticity(r),
-                     _derivative(r, out_unit), _regime_cell(r, letters)))
+                     _derivative(r, out_unit, per), _regime_cell(r, letters)))
     return rows, still
 
 
 _HEADER = ("#", "parameter", "value", "elasticity", "derivative", "regime")
 
 
-def _header(t: "Sensitivities") -> List[str]:
+def _header(t: "Sensitivities", per: bool = True) -> List[str]:
     out = output_name(t)
     lines = [f"sensitivities of {out} = {quantity(t.value, _out_unit(t))}"]
     if t.configuration:
-        lines += wrap(t.configuration, "  ", 98)
+        lines += wrap(t.configuration, "  ")
     letters = _letters(t)
     if letters:
-        lines += wrap("regime: " + ", ".join(f"({c}) {x}" for x, c in letters.items()), "  ", 98)
+        lines += wrap("regime: " + ", ".join(f"({c}) {x}" for x, c in letters.items()), "  ")
+    unit = "unit of the parameter" if per else "unit of the value column (per GB/s where it says GB/s)"
     lines += wrap(f"elasticity: % change of {out} per 1 % change of the parameter; derivative: change of "
-                  f"{out} per unit of the parameter, in this regime", "  ", 98)
+                  f"{out} per {unit}, in this regime", "  ")
     return lines
 
 
@@ -156,38 +159,46 @@ def _knob_rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List[str]]:
     for k in t.discrete:
         p = by_argument()[k.knob]
         r = relaxed.get(k.knob)
-        rel = "-" if r is None else _elasticity(r)
+        rel = "-" if r is None else "kink *" if r.kink is not None else _elasticity(r)
         rows.append((f"{p.words} {p.text}", str(k.value), change(k.down), change(k.up), rel))
         if any(v >= _FLOOR.get(k.knob, 1) for v, _ in k.skipped):     # below the floor: no news
             skipped.append(f"{p.words}: {_skipped(k)}")
     return rows, skipped
 
 
+def _knob_kinks(t: "Sensitivities") -> List[str]:
+    """A note for each integer knob whose relaxed elasticity has a kink: its two sides."""
+    kinked = [r for r in t.relaxed if r.kink is not None and any(k.knob == r.parameter for k in t.discrete)]
+    return [line for r in kinked for line in wrap(
+        f"* {parameter_name(r.symbol)}, relaxed, sits at a kink ({r.kink}): {_elastic(r.left.elasticity)} "
+        f"below, {_elastic(r.right.elasticity)} above.", "  ")]
+
+
 def _delta(d, unit: str) -> str:
-    text = number(d, 4) if unit in ("1", "") else quantity(d, unit)
+    text = number(d, 3) if unit in ("1", "") else quantity(d, unit, 3)
     return text if text.startswith("-") or text == "0" or text.startswith("0 ") else "+" + text
 
 
 def as_text(t: "Sensitivities") -> str:
-    """The table as text (at most 100 characters a line): the rows, then the integer knobs when the
-    table has a ``solve()`` context."""
+    """The table as text (at most :data:`~mlsysim_sym.display.WIDTH` characters a line where the names allow):
+    the rows, then the integer knobs when the table has a ``solve()`` context."""
     out = output_name(t)
-    rows, still = _rows(t)
-    lines = _header(t) + [""] + text_table(rows, _HEADER, indent="  ", align="lllrll")
+    rows, still = _rows(t, per=False)
+    lines = _header(t, per=False) + [""] + text_table(rows, _HEADER, indent="  ", align="lllrll", width=WIDTH, narrow=1)
     if still:
-        lines += wrap("no effect here: " + ", ".join(parameter_name(r.symbol) for r in still), "  ", 98)
+        lines += wrap("no effect here: " + ", ".join(parameter_name(r.symbol) for r in still), "  ")
     for r in t.rows:
         if r.kink is not None:
             lines += _kink_note(r, out)
     if t.context is not None:
         krows, skipped = _knob_rows(t)
         lines += [""] + wrap(f"integer knobs: exact change of {out} at the neighbouring valid value "
-                             f"(re-solved); relaxed: floors and ceilings replaced by their quotient, the "
-                             f"fleet held fixed (* below | above a kink)", "  ", 98)
-        lines += text_table(krows, ("knob", "value", "previous: change", "next: change", "relaxed elasticity"),
-                            indent="  ", align="lrllr")
+                             f"(re-solved); relaxed: its elasticity with floors and ceilings replaced by their "
+                             f"quotient, the fleet held fixed", "  ")
+        lines += text_table(krows, ("knob", "value", "previous: change", "next: change", "relaxed"),
+                            indent="  ", align="lrllr", width=WIDTH) + _knob_kinks(t)
         for s in skipped:
-            lines += wrap("skipped " + s, "  ", 98)
+            lines += wrap("skipped " + s, "  ")
     return "\n".join(lines)
 
 

@@ -55,7 +55,7 @@ import numpy as np
 import sympy as sp
 
 from .. import _chunks, notation
-from ..display import html_table, number, quantity, text_table, wrap
+from ..display import WIDTH, html_table, number, quantity, text_table, wrap
 from ..outputs import OUTPUTS
 from ..sweeps import sweep_arguments
 from ..symbols import BY_SYMBOL, Kind, by_argument
@@ -334,27 +334,28 @@ class Uncertainty:
         rel = "" if math.isnan(self.relative) else f" ({_pct(self.relative, sign=False)})"
         lines = [f"uncertainty of {out} = {quantity(self.value, unit)}"]
         if self.configuration:
-            lines += wrap(self.configuration, "  ", 98)
+            lines += wrap(self.configuration, "  ")
         if self.regime:
-            lines += wrap("regime: " + ", ".join(self.regime), "  ", 98)
+            lines += wrap("regime: " + ", ".join(self.regime), "  ")
         lines += wrap(f"first order: sd = {_q(self.std, unit)}{rel}, sqrt(sum of (dy/dx * sigma * x)^2) with the "
-                      f"exact derivatives in this regime", "  ", 98)
+                      f"exact derivatives in this regime", "  ")
         mc = self.monte_carlo
         if mc is not None:
             pct = " / ".join(quantity(mc.percentiles[k], unit) for k in PERCENTILES)
             lines += wrap(f"Monte Carlo: {mc.valid:,} draws (seed {mc.seed}), each parameter normal with its "
                           f"relative sigma, clipped to its domain: mean {quantity(mc.mean, unit)}, sd "
                           f"{_q(mc.std, unit)} (standard error {_q(mc.std_error, unit, 2)}), percentiles "
-                          f"{' / '.join(map(str, PERCENTILES))} %: {pct}", "  ", 98)
+                          f"{' / '.join(map(str, PERCENTILES))} %: {pct}", "  ")
         return lines
 
     _HEADER = ("#", "parameter", "value", "sigma", "elasticity", "sd from it", "share")
 
     def __str__(self) -> str:
         lines = self._header() + [""]
-        lines += text_table(self._rows(), self._HEADER, indent="  ", align="lllrrrr")
+        lines += text_table(self._rows(), self._HEADER, indent="  ", align="lllrrrr", width=WIDTH,
+                            narrow=1)
         for n in self.notes():
-            lines += wrap(n, "  ", 98)
+            lines += wrap(n, "  ")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
