@@ -317,14 +317,14 @@ def refuse_extended(a: Arguments) -> None:
 
 #: The extended model's switches and their places among the keywords: mlsysim has no rule for them, so they are
 #: read strictly (a bool, or 0 or 1), not for their truth as mlsysim reads its own flags.
-_SWITCHES = tuple((_FIRST_EXTENDED + i, k) for i, (k, p) in enumerate(_EXTENDED) if p.kind is Kind.FLAG)
+SWITCHES = tuple((_FIRST_EXTENDED + i, k) for i, (k, p) in enumerate(_EXTENDED) if p.kind is Kind.FLAG)
 
 
 def check_switches(a: Arguments) -> None:
     """A ``TypeError`` (not a number) or ``ValueError`` (a number other than 0 and 1) naming the first of the
     extended model's switches given a value that is not a bool, 0 or 1 (``sequence_parallel="no"`` would
     otherwise switch it on)."""
-    for i, name in _SWITCHES:
+    for i, name in SWITCHES:
         v = a.keywords[i]
         if type(v) is bool or isinstance(v, np.bool_):
             continue

@@ -55,7 +55,8 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "Models, sec. 4.2.2 and Table 2",
        "activation memory always split by N_TP (the sequence-parallel formula)", ('r_sp', 'K_act', 'beta_tp', 'alpha_tp', 'T_sp_pair', 'T_tp_layer'), short="SP"),
     _M("tp_overlap", "TP communication overlap",
-       "tp_comm_overlap: the share eta_ov (overlap_efficiency) of the TP communication hidden behind the GEMMs",
+       "tp_comm_overlap with tp_size > 1: the share eta_ov (overlap_efficiency) of the TP communication hidden "
+       "behind the GEMMs",
        "tp_comm_overlap", "Wang et al. (2023), Overlap Communication with Dependent Computation via Decomposition "
        "(ASPLOS); NVIDIA Transformer Engine userbuffers (tp_comm_overlap in Megatron-Core)",
        "TP communication never overlapped", ('T_tp_exposed',), short="TP ov."),
