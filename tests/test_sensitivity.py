@@ -579,3 +579,14 @@ def test_every_documented_row_is_a_model_symbol():
     for name, s in CONTINUOUS.items():
         assert f"``{name}``" in doc or name in ("sram_bandwidth", "flash_bandwidth"), name
         assert s in vars(sym).values()
+
+
+def test_a_kink_is_explained_only_for_a_row_the_table_shows():
+    # the extended model's step time of the bundled example: P_exp (no routed experts here) sits at its kink
+    # P_exp = 0 but moves nothing, so it is under "no effect here" and gets no note; f_strag and R_peak move it
+    t = sensitivities("Llama3_70B", "Research_256", output="step_latency_total", fidelity="extended",
+                      batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    text = " ".join(str(t).split())
+    assert "routed-expert parameters P_exp sits at a kink" not in text
+    assert "straggler factor f_strag sits at a kink (f_s = 1)" in text
+    assert "peak FLOP/s R_peak sits at a kink (R_16 = R_peak)" in text

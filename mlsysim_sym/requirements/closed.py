@@ -82,6 +82,11 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
             return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", why)
     else:
         val, achieved = _inside_domain(pr, val, notes)
+        if achieved is None:            # the root is no configuration solve() prices: no answer, and why
+            return unreachable(pr, regimes, f"no valid value of {pr.solve_for} meets it",
+                               tuple(n for n in notes if not n.startswith("solve() rejects")) + (
+                                   f"the root of this regime is {pr.solve_for} = {pr.shown_input(val)}, where "
+                                   + next(n for n in notes if n.startswith("solve() rejects")).split(": ", 1)[1],))
     return pr.answer(regimes, expression=r, value=val, integer=whole, achieved=achieved,
                      conditions=sol.regime.conditions, notes=tuple(notes), meets_toward=meet)
 
@@ -225,5 +230,5 @@ def _inside_domain(pr: Problem, root: float, notes: List[str]) -> Tuple[float, O
         except (ValueError, TypeError) as exc:
             error = exc
             val = math.nextafter(val, pr.x0)
-    notes.append(f"solve() rejects {pr.solve_for} = {root:.6g}: {error}")
+    notes.append(f"solve() rejects {pr.solve_for} = {root:.6g}: solve() refuses the configuration ({error})")
     return root, None

@@ -188,7 +188,7 @@ def as_text(t: "Sensitivities") -> str:
     if still:
         lines += wrap("no effect here: " + ", ".join(parameter_name(r.symbol) for r in still), "  ")
     for r in t.rows:
-        if r.kink is not None:
+        if r.kink is not None and _moves(r):     # a row the table shows (not one of "no effect here")
             lines += _kink_note(r, out)
     if t.context is not None:
         krows, skipped = _knob_rows(t)
