@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import textwrap
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -70,13 +71,22 @@ def si_prefix(value, unit: str) -> Tuple[float, str]:
     return next(((s, p) for s, p in _PREFIXES if abs(value) >= s * 0.9995), _PREFIXES[-1])
 
 
+def text_prefix(value, unit: str) -> Tuple[float, str]:
+    """:func:`si_prefix` for plain text: no prefix below a byte (``mB``) nor above a second (``Ms`` reads as
+    ``ms`` in a terminal); typeset documents keep ``ks``."""
+    if value is not None and not isinstance(value, bool) and math.isfinite(value) and (
+            (unit == "B" and abs(value) < 0.9995) or (unit == "s" and abs(value) >= 999.5)):
+        return 1.0, ""
+    return si_prefix(value, unit)
+
+
 def quantity(value, unit: str, digits: int = 4) -> str:
     """``value`` (SI) with an SI prefix and ``unit`` (``"s"``, ``"B"``, ``"flop/s"``, ``"1"``, ...)."""
     if value is None or isinstance(value, bool) or unit in _PLAIN:
         return number(value, digits) + _PLAIN.get(unit, "")
     if unit not in PREFIXED:
         return f"{number(value, digits)} {unit}"
-    scale, prefix = si_prefix(value, unit)
+    scale, prefix = text_prefix(value, unit)
     return f"{number(value / scale, digits)} {prefix}{PREFIXED[unit]}"
 
 
@@ -122,10 +132,35 @@ def key_values(rows: Sequence[Tuple[str, str]], indent: str = "") -> List[str]:
     return [indent + k + v.rjust(end - len(k)) for k, v in rows]
 
 
+#: A space that a line break would split a name from its number (``tp 8``) or a number from its unit
+#: (``25 GB/s``, ``1024 H100``) at.
+_PAIRED = re.compile(r"(?<=[A-Za-z_]) (?=\d)|(?<=\d) (?=[A-Za-z%])")
+
+
+def glossary(rows: Sequence[Tuple[str, str]], header: Tuple[str, str], width: int = WIDTH) -> List[str]:
+    """Names and their descriptions as lines: the names in a column, each description wrapped beside its name.
+
+    >>> glossary([("T_step", "time of one training step, the slowest replica's")], ("name", "meaning"), 36)
+    ['name    meaning', 'T_step  time of one training step,', "        the slowest replica's"]
+    """
+    w = max(len(k) for k, _ in [header, *rows])
+    out = []
+    for k, text in [header, *rows]:
+        lines = textwrap.wrap(text, max(width - w - 2, 20)) or [""]
+        out += [(k.ljust(w) + "  " + lines[0]).rstrip()] + [" " * (w + 2) + line for line in lines[1:]]
+    return out
+
+
 def wrap(text: str, indent: str = "  ", width: int = WIDTH) -> List[str]:
-    """``text`` wrapped into lines of at most ``width`` characters, continuation lines indented further."""
-    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent + "  ",
-                         break_on_hyphens=False) or [indent]
+    """``text`` wrapped into lines of at most ``width`` characters, continuation lines indented further; a
+    name and its number, and a number and its unit, stay on one line.
+
+    >>> wrap("batch 256, tp 8, pp 4, m 8", "", 20)
+    ['batch 256, tp 8,', '  pp 4, m 8']
+    """
+    lines = textwrap.wrap(_PAIRED.sub("\u00a0", text), width=width, initial_indent=indent,
+                          subsequent_indent=indent + "  ", break_on_hyphens=False) or [indent]
+    return [line.replace("\u00a0", " ") for line in lines]
 
 
 def shorten(text: str, width: int = WIDTH) -> str:

@@ -124,7 +124,8 @@ class SearchResult:
                 "unrunnable": int(self.unrunnable), "runnable": bool(self.runnable),
                 "results": [c.to_dict() for c in self.candidates]}
 
-    def _rows(self):
+    def _rows(self, stages: bool = True):
+        """The table's rows; ``stages``: the memory at every tying ZeRO stage (else at the kept one only)."""
         rows = []
         for i, c in enumerate(self.candidates, 1):
             cfg, r = c.config, c.result
@@ -138,7 +139,7 @@ class SearchResult:
                          str(cfg["v_stages"]) if piped else "-", _stages(c.zero_stages),
                          number(cfg["activation_recomputation"]), number(cfg["overlap_comm"]), *extra,
                          f"{r.mfu:.4f}", quantity(r.step_latency_total, "s"), number(r.effective_throughput),
-                         _memories([mem[z] for z in sorted(mem)])))
+                         _memories([mem[z] for z in sorted(mem)] if stages else [mem[min(mem)]])))
         return rows
 
     def _header(self, html: bool = False):
@@ -172,7 +173,8 @@ class SearchResult:
     def __str__(self) -> str:
         """The table within :data:`~mlsysim_sym.display.WIDTH` columns where it can be: a wide table first moves
         a column with one value in every row to the legend, then loses its indent, then the samples/s column
-        (batch / step time)."""
+        (batch / step time; the step column where the search ranks by throughput), then the memory at every ZeRO
+        stage but the kept one, then the step column too."""
         rows, header, legend = self._rows(), self._header(), self._legend()
         wide = lambda indent="  ": max(map(len, text_table(rows, header, indent))) > WIDTH  # noqa: E731
         same = [i for i in range(1, len(header)) if len({r[i] for r in rows}) == 1] if rows and wide() else []
@@ -180,9 +182,19 @@ class SearchResult:
             legend += "; in every row: " + ", ".join(f"{header[i]} {rows[0][i]}" for i in same)
             rows = [tuple(c for i, c in enumerate(r) if i not in same) for r in rows]
             header = tuple(h for i, h in enumerate(header) if i not in same)
-        if wide("") and "samples/s" in header:
-            at = header.index("samples/s")
+        drop = "step" if "throughput" in self.objective else "samples/s"      # never the ranking's own column
+        if wide("") and drop in header:
+            at = header.index(drop)
             rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
+        if wide("") and rows:           # the memory at the kept ZeRO stage only
+            at = header.index("memory/acc")
+            kept = [r[-1] for r in self._rows(stages=False)]
+            rows = [r[:at] + (m,) + r[at + 1:] for r, m in zip(rows, kept)]
+            legend = legend.replace("memory/acc at each", "memory/acc at zero_stage")
+        for drop in ("step", "samples/s"):     # still too wide: the times go, unless the search ranks by one
+            if wide("") and drop in header and not (drop == "samples/s" and "throughput" in self.objective):
+                at = header.index(drop)
+                rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
         table = text_table(rows, header, "" if wide() else "  ")
         return "\n".join(wrap(self._head(), "") + table + wrap(legend, "  "))
 

@@ -38,12 +38,13 @@ from ._chunks import SweepTooLarge, full_ndim
 from .arguments import Arguments, arguments as _arguments_of, describe, settable
 from .checks import RAW, compiled_rules, facts, rules as check_rules
 from .compile import compile_quantities
-from .display import WIDTH, as_given, html_table, quantity, shorten, text_table, wrap
+from .display import PREFIXED, WIDTH, as_given, html_table, number, quantity, shorten, text_prefix, text_table, \
+    wrap, written
 from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread, static_values
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUTS, unit_of
-from .symbols import Kind, keywords, sym
+from .symbols import Kind, by_argument, keywords, sym
 
 __all__ = ["Configurations", "OVERFLOW", "SweepResult", "SweepTooLarge", "arguments", "configurations",
            "resolve_name", "sweep", "sweep_arguments"]
@@ -437,18 +438,28 @@ class SweepResult:
         if len(axes) not in (1, 2) or x.size > limit or x.ndim != len(axes):
             return repr(self)
         fits = np.broadcast_to(self.values.get("node_profile.feasible", True), self.shape)
-        cell = lambda i: (quantity(float(x[i]), unit) + ("" if fits[i] else " *")) if ok[i] else "-"  # noqa: E731
+        star = not np.all(fits[ok]) and np.any(fits[ok])     # a mark where some fit and some do not
         if len(axes) == 1:
+            cell = lambda i: (quantity(float(x[i]), unit) + ("" if fits[i] or not star else " *")) \
+                if ok[i] else "-"  # noqa: E731
             (name, v), = axes
-            rows = [(as_given(v[i]), cell((i,))) for i in range(len(v))]
+            rows = [(_axis_value(name, v[i]), cell((i,))) for i in range(len(v))]
             lines = text_table(rows, (name, output), indent="  ", width=WIDTH)
         else:
+            # one unit for the grid, in its title: the cells are bare numbers and the headers carry their units
+            valid = np.abs(x[ok & ~np.isnan(x)]) if np.any(ok) else np.array([])
+            scale, prefix = text_prefix(float(valid.max()) if valid.size else 0.0, unit)
+            shown = (prefix + PREFIXED[unit]) if unit in PREFIXED else written(unit)
+            cell = lambda i: (number(float(x[i]) / scale) + ("" if fits[i] or not star else " *")) \
+                if ok[i] else "-"  # noqa: E731
             (n0, v0), (n1, v1) = axes
-            rows = [(as_given(v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
-            lines = [f"  {output} by {n0} (rows) and {n1} (columns)"]
-            lines += text_table(rows, (f"{n0} \\ {n1}",) + tuple(as_given(a) for a in v1), indent="  ", width=WIDTH)
-        if not np.all(fits[ok]):
+            rows = [(_axis_value(n0, v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
+            lines = wrap(f"{output}" + (f" in {shown}" if shown else "") + f" by {n0} (rows) and {n1} (columns)")
+            lines += text_table(rows, (n0,) + tuple(_axis_value(n1, a) for a in v1), indent="  ", width=WIDTH)
+        if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
+        elif np.any(ok) and not np.any(fits[ok]):
+            lines.append("  no configuration here fits in accelerator memory (each spills to the host)")
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
             lines.append("  - masked:")
@@ -461,6 +472,15 @@ class SweepResult:
         # display hook: the pictures sit above the results (and need matplotlib)
         from .plot import sweep_chart
         return sweep_chart(self, output=output, path=path, ax=ax)
+
+
+def _axis_value(name: str, v) -> str:
+    """A swept value in a table's header or first column: with its unit where the argument has one
+    (``25 GB/s``), as given otherwise."""
+    p = by_argument().get(name)
+    if p is None or p.unit in ("1", "") or isinstance(v, (bool, np.bool_)) or p.kind is Kind.FLAG:
+        return as_given(v)
+    return quantity(float(v), p.unit, 3)
 
 
 def _compact(x: np.ndarray) -> np.ndarray:

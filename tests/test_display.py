@@ -42,6 +42,29 @@ def test_a_table_too_wide_loses_its_indent_then_puts_a_long_name_on_a_line_of_it
                       narrow=1) == ["#  parameter  value", "1  a long parameter name", " " * 16 + "0.5"]
 
 
+def test_plain_text_has_no_millibytes_nor_megaseconds():
+    # 6.425e6 s would print as "6.425 Ms", which a terminal reader takes for milliseconds; -0.755 B as "-755 mB"
+    assert quantity(6425000.5, "s") == "6.425e+06 s" and quantity(6.425e6, "s") == "6425000 s"
+    assert quantity(999.4, "s") == "999.4 s"
+    assert quantity(-0.755, "B") == "-0.755 B" and quantity(0.0125, "s") == "12.5 ms" and quantity(2e3, "B") == "2 kB"
+
+
+def test_a_grid_sweep_names_its_unit_once_and_its_headers_carry_theirs():
+    r = sweep("Llama3_70B", "Research_256", outputs=("step_latency_total", "node_profile.feasible"),
+              batch_size=256, tp_size=8, pp_size=4, microbatch_count=8, fabric_bandwidth=[25e9, 50e9],
+              overlap_efficiency=[0.5, 0.85])
+    text = r.table("step_latency_total")
+    assert " ".join(text.split()).startswith(
+        "step_latency_total in s by fabric_bandwidth (rows) and overlap_efficiency (columns)")
+    lines = text.splitlines()[2:]
+    assert lines[0].split() == ["fabric_bandwidth", "0.5", "0.85"]
+    # the bundled example's step (3.369 s) with its DP all-reduce (618.5 ms at the Research cluster's 12.5 GB/s)
+    # at twice and four times the bandwidth: 3.369 - 0.6185 / 2 = 3.06 s, 3.369 - 0.6185 * 3 / 4 = 2.905 s
+    # (the overlap efficiency moves nothing without overlap_comm)
+    assert lines[1].split() == ["25", "GB/s", "3.06", "3.06"] and lines[2].split() == ["50", "GB/s", "2.905", "2.905"]
+    assert _fits(text)
+
+
 def test_labels_and_values_end_on_the_column_the_longest_pair_needs():
     # "parallelism" (11) + 2 + 22 = 35 columns, not 16 + 2 + 22 = 40 as two columns would take
     lines = key_values([("step time T_step", "3.369 s"), ("parallelism", "dp 8, tp 8, pp 4, ep 1")], "  ")

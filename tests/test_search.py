@@ -309,3 +309,16 @@ def test_degree_ranges_are_cut_to_the_fleets_divisors_before_their_product():
     narrow = search("Llama3_70B", "Research_256", 256, tp_size=divisors, pp_size=divisors, top_k=3)
     assert [c.config for c in wide.candidates] == [c.config for c in narrow.candidates]
     assert wide.best.objective == narrow.best.objective
+
+
+def test_a_table_too_wide_keeps_the_column_it_ranks_by():
+    # two more columns (congestion and precision given as lists): the table sheds the time it does not rank by
+    kw = dict(top_k=12, overlap_efficiency=[0.5, 0.85], congestion_factor=[1.0, 1.2], precision=["fp16", "fp8"])
+    for objective, kept, dropped in (("throughput", "samples/s", "step"), ("mfu", "MFU", "samples/s")):
+        r = search("Llama3_70B", "Research_256", 256, objective=objective, **kw)
+        text = str(r)
+        header = next(line for line in text.splitlines() if line.lstrip().startswith("#")).split()
+        assert kept in header and dropped not in header, (objective, header)
+        assert max(map(len, text.splitlines())) <= 80
+        # the memory at the kept ZeRO stage only, and the legend says so
+        assert "memory/acc at zero_stage" in _flat(text)

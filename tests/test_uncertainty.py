@@ -181,3 +181,22 @@ def test_a_monte_carlo_in_blocks_draws_and_sums_what_one_pass_does(monkeypatch):
         assert math.isclose(x, y, rel_tol=1e-12)
     assert [t.clipped for t in whole.terms] == [t.clipped for t in blocks.terms]
     assert whole["efficiency"].clipped == 0 and 0 < whole["fabric_bandwidth"].clipped < 0.001
+
+
+def test_with_two_kinks_each_note_takes_its_own_smaller_side_alone():
+    u = uncertainty("Llama3_70B", "Research_256", {"efficiency": 0.1, "peak_flops": 0.05, "congestion_factor": 0.3,
+                                                     "straggler_factor": 0.1},
+                    fidelity="extended", output="effective_throughput", **KW)
+    by = {t.parameter: t for t in u.terms}
+    assert by["straggler_factor"].kink == "f_s = 1" and by["peak_flops"].kink == "R_16 = R_peak"
+    # the terms in samples/s: straggler 6.071 (0 below), congestion 4.248, efficiency 3.961, peak 1.981 (0 above)
+    # straggler alone at its smaller side: sqrt(4.248^2 + 3.961^2 + 1.981^2) = sqrt(37.66) = 6.137
+    # peak alone at its smaller side:      sqrt(6.071^2 + 4.248^2 + 3.961^2) = sqrt(70.59) = 8.402
+    # (both at once, std_smaller: sqrt(4.248^2 + 3.961^2) = 5.809, which neither note may claim)
+    notes = " ".join(u.notes())
+    assert "f_strag sits at a kink (f_s = 1)" in notes and "with its smaller side the first-order sd is 6.137" in notes
+    assert "R_peak sits at a kink (R_16 = R_peak)" in notes and "the first-order sd is 8.402 samples/s" in notes
+    assert round(u.std_smaller, 3) == 5.809 and "5.809" not in notes
+    # the text gives the sds as bare numbers under one unit, within 80 columns
+    text = str(u)
+    assert "sd (samples/s)" in text and max(map(len, text.splitlines())) <= 80

@@ -27,10 +27,11 @@ def _json(obj) -> None:
     print(_finite_json(obj, 2))
 
 
-def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False) -> None:
+def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False, named: bool = False) -> None:
     """A command's result: JSON (the configuration and ``obj.to_dict()``), or the configuration line and
     ``text()``, or nothing with ``--quiet``. ``finite``: one configuration's price, whose every number is an
-    answer, so text refuses what JSON refuses (NaN or infinity); a table's cells show a missing value as ``-``."""
+    answer, so text refuses what JSON refuses (NaN or infinity); a table's cells show a missing value as ``-``.
+    ``named``: the text's first line names the configuration itself (a search's), so it is not said twice."""
     from ..arguments import arguments
     from ..display import wrap
     if args.json:
@@ -39,7 +40,8 @@ def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False) ->
     elif not args.quiet:
         if finite:                          # no "step time inf s" printed as an answer
             _finite_json(obj.to_dict())
-        print("\n".join(wrap(s.line(obj.configuration), "")))
+        if not named:
+            print("\n".join(wrap(s.line(obj.configuration), "")))
         print(text())
 
 
@@ -150,7 +152,7 @@ def cmd_search(args) -> int:
     with about(args, s.flags):
         r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top,
                    runnable=not args.all_schedules, **kw, **model_kwargs(s))
-        _emit(args, s, r, lambda: str(r))
+        _emit(args, s, r, lambda: str(r), named=True)
     return 0
 
 
@@ -313,8 +315,8 @@ def cmd_equations(args) -> int:
         if args.json:
             _json({"quantities": list(m), "terms": [t.name for t in notation.TERMS]})
         else:
-            from ..display import WIDTH, text_table
-            print("\n".join(text_table(rows, ("name", "meaning"), align="ll", width=WIDTH)))
+            from ..display import glossary
+            print("\n".join(glossary(rows, ("name", "meaning"))))
         return 0
     name = OUTPUTS.get(args.name, args.name)
     if name in TERM_CLASSES:

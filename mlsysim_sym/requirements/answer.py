@@ -105,9 +105,10 @@ class Requirement:
                 if self.toward or not lim.is_Number else []
             return "\n".join(head + wrap(f"no value reaches it: {self.reason}", "  ") + limit
                              + [line for n in self.notes for line in wrap(f"note: {n}", "  ")])
-        lines = head + [f"  answer: {self.solve_for} = {show_quantity(self.value, p.unit)}"
-                        + (f"; whole number {self.integer}" if self.integer is not None else "")
-                        + (f" gives {self.output} = {out(self.achieved)}" if self.achieved is not None else "")]
+        lines = head + wrap(f"answer: {self.solve_for} = {show_quantity(self.value, p.unit)}"
+                            + (f"; whole number {self.integer}" if self.integer is not None else "")
+                            + (f" gives {self.output} = {out(self.achieved)}" if self.achieved is not None else ""),
+                            "  ")
         lines += wrap(f"closed form (y = target): {p.text} = {plain(self.expression)}", "  ") \
             if self.expression is not None else ["  (no closed form)"]
         if self.regimes > 1:

@@ -55,7 +55,7 @@ import numpy as np
 import sympy as sp
 
 from .. import _chunks, notation
-from ..display import WIDTH, html_table, number, quantity, text_table, wrap
+from ..display import PREFIXED, WIDTH, html_table, number, quantity, text_prefix, text_table, wrap, written
 from ..outputs import OUTPUTS
 from ..sweeps import sweep_arguments
 from ..symbols import BY_SYMBOL, Kind, by_argument
@@ -217,6 +217,10 @@ class Uncertainty:
         """First-order standard deviation with each kinked term at its smaller side (= ``std`` off kinks)."""
         return math.sqrt(sum(t.smaller ** 2 for t in self.terms))
 
+    def _one_smaller(self, term) -> float:
+        """The first-order sd with ``term`` alone at its smaller side (every other kinked term at its larger)."""
+        return math.sqrt(max(self.std ** 2 - term.contribution ** 2 + term.smaller ** 2, 0.0))
+
     @property
     def relative(self) -> float:
         """``std / |value|`` (NaN when the value is 0)."""
@@ -259,8 +263,8 @@ class Uncertainty:
                            f"the spread; see the Monte Carlo.")
             else:
                 out.append(f"{name} sits at a kink ({t.kink}): its term uses the larger one-sided derivative "
-                           f"(below {_q(t.below, self.unit)} | above {_q(t.above, self.unit)}); with the smaller "
-                           f"side the first-order sd is {_q(self.std_smaller, self.unit)}.")
+                           f"(below {_q(t.below, self.unit)} | above {_q(t.above, self.unit)}); with its smaller "
+                           f"side the first-order sd is {_q(self._one_smaller(t), self.unit)}.")
         mc = self.monte_carlo
         if mc is None:
             if self.kinks:
@@ -315,16 +319,26 @@ class Uncertainty:
                 "notes": list(self.notes())}
 
     # ----------------------------------------------------------------------------------
-    def _rows(self):
+    def _scale(self) -> Tuple[float, str]:
+        """One scale and unit for the column of sds (``(1e-3, "ms")``): the text's cells are bare numbers."""
+        sds = [abs(x) for t in self.terms for x in ((t.contribution,) if t.kink is None else (t.below, t.above))
+               if x is not None and math.isfinite(x)]
+        scale, prefix = text_prefix(max(sds, default=0.0), self.unit)
+        return scale, (prefix + PREFIXED[self.unit]) if self.unit in PREFIXED else written(self.unit)
+
+    def _rows(self, bare: bool = False):
+        """The table's rows; ``bare``: each sd as a number in the column's unit (:meth:`_scale`)."""
         out_unit = self.unit
+        scale = self._scale()[0]
+        sd = (lambda x: number(x / scale)) if bare else (lambda x: _q(x, out_unit))  # noqa: E731
         rows = []
         for i, t in enumerate(self.terms):
             p = BY_SYMBOL[t.symbol]
             if t.kink is None:
-                el, part = _elastic(t.elasticity), _q(t.contribution, out_unit)
+                el, part = _elastic(t.elasticity), sd(t.contribution)
             else:
                 el = f"{_elastic(t.sides[0])} | {_elastic(t.sides[1])} *"
-                part = f"{_q(t.below, out_unit)} | {_q(t.above, out_unit)} *"
+                part = f"{sd(t.below)} | {sd(t.above)} *"
             rows.append((str(i + 1), parameter_name(t.symbol), quantity(t.value, p.unit), f"{number(100 * t.sigma, 3)} %",
                          el, part, f"{100 * t.share:.1f} %"))
         return rows
@@ -352,8 +366,9 @@ class Uncertainty:
 
     def __str__(self) -> str:
         lines = self._header() + [""]
-        lines += text_table(self._rows(), self._HEADER, indent="  ", align="lllrrrr", width=WIDTH,
-                            narrow=1)
+        unit = self._scale()[1]
+        header = self._HEADER[:5] + (f"sd ({unit})" if unit else self._HEADER[5],) + self._HEADER[6:]
+        lines += text_table(self._rows(bare=True), header, indent="  ", align="lllrrrr", width=WIDTH, narrow=1)
         for n in self.notes():
             lines += wrap(n, "  ")
         return "\n".join(lines)
