@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, Sequence, Tuple
 
-from .display import WIDTH, html_table, number, quantity, si_prefix, text_table, wrap
+from .display import WIDTH, html_table, key_values, number, quantity, si_prefix, text_table, wrap
 from .solver import DistributedResult
 from .symbols import Kind, by_argument
 
@@ -174,10 +174,12 @@ class SearchResult:
         """The table within :data:`~mlsysim_sym.display.WIDTH` columns where it can be: a wide table first moves
         a column with one value in every row to the legend, then loses its indent, then the samples/s column
         (batch / step time; the step column where the search ranks by throughput), then the memory at every ZeRO
-        stage but the kept one, then the step column too."""
+        stage but the kept one, then the step column too; one row still too wide prints a column a line."""
         rows, header, legend = self._rows(), self._header(), self._legend()
         wide = lambda indent="  ": max(map(len, text_table(rows, header, indent))) > WIDTH  # noqa: E731
-        same = [i for i in range(1, len(header)) if len({r[i] for r in rows}) == 1] if rows and wide() else []
+        # the results' own columns stay, and one row is no pattern
+        same = [i for i in range(1, len(header)) if len({r[i] for r in rows}) == 1 and header[i] not in
+                ("MFU", "step", "samples/s", "memory/acc")] if len(rows) > 1 and wide() else []
         if same:
             legend += "; in every row: " + ", ".join(f"{header[i]} {rows[0][i]}" for i in same)
             rows = [tuple(c for i, c in enumerate(r) if i not in same) for r in rows]
@@ -186,7 +188,7 @@ class SearchResult:
         if wide("") and drop in header:
             at = header.index(drop)
             rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
-        if wide("") and rows:           # the memory at the kept ZeRO stage only
+        if wide("") and rows and "memory/acc" in header:       # the memory at the kept ZeRO stage only
             at = header.index("memory/acc")
             kept = [r[-1] for r in self._rows(stages=False)]
             rows = [r[:at] + (m,) + r[at + 1:] for r, m in zip(rows, kept)]
@@ -195,7 +197,10 @@ class SearchResult:
             if wide("") and drop in header and not (drop == "samples/s" and "throughput" in self.objective):
                 at = header.index(drop)
                 rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
-        table = text_table(rows, header, "" if wide() else "  ")
+        if len(rows) == 1 and wide(""):      # one row too wide for a line: its columns one under another
+            table = key_values(list(zip(header, rows[0])), "  ")
+        else:
+            table = text_table(rows, header, "" if wide() else "  ")
         return "\n".join(wrap(self._head(), "") + table + wrap(legend, "  "))
 
     __repr__ = __str__

@@ -322,3 +322,8 @@ def test_a_table_too_wide_keeps_the_column_it_ranks_by():
         assert max(map(len, text.splitlines())) <= 80
         # the memory at the kept ZeRO stage only, and the legend says so
         assert "memory/acc at zero_stage" in _flat(text)
+    # one row too wide for a line: a column a line (one row is no pattern to move to the legend)
+    r = search("Llama3_70B", "Research_256", 256, objective="throughput", **dict(kw, top_k=1))
+    lines = str(r).splitlines()
+    assert "  tp x pp x ep x dp  4 x 4 x 1 x 16" in lines and "  precision                     fp8" in lines
+    assert "in every row" not in str(r) and max(map(len, lines)) <= 80
