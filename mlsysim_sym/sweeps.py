@@ -459,7 +459,7 @@ class SweepResult:
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):
-            lines.append("  no configuration here fits in accelerator memory (each spills to the host)")
+            lines.append("  none of these configurations fits in accelerator memory (each spills to the host)")
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
             lines.append("  - masked:")
