@@ -132,9 +132,10 @@ def key_values(rows: Sequence[Tuple[str, str]], indent: str = "") -> List[str]:
     return [indent + k + v.rjust(end - len(k)) for k, v in rows]
 
 
-#: A space that a line break would split a name from its number (``tp 8``) or a number from its unit
-#: (``25 GB/s``, ``1024 H100``) at.
-_PAIRED = re.compile(r"(?<=[A-Za-z_]) (?=\d)|(?<=\d) (?=[A-Za-z%])")
+#: A space that a line break would split a name from its number (``tp 8``), a number from its unit
+#: (``25 GB/s``, ``1024 H100``) or a condition (``f_strag = 1``, ``T_compute ≥ T_memory``) at.
+_PAIRED = re.compile(r"(?<=[A-Za-z_]) (?=\d)|(?<=\d) (?=[A-Za-z%])|(?<=\S) (?=[≤≥≠] )|(?<= [≤≥≠]) (?=\S)"
+                     r"|(?<=[A-Za-z_]) (?== -?\d)|(?<=[A-Za-z_] =) (?=-?\d)")
 
 
 def glossary(rows: Sequence[Tuple[str, str]], header: Tuple[str, str], width: int = WIDTH) -> List[str]:

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import sympy as sp
+from sympy.printing.str import StrPrinter
 
 from .proposals import SAME_MEANING, proposal  # noqa: F401  (SAME_MEANING: read through this module too)
 
@@ -119,6 +120,48 @@ def plain(latex: str) -> str:
     out = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m.group(1), m.group(1)), out)
     return out.replace("{", "").replace("}", "").replace(" ", "")
 
+
+_RELATION = {"==": "=", "!=": "≠", ">=": "≥", "<=": "≤", ">": ">", "<": "<"}
+
+
+class _PlainPrinter(StrPrinter):
+    """sympy's text printer in the book's symbols, with conditions written as a student writes them."""
+
+    def _print_Symbol(self, s):
+        e = _TABLE.get(s.name)
+        return s.name if e is None else plain(e.latex)
+
+    def _print_Relational(self, r):
+        return f"{self._print(r.lhs)} {_RELATION[r.rel_op]} {self._print(r.rhs)}"
+
+    def _print_And(self, e):
+        return " and ".join(self._print(a) for a in e.args)
+
+    def _print_Or(self, e):
+        return " or ".join(self._print(a) for a in e.args)
+
+    def _print_FloorDiv(self, e):       # mlsysim_sym.terms.base.FloorDiv: ⌊a/b⌋
+        return f"⌊{self.parenthesize(e.args[0], 50)}/{self.parenthesize(e.args[1], 50)}⌋"
+
+    def _print_CeilDiv(self, e):
+        return f"⌈{self.parenthesize(e.args[0], 50)}/{self.parenthesize(e.args[1], 50)}⌉"
+
+
+def plain_expr(expr: sp.Basic) -> str:
+    """An expression or a condition for a terminal, in the symbols a student reads (``N_PP``, ``β_intra``), not
+    the package's names (``pp``, ``BW_intra``): ``Eq(chi_rc, 0)`` -> ``χ_rc = 0``, ``FloorDiv(B, dp) >= 1``
+    -> ``⌊B_global/N_DP⌋ ≥ 1``.
+
+    >>> import mlsysim_sym.symbols
+    >>> plain_expr(sp.Eq(sp.Symbol("apn"), sp.Symbol("tp"))), plain_expr(sp.Symbol("pp") - 1)
+    ('G_node = N_TP', 'N_PP - 1')
+    """
+    return _PlainPrinter().doprint(expr)
+
+
+def tie(a: sp.Basic, b: sp.Basic) -> str:
+    """Where two branches of the model meet, for a person: ``G_node = N_TP``, ``f_strag = 1``."""
+    return f"{plain_expr(a)} = {plain_expr(b)}"
 
 
 def declare(name: str, latex: str, meaning: str, unit: str, kind: str, book: Optional[str] = None,

@@ -186,8 +186,7 @@ class SearchResult:
             header = tuple(h for i, h in enumerate(header) if i not in same)
         drop = "step" if "throughput" in self.objective else "samples/s"      # never the ranking's own column
         if wide("") and drop in header:
-            at = header.index(drop)
-            rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
+            rows, header = _without(rows, header, drop)
         if wide("") and rows and "memory/acc" in header:       # the memory at the kept ZeRO stage only
             at = header.index("memory/acc")
             kept = [r[-1] for r in self._rows(stages=False)]
@@ -195,8 +194,7 @@ class SearchResult:
             legend = legend.replace("memory/acc at each", "memory/acc at zero_stage")
         for drop in ("step", "samples/s"):     # still too wide: the times go, unless the search ranks by one
             if wide("") and drop in header and not (drop == "samples/s" and "throughput" in self.objective):
-                at = header.index(drop)
-                rows, header = [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
+                rows, header = _without(rows, header, drop)
         if len(rows) == 1 and wide(""):      # one row too wide for a line: its columns one under another
             table = key_values(list(zip(header, rows[0])), "  ")
         else:
@@ -207,6 +205,12 @@ class SearchResult:
 
     def _repr_html_(self) -> str:
         return html_table(self._rows(), self._header(html=True), caption=self._head())
+
+
+def _without(rows, header, column: str):
+    """The table's rows and header without the column named ``column``."""
+    at = header.index(column)
+    return [r[:at] + r[at + 1:] for r in rows], header[:at] + header[at + 1:]
 
 
 def _cell(name: str, v) -> str:

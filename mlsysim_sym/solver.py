@@ -143,7 +143,7 @@ class DistributedResult:
 
     @property
     def straggler_latency(self) -> float:
-        """The straggler's stretch of the step, ``T_step - T_sync`` (0 when ``f_s <= 1``), in s."""
+        """The straggler's stretch of the step, ``T_step - T_sync`` (0 when ``f_strag ≤ 1``), in s."""
         rest = self.step_latency_total - sum(self.terms.values())
         return rest if abs(rest) > 1e-12 * abs(self.step_latency_total) else 0.0
 

@@ -430,16 +430,20 @@ class SweepResult:
 
     def table(self, output: str = "mfu", limit: int = 200) -> str:
         """One output over the grid, for a terminal: a column per configuration of one swept axis, a
-        grid for two (rows the first axis), the summary (``repr``) otherwise or beyond ``limit``
-        configurations; masked configurations are ``-``, with their reasons below."""
+        grid for two (rows the first axis), its value for one configuration (nothing swept), the summary
+        (``repr``) otherwise or beyond ``limit`` configurations; masked configurations are ``-``, with their
+        reasons below."""
         x, unit = np.broadcast_to(self[output], self.shape), unit_of(output)
         ok = np.broadcast_to(self.valid, self.shape)
         axes = [(k, np.asarray(v)) for k, v in self.axes.items()]
-        if len(axes) not in (1, 2) or x.size > limit or x.ndim != len(axes):
+        if len(axes) > 2 or x.size > limit or x.ndim != len(axes):
             return repr(self)
         fits = np.broadcast_to(self.values.get("node_profile.feasible", True), self.shape)
         star = not np.all(fits[ok]) and np.any(fits[ok])     # a mark where some fit and some do not
-        if len(axes) == 1:
+        if not axes:
+            lines = wrap(f"one configuration (no argument given a list or a range): {output} = "
+                         + (quantity(float(x), unit) if ok else "-"), "")
+        elif len(axes) == 1:
             cell = lambda i: (quantity(float(x[i]), unit) + ("" if fits[i] or not star else " *")) \
                 if ok[i] else "-"  # noqa: E731
             (name, v), = axes
@@ -459,7 +463,8 @@ class SweepResult:
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):
-            lines.append("  none of these configurations fits in accelerator memory (each spills to the host)")
+            lines.append("  this configuration does not fit in accelerator memory (it spills to the host)" if x.size == 1
+                         else "  none of these configurations fits in accelerator memory (each spills to the host)")
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
             lines.append("  - masked:")

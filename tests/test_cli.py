@@ -152,7 +152,7 @@ def test_sensitivity_json_equals_the_python_table():
     assert rows["fabric_bandwidth"]["unit"] == "B/s" and rows["fabric_bandwidth"]["value"] == 12.5e9
     assert rows["efficiency"]["regime"] == "compute-bound"
     f_s = rows["straggler_factor"]
-    assert f_s["kink"] == "f_s = 1" and f_s["elasticity"] is None
+    assert f_s["kink"] == "f_strag = 1" and f_s["elasticity"] is None
     assert f_s["below"]["elasticity"] == 0.0 and f_s["above"]["elasticity"] == pytest.approx(-1.0, rel=1e-12)
     knobs = {k["knob"]: k for k in got["discrete"]}
     assert knobs["tp_size"]["next"]["value"] == 16
@@ -323,11 +323,21 @@ def test_uncertainty_prints_the_spread_and_its_json_is_the_python_result():
 
 
 def test_uncertainty_bad_sigma_is_one_line_naming_the_allowed_names():
-    for sigma, message in (("tp_size=0.1", "'tp_size' is an integer knob"), ("efficiency", "--sigma: expected"),
+    # the command line's names: its options without their -- (tp, congestion), or solve()'s keywords
+    for sigma, message in (("tp_size=0.1", "--sigma: tp is a whole number (vary it with: mlsysim-sym sweep --tp LIST)"),
+                           ("tp=0.1", "--sigma: tp is a whole number"), ("efficiency", "--sigma: expected"),
                            ("efficiency=-1", "must be a finite number >= 0"),
-                           ("foo=0.1", "unknown parameter 'foo' in sigma; sigma takes: efficiency,")):
+                           ("foo=0.1", "--sigma: foo is no parameter with an uncertainty; it takes: efficiency, "
+                                       "overlap-efficiency, congestion, straggler, moe-imbalance,")):
         code, out, err = run("uncertainty", "--sigma", sigma, ok=False)
         assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_uncertainty_takes_the_command_lines_names_for_sigma():
+    # congestion=0.1 is congestion_factor=0.1, fabric-bandwidth is fabric_bandwidth: the same table
+    _, a, _ = run("uncertainty", "--sigma", "efficiency=0.05,fabric-bandwidth=0.1,congestion=0.1", "--json")
+    _, b, _ = run("uncertainty", "--sigma", "efficiency=0.05,fabric_bandwidth=0.1,congestion_factor=0.1", "--json")
+    assert a == b and '"congestion_factor"' in a
 
 
 def test_required_answers_from_the_command_line():
@@ -478,6 +488,32 @@ def test_messages_that_named_no_option_now_start_with_it():
     # a search with a keyword out of range would leave out every configuration ("no configuration fits")
     assert refused("search", "--efficiency", "-1") == "--efficiency: efficiency must be in [1e-09, 1.0], got -1.0"
     # uncertainty's messages about sigma
-    assert refused("uncertainty", "--sigma", "foo=0.1").startswith("--sigma: uncertainty(): unknown parameter 'foo'")
+    assert refused("uncertainty", "--sigma", "foo=0.1").startswith("--sigma: foo is no parameter with an uncertainty")
     assert refused("uncertainty", "--sigma", "efficiency=0.1", "--samples", "0") == (
         "--samples: uncertainty(): samples must be a whole number >= 2 (or None), got 0")
+
+
+def test_a_sweep_of_one_configuration_gives_its_value_not_a_summary():
+    # no option given a list: the bundled example's one configuration, whose MFU solve() prices at 0.260397
+    _, out, _ = run("sweep", "--tp", "8", "--pp", "4", "--microbatches", "8")
+    assert out.splitlines()[-1] == "one configuration (no argument given a list or a range): mfu = 0.2604"
+    # tp 1, no pipeline: solve() puts 1.18 TB on each accelerator (feasible False), said of this one alone
+    _, out, _ = run("sweep")
+    assert out.splitlines()[-1] == "  this configuration does not fit in accelerator memory (it spills to the host)"
+
+
+def test_search_takes_one_batch_and_its_help_says_so():
+    _, out, _ = run("search", "--help")
+    assert "[--batch-size INT]" in out and "[--tp LIST]" in out and "[--precision NAME,...]" in out
+    assert refused("search", "--batch-size", "128,256") == (
+        "--batch-size: takes one value in search (every configuration is ranked at one batch; sweep takes a "
+        "list), got 2")
+
+
+def test_required_writes_its_conditions_as_a_student_writes_them():
+    # the regime's conditions in the book's symbols: the floor of B/N_DP, chi_rc = 0, not sympy's Eq()/FloorDiv()
+    _, out, _ = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "batch_size")
+    flat = " ".join(out.split())
+    assert ("holds while ⌊B_global/N_DP⌋ ≥ 1, χ_rc = 0, N_L ≥ 1, T_compute ≥ T_memory, χ_LoRA = 0, "
+            "N_nodes,DP ≠ 1, g_DP = 1, G_node ≥ N_TP, χ_ov = 0, f_strag ≤ 1") in flat
+    assert "Eq(" not in out and "FloorDiv" not in out

@@ -64,7 +64,7 @@ def test_breakdown_segments_sum_to_the_step_time(result, tmp_path):
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels[0].startswith("replica compute (compute-bound): 1.754 s")
     assert any(t.startswith("pipeline bubble: 658.8 ms") for t in labels)
-    assert not any("straggler" in t for t in labels)     # nothing left over at f_s = 1
+    assert not any("straggler" in t for t in labels)     # nothing left over at f_strag = 1
     assert fig.legends[0].get_title().get_text() == "zero: EP communication"
     assert "Llama-3.1-70B on Research Cluster" in ax.get_title() and "MFU 0.260" in ax.get_title()
     shares = {t.get_text() for t in ax.texts}
@@ -108,7 +108,7 @@ def test_tornado_bars_are_the_elasticities_largest_on_top(table, tmp_path):
     ticks = [t.get_text() for t in ax.get_yticklabels()]
     assert ticks[0] == "achieved efficiency  $\\eta_{\\text{hw}}$ = 0.5"
     ticks = [t.get_text() for t in plot.tornado(table, top=20).axes[0].get_yticklabels()]
-    assert ticks[-1].startswith("straggler factor  $f_{\\text{strag}}$ = 1") and "kink at f_s = 1" in ticks[-1]
+    assert ticks[-1].startswith("straggler factor  $f_{\\text{strag}}$ = 1") and "kink at f_strag = 1" in ticks[-1]
     assert ax.get_xlabel() == "elasticity (% change of mfu per 1 % change)"
     assert ax.get_title().startswith("elasticity of mfu at\nLlama-3.1-70B on Research Cluster (256 GPUs)")
     assert ax.get_title().endswith("\nmfu = 0.2604")

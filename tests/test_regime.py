@@ -141,7 +141,7 @@ def test_labels_name_the_regime():
     data = md.data(values)
     names = set(labels(md, md.choices(data), values).values()) - {None}
     assert names == {"fits in HBM", "compute-bound", "DP ring on the fabric", "TP on NVLink", "DP not overlapped",
-                     "no straggler (f_s <= 1)"}
+                     "no straggler (f_strag ≤ 1)"}
     assert md.closure("M_acc")[-1] == "M_acc" and "T_node" not in md.closure("M_acc")
     assert set(md.decisions_of("M_acc")) < set(md.decisions_of("mfu"))
 

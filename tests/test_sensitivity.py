@@ -262,10 +262,10 @@ def test_points_cover_every_regime():
     for label in ("compute-bound", "memory-bound", "fits in HBM", "spills to host memory (offload)",
                   "DP ring on NVLink (one node)", "DP ring on the fabric", "DP hierarchical (NVLink + fabric)",
                   "TP on NVLink", "TP on the fabric", "DP overlapped with backward", "DP not overlapped",
-                  "straggler (x f_s)", "no straggler (f_s <= 1)"):
+                  "straggler (× f_strag)", "no straggler (f_strag ≤ 1)"):
         assert seen[label] >= 5, (label, seen)
     kinks = Counter(r.kink for i in range(len(points())) for r in tables(i)["mfu"].rows if r.kink)
-    assert kinks["f_s = 1"] >= 30, kinks
+    assert kinks["f_strag = 1"] >= 30, kinks
 
 
 def test_one_sided_derivatives_at_kinks_match_mlsysim():
@@ -277,14 +277,14 @@ def test_one_sided_derivatives_at_kinks_match_mlsysim():
         # compute time = memory time: a Max kink (no jump)
         "T_compute = T_memory": _scaled(f, _ACC + ["memory", "bandwidth"], q.latency_memory / q.latency_compute),
         # memory-bound, memory exactly at capacity: the bandwidth switches to the host link (a jump)
-        "CAP = M_acc": _scaled(_scaled(f, _ACC + ["memory", "bandwidth"], 0.3), _ACC + ["memory", "capacity"],
+        "M_device = M_total": _scaled(_scaled(f, _ACC + ["memory", "bandwidth"], 0.3), _ACC + ["memory", "capacity"],
                                q.memory_footprint / ours.node.accelerator.memory_capacity),
     }
     for kink, fleet in cases.items():
         tabs = {o: sensitivities(w, fleet, o, include_constants=True, **kw) for o in OUTPUTS}
         rows = [r for r in tabs["mfu"].rows if r.kink == kink]
         assert rows, (kink, [(r.parameter, r.kink) for r in tabs["mfu"].rows])
-        assert all(r.jump == (kink == "CAP = M_acc") for r in rows)
+        assert all(r.jump == (kink == "M_device = M_total") for r in rows)
         stats, failures = Counter(), []
         _check("Llama3_8B", w, fleet, kw, tabs, stats, failures)
         assert not failures, "\n".join(failures)
@@ -359,7 +359,7 @@ def test_knobs_name_the_next_valid_value():
     assert knobs == {r.knob for r in t.discrete}
     assert {r.parameter for r in t.relaxed} == knobs - {"zero_stage"}
     tp = t.relaxed["tp_size"]          # tp = 8 = GPUs per node: TP moves to the fabric just above
-    assert tp.kink == "apn = tp" and tp.jump and tp.left.elasticity > 0 > tp.right.elasticity
+    assert tp.kink == "G_node = N_TP" and tp.jump and tp.left.elasticity > 0 > tp.right.elasticity
 
 
 # --------------------------------------------------------------------------------------
@@ -475,7 +475,7 @@ def test_sweep_equals_the_scalar_table_and_masks_invalid_points():
     assert r.shape == (5, 2, 2) and r.regimes >= 2
     assert not r.valid[2].any() and np.isnan(r.elasticity["efficiency"][2]).all()
     assert "must divide total accelerators" in r.reason[2, 0, 0]
-    assert r.ties["f_s = 1"][r.valid].all() and not r.ties["T_compute = T_memory"].any()
+    assert r.ties["f_strag = 1"][r.valid].all() and not r.ties["T_compute = T_memory"].any()
     fleet = O.registry_cluster("Lab_64_H100")
     for a, tp in enumerate(tps):
         for b, eta in enumerate(etas):
@@ -513,7 +513,7 @@ def test_display():
     # skipped neighbours summarised: one line per knob, values grouped by reason, no full message
     assert "skipped tensor-parallel degree: 7, 9 (Infeasible 4D Parallelism)" in text
     assert "must divide total accelerators" not in text
-    # ranking: by the move that can improve MFU; the straggler factor sits at its floor f_s = 1,
+    # ranking: by the move that can improve MFU; the straggler factor sits at its floor f_strag = 1,
     # where lowering it changes nothing and raising it costs 1 % per 1 %: it ranks last of the
     # rows that move, with its kink explained
     scores = [r.score(1) for r in t.rows]
@@ -523,7 +523,7 @@ def test_display():
     assert f_s.one_sided and f_s.score(1) == 0.0 and f_s.score(-1) == 1.0 and f_s.magnitude == 1.0
     moving = [x for x in lines if x.split() and x.split()[0].isdigit()]
     assert "straggler factor f_strag" in moving[-1] and "0 | -1 *" in moving[-1]
-    assert ("straggler factor f_strag sits at a kink (f_s = 1): lowering it leaves fleet MFU unchanged, raising "
+    assert ("straggler factor f_strag sits at a kink (f_strag = 1): lowering it leaves fleet MFU unchanged, raising "
             "it changes fleet MFU by -1 % per 1 %") in " ".join(x.strip() for x in lines)
     # parameters that do not move MFU here are one line, not rows of zeros
     assert "no effect here: overlap efficiency η_ov" in text
@@ -588,5 +588,5 @@ def test_a_kink_is_explained_only_for_a_row_the_table_shows():
                       batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
     text = " ".join(str(t).split())
     assert "routed-expert parameters P_exp sits at a kink" not in text
-    assert "straggler factor f_strag sits at a kink (f_s = 1)" in text
-    assert "peak FLOP/s R_peak sits at a kink (R_16 = R_peak)" in text
+    assert "straggler factor f_strag sits at a kink (f_strag = 1)" in text
+    assert "peak FLOP/s R_peak sits at a kink (R_peak,16 = R_peak)" in text

@@ -86,9 +86,9 @@ def test_at_a_kink_first_order_uses_the_larger_side_and_monte_carlo_disagrees():
     # the straggler factor at 1: below it nothing changes, above it MFU falls 1 % per 1 %
     u = uncertainty(*EXAMPLE, {"straggler_factor": 0.05}, samples=40000, **KW)
     t = u["straggler_factor"]
-    assert t.kink == "f_s = 1" and t.below == 0 and t.above > 0
+    assert t.kink == "f_strag = 1" and t.below == 0 and t.above > 0
     assert u.std == t.above and u.std_smaller == 0
-    # the output is MFU x min(1, 1/f_s) with f_s = 1 + 0.05 Z: linearised, a half-normal, whose sd is
+    # the output is MFU x min(1, 1/f_s) with f_strag = 1 + 0.05 Z: linearised, a half-normal, whose sd is
     # sqrt(1/2 - 1/(2 pi)) = 0.584 of the first-order one; with 1/(1 + 0.05 Z) exact, 0.538 (quadrature
     # over Z below). Monte Carlo must find that ratio, not 1.
     z = np.linspace(-8, 8, 160001)
@@ -102,10 +102,11 @@ def test_at_a_kink_first_order_uses_the_larger_side_and_monte_carlo_disagrees():
     assert mc.mean < u.value - 10 * mc.mean_error
     assert u.agrees is False
     text = str(u)
-    assert "sits at a kink (f_s = 1)" in _flat(u) and "larger one-sided derivative" in _flat(u)
+    assert "sits at a kink (f_strag = 1)" in _flat(u) and "larger one-sided derivative" in _flat(u)
     assert "first order breaks down here" in _flat(u)
     # without Monte Carlo the result says the first order is one-sided
-    assert "pass samples=" in _flat(uncertainty(*EXAMPLE, {"straggler_factor": 0.05}, **KW))
+    assert "a Monte Carlo (samples=, on the command line --samples) gives the spread" in _flat(
+        uncertainty(*EXAMPLE, {"straggler_factor": 0.05}, **KW))
 
 
 def test_a_large_sigma_or_a_domain_edge_breaks_first_order():
@@ -149,7 +150,7 @@ def test_text_fits_80_columns_and_json_round_trips():
     assert d["configuration_line"] == u.configuration and d["first_order"]["std"] == u.std and d["monte_carlo"]["std"] == u.monte_carlo.std
     assert d["terms"][0]["parameter"] == "efficiency" and d["terms"][0]["symbol"] == "η_hw"
     kink = next(t for t in d["terms"] if t["parameter"] == "straggler_factor")
-    assert kink["kink"] == "f_s = 1" and kink["below"] == 0
+    assert kink["kink"] == "f_strag = 1" and kink["below"] == 0
     assert "<table>" in u._repr_html_()
 
 
@@ -188,14 +189,14 @@ def test_with_two_kinks_each_note_takes_its_own_smaller_side_alone():
                                                      "straggler_factor": 0.1},
                     fidelity="extended", output="effective_throughput", **KW)
     by = {t.parameter: t for t in u.terms}
-    assert by["straggler_factor"].kink == "f_s = 1" and by["peak_flops"].kink == "R_16 = R_peak"
+    assert by["straggler_factor"].kink == "f_strag = 1" and by["peak_flops"].kink == "R_peak,16 = R_peak"
     # the terms in samples/s: straggler 6.071 (0 below), congestion 4.248, efficiency 3.961, peak 1.981 (0 above)
     # straggler alone at its smaller side: sqrt(4.248^2 + 3.961^2 + 1.981^2) = sqrt(37.66) = 6.137
     # peak alone at its smaller side:      sqrt(6.071^2 + 4.248^2 + 3.961^2) = sqrt(70.59) = 8.402
     # (both at once, std_smaller: sqrt(4.248^2 + 3.961^2) = 5.809, which neither note may claim)
     notes = " ".join(u.notes())
-    assert "f_strag sits at a kink (f_s = 1)" in notes and "with its smaller side the first-order sd is 6.137" in notes
-    assert "R_peak sits at a kink (R_16 = R_peak)" in notes and "the first-order sd is 8.402 samples/s" in notes
+    assert "f_strag sits at a kink (f_strag = 1)" in notes and "with its smaller side the first-order sd is 6.137" in notes
+    assert "R_peak sits at a kink (R_peak,16 = R_peak)" in notes and "the first-order sd is 8.402 samples/s" in notes
     assert round(u.std_smaller, 3) == 5.809 and "5.809" not in notes
     # the text gives the sds as bare numbers under one unit, within 80 columns
     text = str(u)

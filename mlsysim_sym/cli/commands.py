@@ -12,7 +12,7 @@ from .. import catalog
 from ..display import wrap
 from .errors import about, one_line, option_of
 from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
-from .options import BY_KEYWORD, Setup, UsageError, check_ranges, model_kwargs, setup, single
+from .options import BY_KEYWORD, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
 
 
 def _finite_json(obj, indent=None) -> str:
@@ -148,7 +148,11 @@ def cmd_search(args) -> int:
     check_ranges(s.given, keywords=True)      # a search leaves a configuration out of range out, silently
     refuse_large_search(s.given, _fixed_accelerators(s))
     kw = dict(s.kwargs)
-    batch = single({"batch_size": kw.pop("batch_size")})["batch_size"]
+    batch = kw.pop("batch_size")
+    if isinstance(batch, list) and len(batch) != 1:
+        raise UsageError(f"--batch-size: takes one value in search (every configuration is ranked at one batch; "
+                         f"sweep takes a list), got {len(batch)}")
+    batch = single({"batch_size": batch})["batch_size"]
     with about(args, s.flags):
         r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top,
                    runnable=not args.all_schedules, **kw, **model_kwargs(s))
@@ -180,15 +184,18 @@ def cmd_sensitivity(args) -> int:
 
 
 def _sigma(text: str) -> Dict[str, float]:
-    """``efficiency=0.1,fabric_bandwidth=0.2`` -> ``{"efficiency": 0.1, ...}`` (``uncertainty()`` checks the
-    names and values)."""
+    """``efficiency=0.1,fabric-bandwidth=0.2`` -> ``{"efficiency": 0.1, "fabric_bandwidth": 0.2}``: a name is one
+    of the command's options without its ``--`` (``congestion``) or ``solve()``'s keyword (``congestion_factor``);
+    ``uncertainty()`` checks the names and values."""
+    keyword = {o.flag[2:]: o.keyword for o in OPTIONS}
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, eq, value = part.partition("=")
+        name = name.strip().lstrip("-")
         try:
-            if not eq:
+            if not eq or not name:
                 raise ValueError
-            out[name.strip()] = float(value)
+            out[keyword.get(name, name.replace("-", "_"))] = float(value)
         except ValueError:
             raise UsageError(f"--sigma: expected NAME=SIGMA,... (efficiency=0.1), got {part!r}") from None
     if not out:
@@ -198,8 +205,15 @@ def _sigma(text: str) -> Dict[str, float]:
 
 def cmd_uncertainty(args) -> int:
     from ..sensitivity import uncertainty
+    from ..sensitivity.uncertainty import UNCERTAIN
     s = setup(args)
     sigma = _sigma(args.sigma)
+    for name in sigma:
+        if name not in UNCERTAIN:       # the command's own names, and the command that varies a whole number
+            whole = f" is a whole number (vary it with: mlsysim-sym sweep {BY_KEYWORD[name].flag} LIST)" \
+                if name in BY_KEYWORD and BY_KEYWORD[name].kind == "int" else " is no parameter with an uncertainty"
+            raise UsageError(f"--sigma: {BY_KEYWORD[name].flag[2:] if name in BY_KEYWORD else name}{whole}; it takes: "
+                             + ", ".join(BY_KEYWORD[n].flag[2:] if n in BY_KEYWORD else n for n in UNCERTAIN))
     refuse_many_samples(args.samples)
     if args.seed < 0:
         raise UsageError(f"--seed: must be a whole number >= 0, got {args.seed}")

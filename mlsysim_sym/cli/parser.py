@@ -42,7 +42,8 @@ def _help(o: Option, many: bool) -> str:
     return f"{p.meaning}{unit}{allowed}; default {shown}" + (f"; {value}" if value else "") + only
 
 
-def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> None:
+def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: tuple = ()) -> None:
+    """The configuration's options; ``many``: each takes a list or a range, but those named in ``one``."""
     g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default)")
     g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
                    "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "
@@ -56,13 +57,14 @@ def _configuration_options(p: argparse.ArgumentParser, many: bool = False) -> No
                    "them (" + ", ".join(MECHANISMS) + ")")
     fields = p.add_argument_group("record fields and lowered inputs (not given: the workload's and fleet's)")
     for o in OPTIONS:
-        where = fields if o.field else g
+        where, listed = fields if o.field else g, many and o.keyword not in one
         if o.kind == "bool":
-            where.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if many else ""),
-                               help=_help(o, many))
+            where.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if listed else ""),
+                               help=_help(o, listed))
         else:
-            metavar = "LIST" if many and o.kind != "precision" else "NAME" if o.kind == "precision" else o.kind.upper()
-            where.add_argument(o.flag, metavar=metavar, help=_help(o, many))
+            metavar = ("NAME,..." if listed else "NAME") if o.kind == "precision" else "LIST" if listed else \
+                o.kind.upper()
+            where.add_argument(o.flag, metavar=metavar, help=_help(o, listed))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -72,9 +74,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"mlsysim-sym {__version__} (the model of mlsysim 0.3.0)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def command(name, help_text, many=False):
+    def command(name, help_text, many=False, one=()):
         c = sub.add_parser(name, help=help_text, description=help_text)
-        _configuration_options(c, many)
+        _configuration_options(c, many, one)
         c.add_argument("--json", action="store_true", help="print JSON (SI units) instead of a table")
         c.add_argument("-q", "--quiet", action="store_true", help="print no table (with --plot: the picture only)")
         return c
@@ -86,7 +88,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--output", default="mfu", help="the output to tabulate and plot (default mfu; e.g. "
                    "step_latency_total, node_profile.memory_footprint)")
     c.add_argument("--plot", metavar="FILE.png", help="save a line chart (one swept option) or a heatmap (two)")
-    c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True)
+    c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True,
+                one=("batch_size",))      # every configuration is ranked at one batch
     c.add_argument("--objective", default=None, choices=("mfu", "throughput", "step_time"),
                    help="what to rank by (default mfu; throughput where several precisions are searched, since "
                         "MFU counts each precision against its own peak)")
@@ -102,8 +105,8 @@ def parser() -> argparse.ArgumentParser:
     c = command("uncertainty", "how far an output spreads when parameters are known to a relative standard "
                 "deviation: first order (exact derivatives) and Monte Carlo")
     c.add_argument("--sigma", required=True, metavar="NAME=SIGMA,...",
-                   help="relative standard deviations, e.g. efficiency=0.1,fabric_bandwidth=0.2 (names: the "
-                        "sensitivity rows, solve() keywords or record fields)")
+                   help="relative standard deviations, e.g. efficiency=0.1,fabric-bandwidth=0.2 (names: this "
+                        "command's options without their --, or solve()'s keywords and record fields)")
     c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
                    "effective_throughput, memory, or any sweep output")
     c.add_argument("--samples", type=int, help="Monte Carlo draws (default: first order only)")

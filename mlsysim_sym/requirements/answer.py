@@ -127,15 +127,7 @@ def output_unit(output) -> str:
         return "1"
 
 
-def plain(expr: sp.Basic) -> str:
-    """An expression for a terminal, in the symbols a student reads (``N_PP``, ``β_intra``), not the
-    package's names (``pp``, ``BW_intra``)."""
-    names = {}
-    for s in expr.free_symbols:
-        try:
-            names[s] = sp.Symbol(notation.plain(notation.entry(s.name).latex))
-        except KeyError:
-            pass
-    return str(expr.xreplace(names))
+#: an expression or condition for a terminal in the book's symbols (``N_PP``, ``χ_rc = 0``)
+plain = notation.plain_expr
 
 

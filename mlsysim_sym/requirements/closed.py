@@ -81,12 +81,11 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
                 f"can_run(): the batch splits over the replicas, the microbatches over a replica's samples)",)
             return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", why)
     else:
-        val, achieved = _inside_domain(pr, val, notes)
+        val, achieved, refusal = _inside_domain(pr, val)
         if achieved is None:            # the root is no configuration solve() prices: no answer, and why
-            return unreachable(pr, regimes, f"no valid value of {pr.solve_for} meets it",
-                               tuple(n for n in notes if not n.startswith("solve() rejects")) + (
-                                   f"the root of this regime is {pr.solve_for} = {pr.shown_input(val)}, where "
-                                   + next(n for n in notes if n.startswith("solve() rejects")).split(": ", 1)[1],))
+            return unreachable(pr, regimes, f"no valid value of {pr.solve_for} meets it", tuple(notes) + (
+                f"the root of this regime is {pr.solve_for} = {pr.shown_input(val)}, where solve() refuses the "
+                f"configuration ({refusal})",))
     return pr.answer(regimes, expression=r, value=val, integer=whole, achieved=achieved,
                      conditions=sol.regime.conditions, notes=tuple(notes), meets_toward=meet)
 
@@ -220,15 +219,15 @@ def limit(pr: Problem, sol: Solution, env, exact):
     return lim, lim_val, None, end
 
 
-def _inside_domain(pr: Problem, root: float, notes: List[str]) -> Tuple[float, Optional[float]]:
-    """The root and the output there through ``solve()``; a root a rounding error outside the input's
-    range (an efficiency of 1 + 2e-16) is moved to the nearest float ``solve()`` accepts."""
+def _inside_domain(pr: Problem, root: float) -> Tuple[float, Optional[float], Optional[Exception]]:
+    """The root, the output there through ``solve()`` and, where ``solve()`` refuses it, the refusal; a root a
+    rounding error outside the input's range (an efficiency of 1 + 2e-16) is moved to the nearest float
+    ``solve()`` accepts."""
     val = root
     for _ in range(8):
         try:
-            return val, pr.exact(val)
+            return val, pr.exact(val), None
         except (ValueError, TypeError) as exc:
             error = exc
             val = math.nextafter(val, pr.x0)
-    notes.append(f"solve() rejects {pr.solve_for} = {root:.6g}: solve() refuses the configuration ({error})")
-    return root, None
+    return root, None, error

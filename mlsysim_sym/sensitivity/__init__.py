@@ -15,7 +15,7 @@ in the expression, where it is locally constant. sympy differentiates that smoot
 expression; the derivatives are compiled once per (variant, output, regime) and
 cached (:mod:`mlsysim_sym.sensitivity.gradients`), so a warm call costs about a millisecond.
 **Kinks**: where two sides of a decision are within a relative 1e-9
-(``T_compute = T_memory``, ``f_s = 1``, memory exactly at capacity), the
+(``T_compute = T_memory``, ``f_strag = 1``, memory exactly at capacity), the
 derivative is one-sided: the row reports the derivative from below (``left``) and
 from above (``right``), each from the regime the model enters on that side, and
 ``jump`` when the output itself is discontinuous there (memory spilling switches
@@ -82,11 +82,11 @@ Examples
 >>> from mlsysim_sym.sensitivity import sensitivities
 >>> t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
 >>> print(", ".join(t.regime))
-fits in HBM, compute-bound, DP ring on the fabric, TP on NVLink, DP not overlapped, no straggler (f_s <= 1)
+fits in HBM, compute-bound, DP ring on the fabric, TP on NVLink, DP not overlapped, no straggler (f_strag ≤ 1)
 >>> round(t["efficiency"].elasticity, 6), t["peak_flops"].elasticity + t["inference_flops"].elasticity
 (0.716093, 0.0)
 >>> t["straggler_factor"].kink, t["straggler_factor"].left.elasticity, round(t["straggler_factor"].right.elasticity, 12)
-('f_s = 1', 0.0, -1.0)
+('f_strag = 1', 0.0, -1.0)
 >>> t.discrete["tp_size"].up.value, t.discrete["tp_size"].skipped[-1]
 (16, (9, 'Infeasible 4D Parallelism: TP(9) * PP(4) * EP(1) must divide total accelerators (256) exactly.'))
 """

@@ -38,7 +38,7 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import sympy as sp
 
-from .. import wide
+from .. import notation, wide
 from ..compile import cse_real, lambdify_numeric, numeric_form
 from ..decisions import ModelDecisions, model_decisions
 from ..model import Variant, closed_form
@@ -183,7 +183,7 @@ def _side_regimes(md, group, signature, values, data, ties, x, grads, wrt, relax
             up, down = (hi, lo) if isinstance(d.node, sp.Max) else (lo, hi)
             right[i] = base[i] if base[i] in up else up[0]
             left[i] = base[i] if base[i] in down else down[0]
-            names.append(" = ".join(str(d.node.args[k]) for k in tie.indices))
+            names.append(" = ".join(notation.plain_expr(d.node.args[k]) for k in tie.indices))
         else:
             s = g[0].get(x, 0.0)
             if s == 0:
@@ -192,7 +192,7 @@ def _side_regimes(md, group, signature, values, data, ties, x, grads, wrt, relax
             above = (s > 0) == grows     # the relation holds just above x
             right[i] = d.choose_with(data[i], tie.atom, above)
             left[i] = d.choose_with(data[i], tie.atom, not above)
-            names.append(f"{tie.atom.lhs} = {tie.atom.rhs}")
+            names.append(notation.tie(tie.atom.lhs, tie.atom.rhs))
     if all(left[i] == base[i] == right[i] for i in left):
         return None
     sides = []

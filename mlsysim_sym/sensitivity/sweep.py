@@ -7,6 +7,7 @@ from typing import Dict, Tuple
 import numpy as np
 import sympy as sp
 
+from .. import notation
 from ..branches import near
 from ..decisions import model_decisions
 from ..arguments import arguments
@@ -22,7 +23,7 @@ class SweepSensitivities:
     where the configuration is invalid, see ``valid`` / ``reason``); ``kink`` marks
     points at a tie of two regimes, where the value given is the derivative of the
     regime the point was assigned to (the first of the tied sides). ``ties`` holds one
-    mask per tie (``"T_compute = T_memory"``, ``"f_s = 1"``, ...); ``regimes`` is the
+    mask per tie (``"T_compute = T_memory"``, ``"f_strag = 1"``, ...); ``regimes`` is the
     number of regimes the sweep visits.
     """
 
@@ -93,11 +94,11 @@ def _sweep_flat(variant, q, values, size):
         if isinstance(d.node, (sp.Max, sp.Min)):
             for a in range(len(x)):
                 for b in range(a + 1, len(x)):
-                    ties[f"{d.node.args[a]} = {d.node.args[b]}"] = near(x[a], x[b])
+                    ties[notation.tie(d.node.args[a], d.node.args[b])] = near(x[a], x[b])
         else:
             for j, a in enumerate(d.atoms):
                 if not isinstance(a, (sp.Eq, sp.Ne)):
-                    ties[f"{a.lhs} = {a.rhs}"] = near(x[2 * j], x[2 * j + 1])
+                    ties[notation.tie(a.lhs, a.rhs)] = near(x[2 * j], x[2 * j + 1])
     names = {n: x for n, x in CONTINUOUS.items() if x in md.parameters and values.get(x) is not None}
     value = np.full(size, np.nan)
     der = {n: np.zeros(size) for n in names}

@@ -268,7 +268,8 @@ class Uncertainty:
         mc = self.monte_carlo
         if mc is None:
             if self.kinks:
-                out.append("first order is one-sided here: pass samples= for the spread across the kink.")
+                out.append("first order is one-sided here: a Monte Carlo (samples=, on the command line "
+                           "--samples) gives the spread across the kink.")
             return tuple(out)
         clipped = [t for t in self.terms if t.clipped]
         if clipped:

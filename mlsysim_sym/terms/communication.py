@@ -64,7 +64,7 @@ def exposed_dp(t_dp, ov, dp=None):
 
 def straggled(t, f_s):
     """The slowest worker gates a synchronous step: ``t * f_s`` when ``f_s > 1``."""
-    return labelled(sp.Piecewise((t * f_s, f_s > 1), (t, True)), ("straggler (x f_s)", "no straggler (f_s <= 1)"))
+    return labelled(sp.Piecewise((t * f_s, f_s > 1), (t, True)), ("straggler (× f_strag)", "no straggler (f_strag ≤ 1)"))
 
 
 class CommComputeRatio(NamedTerm):
