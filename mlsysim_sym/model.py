@@ -568,8 +568,9 @@ def _step(b: _Builder) -> None:
         t_bwd = q("T_bwd", comm.backward_time(b["T_node"], b.mult), **_POS)
         t_layer = q("T_dp_layer", t_dp / b["L_tp"], **_NONNEG)
         # the term's formula, not the term: its max is then one of the model's decisions (a regime of its own)
-        t_dpx_def = sp.Piecewise((comm.layer_overlap_exposed(t_bwd, t_layer, b["L_tp"]),
-                                  sp.And(sp.Eq(S.lov, 1), sp.Eq(S.ov, 1))), (t_dpx_def, True))
+        on = sp.And(sp.Eq(S.lov, 1), sp.Eq(S.ov, 1))
+        t_dpx_def = sp.Piecewise((comm.layer_overlap_exposed(t_bwd, t_layer, b["L_tp"], idle=sp.Not(on)), on),
+                                 (t_dpx_def, True))
     # ---- issue 24: the per-layer overlap schedule ---- end
     if b.on("fsdp_overlap") and b.transformer:
         # prefetched gathers and the reduction beside the backward: what the replica's compute cannot cover, at

@@ -44,24 +44,30 @@ class Finish:
     best: Optional[TrainingPlan]
     searched: int
     reason: str = ""
+    unfit: int = 0
+    now_fits: bool = True
 
     def to_dict(self) -> Dict[str, object]:
         return {"tokens": self.tokens, "days": self.days, "nodes": self.nodes,
                 "accelerators": None if self.plan is None else self.plan.accelerators,
                 "days_there": None if self.plan is None else self.plan.days, "now_nodes": self.now_nodes,
-                "now_days": self.now_days, "node_counts_searched": self.searched, "reason": self.reason or None}
+                "now_days": self.now_days, "now_fits": self.now_fits, "node_counts_searched": self.searched,
+                "node_counts_not_fitting": self.unfit, "reason": self.reason or None}
 
     def text(self) -> str:
-        head = f"nodes to finish {self.tokens:.4g} tokens in {self.days:g} days (runnable layouts only):"
-        now = (f"  now: {self.now_nodes:,} nodes take {self.now_days:,.1f} days" if self.now_days is not None
+        head = f"nodes to finish {self.tokens:.4g} tokens in {self.days:g} days (runnable layouts that fit in HBM):"
+        now = (f"  now: {self.now_nodes:,} nodes take {self.now_days:,.1f} days"
+               + ("" if self.now_fits else " (the state does not fit in HBM)") if self.now_days is not None
                else f"  now: {self.now_nodes:,} nodes (not a runnable layout)")
         if self.nodes is None:
             best = (f"; the fastest runnable count is {self.best.accelerators:,} GPUs, {self.best.days:,.1f} days"
                     if self.best else "")
-            return "\n".join([head, now, *wrap(f"no runnable node count finishes in time: {self.reason}{best}",
-                                                "  ")])
-        return "\n".join([head, now, f"  answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take "
-                                      f"{self.plan.days:,.1f} days; {self.searched:,} runnable counts searched"])
+            answer = f"no runnable node count finishes in time: {self.reason}{best}"
+        else:
+            answer = (f"answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take {self.plan.days:,.1f} "
+                      f"days; {self.searched:,} runnable counts searched"
+                      + (f", {self.unfit:,} of them left out: the state does not fit in HBM" if self.unfit else ""))
+        return "\n".join([*wrap(head, ""), now, *wrap(answer, "  ")])
 
     __str__ = text
 
@@ -70,8 +76,9 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
                            **solve_kwargs) -> Finish:
     """The fewest nodes that finish ``tokens`` in ``days`` at this configuration's batch, split and schedule: every
     node count whose layout a framework runs (:attr:`~mlsysim_sym.arguments.Arguments.runnable`: the batch splits
-    over the replicas, the microbatches over a replica's samples), up to one sample per replica, priced by
-    ``solve()``; the run's days are :data:`~mlsysim_sym.run_costs.PLAN`'s ``T_train``. Exact, where
+    over the replicas, the microbatches over a replica's samples) and whose training state fits in HBM, up to one
+    sample per replica, priced by ``solve()`` (``unfit`` counts those left out as not fitting); the run's days are
+    :data:`~mlsysim_sym.run_costs.PLAN`'s ``T_train``. Exact, where
     :func:`mlsysim_sym.required`'s closed form for the node count spans many regimes."""
     positive("tokens", tokens)
     positive("days", days)
@@ -80,8 +87,8 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
     now_nodes = int(a.get("count", a.fleet.count))
     replica = a.replica
     most = -(-int(a["batch_size"]) * replica // apn)        # one sample per replica
-    now_days = plan_of(price(a), tokens=tokens).days if a.runnable else None
-    found, best, searched = None, None, 0
+    now = plan_of(price(a), tokens=tokens) if a.runnable else None
+    found, best, searched, unfit = None, None, 0, 0
     for n in range(1, most + 1):
         b = a.replace(count=n)
         if (n * apn) % replica or not b.runnable:
@@ -91,13 +98,21 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
             p = plan_of(price(b), tokens=tokens)
         except ValueError:          # a count the checks refuse (memory tiers, ...): not an answer
             continue
+        if not p.fits:              # a state that spills to host memory: a run no one plans
+            unfit += 1
+            continue
         if best is None or p.days < best.days:
             best = p
         if p.days <= days:
             found = (n, p)
             break
+    now_days, now_fits = (None, True) if now is None else (now.days, now.fits)
     if found is None:
         reason = ("no node count gives a runnable layout at this batch and split" if searched == 0 else
-                  f"{searched:,} runnable counts up to {most:,} nodes searched")
-        return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason)
-    return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched)
+                  f"{searched:,} runnable counts up to {most:,} nodes searched"
+                  + (f", {unfit:,} of them left out: the training state does not fit in HBM (give a larger tp or "
+                     "pp, a ZeRO stage or recomputation)" if unfit else ""))
+        return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason, unfit,
+                      now_fits)
+    return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched, "", unfit,
+                  now_fits)

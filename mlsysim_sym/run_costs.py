@@ -76,7 +76,9 @@ PLAN: Dict[str, sp.Basic] = _plan()
 class TrainingPlan:
     """A run on one configuration: ``tokens`` (None when it was given in steps), ``steps``, ``step_time`` (s),
     ``wall_time`` (s), ``accelerator_hours``, ``energy`` (J), ``cost`` (None without a price), the ``price`` per
-    accelerator-hour, and the configuration it describes."""
+    accelerator-hour, the configuration it describes, and its ``memory`` per accelerator (B) with ``fits``, whether
+    the training state fits in HBM (a state that does not is priced spilling to host memory, as ``solve()``
+    prices it)."""
 
     configuration: str
     tokens: Optional[float]
@@ -89,6 +91,9 @@ class TrainingPlan:
     energy: float
     price: Optional[float]
     cost: Optional[float]
+    memory: float = 0.0
+    capacity: Optional[float] = None
+    fits: bool = True
 
     @property
     def days(self) -> float:
@@ -99,7 +104,7 @@ class TrainingPlan:
                 "steps": self.steps, "step_time": self.step_time, "accelerators": self.accelerators,
                 "wall_time": self.wall_time, "days": self.days, "accelerator_hours": self.accelerator_hours,
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
-                "cost": self.cost}
+                "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity, "fits": self.fits}
 
     def _rows(self):
         rows = []
@@ -113,10 +118,16 @@ class TrainingPlan:
                   else "unknown (no TDP)")]
         if self.cost is not None:
             rows.append(("cost C_train", f"${_amount(self.cost)} at ${self.price:g} per GPU-hour"))
+        of = "" if self.capacity is None else f" of {quantity(self.capacity, 'B')} HBM"
+        rows.append(("memory per accelerator M_total",
+                     f"{quantity(self.memory, 'B')}{of} ({'fits' if self.fits else 'does not fit'})"))
         return rows
 
     def __str__(self) -> str:
-        return "\n".join(wrap(f"configuration: {self.configuration}", "") + key_values(self._rows(), indent="  "))
+        spill = [] if self.fits else wrap("the training state does not fit in HBM: each step is priced spilling to "
+                                          "host memory, as solve() prices it")
+        return "\n".join(wrap(f"configuration: {self.configuration}", "") + key_values(self._rows(), indent="  ")
+                         + spill)
 
     __repr__ = __str__
 
@@ -156,7 +167,8 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     num = {n: float(PLAN[n].xreplace(values)) for n in ("T_train", "H_acc", "E_train", "C_train")}
     return TrainingPlan(result.configuration, None if tokens is None else float(tokens), per_step, k,
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
-                        price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"])
+                        price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
+                        result.node_profile.memory_footprint, result.memory_capacity, bool(result.node_profile.feasible))
 
 
 def _amount(x: float) -> str:

@@ -27,7 +27,7 @@ from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, Worklo
 from .mechanisms import ModelChoice
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUT_NAMES, OUTPUTS, unit_of, words
-from .symbols import keywords
+from .symbols import by_argument, keywords
 from .types import Fleet, Workload
 
 __all__ = ["DistributedModel", "DistributedResult", "EXTENDED_OUTPUTS", "NodeProfile", "OUTPUTS", "OUTPUT_NAMES",
@@ -142,6 +142,12 @@ class DistributedResult:
         return out
 
     @property
+    def memory_capacity(self) -> Optional[float]:
+        """The HBM capacity of one accelerator the memory is held against, in B (the fleet's or the
+        ``memory_capacity`` given; a catalog's 80 GiB is 85.9 GB)."""
+        return None if self.arguments is None else float(self.arguments.values[by_argument()["memory_capacity"].symbol])
+
+    @property
     def straggler_latency(self) -> float:
         """The straggler's stretch of the step, ``T_step - T_sync`` (0 when ``f_strag ≤ 1``), in s."""
         rest = self.step_latency_total - sum(self.terms.values())
@@ -163,7 +169,7 @@ class DistributedResult:
             else:
                 rows.append((f"  {words(name)} {notation.plain(e.latex)}", s(t)))
         if self.straggler_latency:
-            rows.append(("  straggler's stretch (f_s > 1)", s(self.straggler_latency)))
+            rows.append(("  straggler's stretch (f_strag > 1)", s(self.straggler_latency)))
         rows += [
             ("communication before overlap DP / TP / EP", f"{s(self.dp_communication_latency)} / "
                                                           f"{s(self.tp_communication_latency)} / "
@@ -176,8 +182,10 @@ class DistributedResult:
             ("MFU fleet / node", f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
             ("throughput", quantity(self.effective_throughput, "1/s")),
-            ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')} "
-                                       f"({'fits' if n.feasible else 'does not fit'})"),
+            ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')}"
+                                       + ("" if self.memory_capacity is None else
+                                          f" of {quantity(self.memory_capacity, 'B')} HBM")
+                                       + f" ({'fits' if n.feasible else 'does not fit'})"),
             *((f"  {words(name).replace(' per accelerator', '')} {notation.plain(notation.entry(name).latex)}",
                quantity(b, "B"))
               for name, b in self.memory.items()),

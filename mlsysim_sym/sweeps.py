@@ -38,12 +38,12 @@ from ._chunks import SweepTooLarge, full_ndim
 from .arguments import Arguments, arguments as _arguments_of, describe, settable
 from .checks import RAW, compiled_rules, facts, rules as check_rules
 from .compile import compile_quantities
-from .display import PREFIXED, WIDTH, as_given, html_table, number, quantity, shorten, text_prefix, text_table, \
+from .display import PREFIXED, WIDTH, as_given, html_table, number, quantity, text_prefix, text_table, \
     wrap, written
 from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread, static_values
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
-from .outputs import EXTENDED_OUTPUTS, OUTPUTS, unit_of
+from .outputs import EXTENDED_OUTPUTS, OUTPUTS, output, unit_of
 from .symbols import Kind, by_argument, keywords, sym
 
 __all__ = ["Configurations", "OVERFLOW", "SweepResult", "SweepTooLarge", "arguments", "configurations",
@@ -334,10 +334,13 @@ class SweepResult:
         return self._messages()[1]
 
     def __getitem__(self, name: str) -> np.ndarray:
-        try:
-            return self.values[name]
-        except KeyError:
-            raise KeyError(f"no output {name!r}; outputs: {', '.join(self.values)}") from None
+        """An output by its result field, or by the alias or model quantity other functions take (``step_time``,
+        ``memory``, ``T_dp``: :data:`mlsysim_sym.outputs.OUTPUT_TABLE`)."""
+        o = output(name)
+        for key in (name, None if o is None else o.field):
+            if key in self.values:
+                return self.values[key]
+        raise KeyError(f"no output {name!r}; outputs: {', '.join(self.values)}")
 
     def __getattr__(self, name: str) -> np.ndarray:
         if name.startswith("_") or name not in self.__dict__.get("values", {}):
@@ -400,13 +403,13 @@ class SweepResult:
 
     def __repr__(self) -> str:
         lines = wrap(self._head(), "") + wrap(self.configuration or "a sweep")
-        lines += text_table(self._summary(), ("output (valid configurations)", "min", "median", "max"), indent="  ",
-                            width=WIDTH)
+        lines += wrap("each output's min, median and max over the valid configurations:")
+        lines += text_table(self._summary(), ("output", "min", "median", "max"), indent="  ", width=WIDTH)
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
             lines.append("  masked (rule: configurations, e.g.):")
             for count, text in examples:
-                lines.append(shorten(f"    {count:,} x {text}"))
+                lines += wrap(f"{count:,} x {text}", "    ")
             if rules > len(examples):
                 lines.append(f"    ... and {rules - len(examples)} other rule(s) (see .reason)")
         return "\n".join(lines)
@@ -463,12 +466,12 @@ class SweepResult:
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):
-            lines.append("  this configuration does not fit in accelerator memory (it spills to the host)" if x.size == 1
-                         else "  none of these configurations fits in accelerator memory (each spills to the host)")
+            lines += wrap("this configuration does not fit in accelerator memory (it spills to the host)" if x.size == 1
+                          else "none of these configurations fits in accelerator memory (each spills to the host)")
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
-            lines.append("  - masked:")
-            lines += [shorten(f"    {count:,} x {text}") for count, text in examples]
+            lines.append("  masked (rule: configurations, e.g.):")
+            lines += [line for count, text in examples for line in wrap(f"{count:,} x {text}", "    ")]
         return "\n".join(lines)
 
     def plot(self, path=None, output: str = "mfu", ax=None):

@@ -230,9 +230,9 @@ def _field(name, origin, field, latex, unit, meaning, kind="real", assume="posit
                     fallback=fallback, falsy=falsy, rows=rows, label=label, **table)
 
 
-def _const(name, latex, unit, meaning, value, book=None, fidelity="mlsysim"):
+def _const(name, latex, unit, meaning, value, book=None, fidelity="mlsysim", label=None):
     return _declare(name, latex, unit, meaning, "constant", "constant", "positive", book, argument=name, value=value,
-                    fidelity=fidelity)
+                    fidelity=fidelity, label=label, short=name)
 
 
 T = r"\text"
@@ -289,7 +289,7 @@ _keyword("s", "seq_len", 2048, "S", "1", "sequence length, tokens per sample", "
 # Set by the precision, through mlsysim's lowering (docs/contract.md §1.5)
 # ----------------------------------------------------------------------------------
 _declare("bpp", rf"s_{{{T}{{elem}}}}", "B", "bytes per element of the training precision", "real", "precision",
-         "positive", r"\ElementStorageSize")
+         "positive", r"\ElementStorageSize", label="bytes per element", short="bpp")
 _field("R_peak", "accelerator", "peak_flops", rf"R_{{{T}{{peak}}}}", "flop/s",
        "peak FLOP/s of one accelerator at the precision (precision_flops[precision], else peak_flops)",
        book=r"\PeakRate", rows=C, label="peak FLOP/s")
@@ -354,30 +354,37 @@ _field("BW_flash", "accelerator", "flash_bandwidth", rf"\text{{BW}}_{{{T}{{flash
 # ----------------------------------------------------------------------------------
 # Constants of mlsysim 0.3.0 (docs/contract.md §2.0), SI values
 # ----------------------------------------------------------------------------------
-_const("ADAM", rf"b_{{{T}{{opt}}}}", "B", "optimizer-state bytes per trainable parameter (Adam)", 12.0)
-_const("TAX", rf"t_{{{T}{{layer}}}}", "s", "framework tax per layer per kernel launch", 1e-5)
-_const("E_idle", rf"e_{{{T}{{idle}}}}", "1", "idle share of TDP drawn during a step", 0.3)
-_const("E_dyn", rf"e_{{{T}{{dyn}}}}", "1", "dynamic share of TDP, scaled by HFU", 0.7)
+_const("ADAM", rf"b_{{{T}{{opt}}}}", "B", "optimizer-state bytes per trainable parameter (Adam)", 12.0,
+       label="optimizer bytes per parameter")
+_const("TAX", rf"t_{{{T}{{layer}}}}", "s", "framework tax per layer per kernel launch", 1e-5,
+       label="framework tax per layer")
+_const("E_idle", rf"e_{{{T}{{idle}}}}", "1", "idle share of TDP drawn during a step", 0.3, label="idle power share")
+_const("E_dyn", rf"e_{{{T}{{dyn}}}}", "1", "dynamic share of TDP, scaled by HFU", 0.7, label="dynamic power share")
 _const("alpha_h", rf"\alpha_{{{T}{{hier}}}}", "s",
-       "intra-node latency of the hierarchical all-reduce (its default, never overridden)", 5e-7)
-_const("r_lora", "r", "1", "LoRA rank used for the trainable fraction", 16, r"\AdapterRank")
-_const("n_ar", rf"n_{{{T}{{AR}}}}", "1", "TP all-reduces per layer per training step (2 fwd + 2 bwd)", 4)
+       "intra-node latency of the hierarchical all-reduce (its default, never overridden)", 5e-7,
+       label="hierarchical all-reduce latency")
+_const("r_lora", "r", "1", "LoRA rank used for the trainable fraction", 16, r"\AdapterRank", label="LoRA rank")
+_const("n_ar", rf"n_{{{T}{{AR}}}}", "1", "TP all-reduces per layer per training step (2 fwd + 2 bwd)", 4,
+       label="TP all-reduces per layer")
 _const("K_sel", rf"K_{{{T}{{sel}}}}", "1",
        "Korthikanti coefficient, selective recompute: activation bytes per token, hidden unit and layer "
-       "at a 2-byte precision (the model scales it by s_elem / 2 B)", 34)
+       "at a 2-byte precision (the model scales it by s_elem / 2 B)", 34, label="activation coefficient (selective)")
 _const("K_full", rf"K_{{{T}{{full}}}}", "1",
        "Korthikanti coefficient, full recompute: activation bytes per token, hidden unit and layer "
-       "at a 2-byte precision (the model scales it by s_elem / 2 B)", 2)
-_const("f_buf", rf"f_{{{T}{{buf}}}}", "1", "gradient-bucket buffer as a fraction of gradient memory", 0.05)
-_const("f_lora", rf"f_{{{T}{{LoRA}}}}", "1", "DP gradient volume factor under LoRA", 0.01)
-_const("f_act", rf"f_{{{T}{{act}}}}", "1", "activation traffic per sample as a fraction of the weights", 0.1)
+       "at a 2-byte precision (the model scales it by s_elem / 2 B)", 2, label="activation coefficient (full)")
+_const("f_buf", rf"f_{{{T}{{buf}}}}", "1", "gradient-bucket buffer as a fraction of gradient memory", 0.05,
+       label="gradient-buffer fraction")
+_const("f_lora", rf"f_{{{T}{{LoRA}}}}", "1", "DP gradient volume factor under LoRA", 0.01, label="LoRA gradient factor")
+_const("f_act", rf"f_{{{T}{{act}}}}", "1", "activation traffic per sample as a fraction of the weights", 0.1,
+       label="activation traffic fraction")
 _const("f_lora_mem", rf"f_{{{T}{{LoRA,mem}}}}", "1",
-       "Engine-path memory of a LoRA run as a multiple of the weights", 1.1)
-_const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a roofline term as zero", 1e-18)
+       "Engine-path memory of a LoRA run as a multiple of the weights", 1.1, label="LoRA memory multiple")
+_const("eps_t", r"\epsilon_{t}", "s", "time below which calc_bottleneck treats a roofline term as zero", 1e-18,
+       label="zero-time threshold")
 _const("eps_O", r"\epsilon_{O}", "flop", "work below which calc_bottleneck's arithmetic intensity treats it as zero",
-       1e-15)
+       1e-15, label="zero-work threshold")
 _const("eps_Q", r"\epsilon_{Q}", "B", "traffic below which calc_bottleneck's arithmetic intensity treats it as zero",
-       1e-15)
+       1e-15, label="zero-traffic threshold")
 
 # ----------------------------------------------------------------------------------
 # The extended model only (DistributedModel(fidelity="extended"); docs/extended.md)
@@ -468,29 +475,31 @@ _field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
        "forward FLOPs per token of the output layer, 2 V d (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="output-layer FLOPs per token", fidelity=_EXT)
 _const("d_half", r"x_{1/2}", "1", "hidden size at which the GEMM-shape efficiency is one half (fitted)",
-       1152.0, fidelity=_EXT)
+       1152.0, fidelity=_EXT, label="GEMM half-efficiency width")
 _const("s_16", rf"s_{{{T}{{16}}}}", "B", "bytes of a 16-bit element (what FP8 training keeps its tensors in)", 2.0,
-       fidelity=_EXT)
+       fidelity=_EXT, label="16-bit element bytes")
 _const("eta_8", rf"\eta_{{{T}{{FP8}}}}", "1",
        "share of the FP8 peak that FP8 GEMMs reach, relative to the share of the 16-bit peak 16-bit GEMMs reach "
-       "(fitted: docs/modern_runs.md)", 0.98, fidelity=_EXT)
+       "(fitted: docs/modern_runs.md)", 0.98, fidelity=_EXT, label="FP8 GEMM efficiency ratio")
 _const("k_pass", rf"k_{{{T}{{pass}}}}", "1",
        "fixed cost of a layer's pass per forward-pass equivalent of a microbatch (a training pass counts 3, 4 "
-       "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 70.0, fidelity=_EXT)
+       "recomputed), in framework taxes t_layer (fitted: docs/modern_runs.md)", 70.0, fidelity=_EXT,
+       label="fixed cost of a layer pass")
 _const("eta_epov", rf"\eta_{{{T}{{EP-ov}}}}", "1",
        "share of a replica's compute beside which its microbatches' MoE all-to-alls can run under ep_overlap (each "
        "all-to-all of one microbatch runs beside one compute chunk of another: Megatron-Core's combined 1F1B "
-       "schedule) (fitted: docs/modern_runs.md)", 0.6, fidelity=_EXT)
+       "schedule) (fitted: docs/modern_runs.md)", 0.6, fidelity=_EXT, label="EP overlap share")
 _const("n_a2a", rf"n_{{{T}{{A2A}}}}", "1",
        "MoE all-to-alls per MoE layer per training step (dispatch and combine, forward and backward)", 4,
-       fidelity=_EXT)
+       fidelity=_EXT, label="MoE all-to-alls per layer")
 _const("b_perm", rf"b_{{{T}{{perm}}}}", "1",
        "HBM bytes the permutation kernels around the MoE all-to-alls move per byte of a rank's routed tokens: "
        "permute, sort by local expert, unsort and unpermute each read and write every routed token once, 8 "
-       "accesses over a pass's 2 all-to-alls (Megatron-Core's all-to-all dispatcher)", 4.0, fidelity=_EXT)
+       "accesses over a pass's 2 all-to-alls (Megatron-Core's all-to-all dispatcher)", 4.0, fidelity=_EXT,
+       label="permutation bytes per byte")
 _const("b_upd", rf"b_{{{T}{{update}}}}", "B",
        "HBM bytes the Adam update moves per trainable parameter (read fp32 weight, gradient, two moments; "
-       "write weight, two moments, 2-byte copy)", 30.0, fidelity=_EXT)
+       "write weight, two moments, 2-byte copy)", 30.0, fidelity=_EXT, label="update bytes per parameter")
 
 # ----------------------------------------------------------------------------------
 # Tables derived from PARAMS (never typed again elsewhere)

@@ -517,3 +517,62 @@ def test_required_writes_its_conditions_as_a_student_writes_them():
     assert ("holds while ⌊B_global/N_DP⌋ ≥ 1, χ_rc = 0, N_L ≥ 1, T_compute ≥ T_memory, χ_LoRA = 0, "
             "N_nodes,DP ≠ 1, g_DP = 1, G_node ≥ N_TP, χ_ov = 0, f_strag ≤ 1") in flat
     assert "Eq(" not in out and "FloorDiv" not in out
+
+
+def test_sweep_and_equations_take_the_names_the_other_commands_print():
+    # --output step_time is step_latency_total (the bundled example at tp 8: 3.369 s, solve()'s step time)
+    _, a, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--output", "step_time", "--json")
+    _, b, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--json")
+    assert json.loads(a)["outputs"]["step_latency_total"] == json.loads(b)["outputs"]["step_latency_total"]
+    _, out, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--output", "memory")
+    assert "tp_size     memory" in out and "59.41 GB" in out     # solve(): 59.41 GB at tp 8
+    # the symbol a table prints (M_total, the memory per accelerator) names its quantity
+    _, out, _ = run("equations", "M_total")
+    assert out.startswith("% M_acc: training memory per accelerator [B]\nM_{\\text{total}} = ")
+    _, out, _ = run("equations", "memory")
+    assert out.startswith("% M_acc:")
+
+
+def test_uncertainty_refuses_a_sigma_given_twice_and_reads_a_zero_spread():
+    assert refused("uncertainty", "--sigma", "congestion=0.1,congestion_factor=0.2") == (
+        "--sigma: congestion_factor is given twice (give each parameter one sigma)")
+    # sigma 0: the first-order sd is 0, and the Monte Carlo's is rounding noise, not an infinite difference
+    _, out, _ = run("uncertainty", "--sigma", "efficiency=0", "--samples", "100")
+    flat = " ".join(out.split())
+    assert "the first-order sd is 0 and the Monte Carlo's" in flat and "rounding noise: first order holds" in flat
+    assert "inf" not in flat
+
+
+def test_the_regime_leaves_out_a_schedule_that_is_switched_off():
+    # the per-layer overlap acts with --overlap and --layer-overlap only; without them the regime names no
+    # per-layer schedule (it named "each layer's AllReduce hidden ..." beside "DP not overlapped")
+    _, off, _ = run("sensitivity", "--fidelity", "extended")
+    flat = " ".join(off.split())
+    assert "each layer's AllReduce" not in flat and "DP not overlapped" in flat
+    _, on, _ = run("sensitivity", "--fidelity", "extended", "--overlap", "--layer-overlap")
+    assert "each layer's AllReduce outlasts a layer's backward" in " ".join(on.split())
+
+
+def test_required_answers_a_met_ceiling_with_the_configuration_not_an_unrunnable_value():
+    # at most 60 GB: the configuration's 59.41 GB (m 8) already meets it, fewer microbatches (m 4 to 7: 83.3 GB)
+    # do not; the regimes the closed form walks to (m 177, 250) run no schedule and were answered (m = 250)
+    _, out, _ = run("required", "--output", "memory", "--target", "60e9", "--solve-for", "microbatch_count",
+                    "--side", "at most", "--batch-size", "256", "--tp", "8", "--pp", "4", "--microbatches", "8")
+    flat = " ".join(out.split())
+    assert "microbatch_count (m) for memory at most 60 GB" in flat
+    assert "answer: microbatch_count = 8; whole number 8 gives memory = 59.4114 GB" in flat
+
+
+def test_a_sweep_chart_of_three_options_is_refused_in_the_command_lines_words(tmp_path):
+    assert refused("sweep", "--tp", "1,2", "--pp", "1,2", "--microbatches", "1,2", "--plot",
+                   str(tmp_path / "x.png")) == (
+        "--plot: a chart shows one or two swept options (a line, a heatmap); this sweep has 3 (--tp, --pp, "
+        "--microbatches): give all but one or two of them one value")
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_skipped_knob_values_are_grouped_by_one_reason():
+    # ep 2 and 4 on a dense model: one reason, without the value each message repeats ("ep_size (2) > 1 needs ...")
+    _, out, _ = run("sensitivity", "--fidelity", "extended", "--model", "modern/Llama-3.1-70B", "--fleet",
+                    "modern/H100-SXM-1024", "--tp", "8", "--pp", "4", "--microbatches", "8", "--batch-size", "512")
+    assert "  skipped expert-parallel degree: 2, 4 (needs a mixture of experts)" in out.splitlines()

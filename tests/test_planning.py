@@ -44,15 +44,37 @@ def test_the_nodes_that_finish_a_budget_in_time():
     assert plan("Llama3_70B", "Research_256", tokens=2e12, count=64, **kw).days > 30
     assert r.now_nodes == 32 and r.now_days == pytest.approx(plan("Llama3_70B", "Research_256", tokens=2e12,
                                                                    **kw).days)
-    # a target the fleet already meets: the fewest nodes that still meet it
-    small = accelerators_to_finish(1e12, 30, "modern/Llama-3.1-8B", "modern/H100-SXM-1024", batch_size=1024,
-                                   seq_len=8192, precision="bf16")
-    assert small.nodes == 8 and small.plan.days <= 30
-    assert plan("modern/Llama-3.1-8B", "modern/H100-SXM-1024", tokens=1e12, batch_size=1024, seq_len=8192,
-                precision="bf16", count=4).days > 30
+    # a target the fleet already meets: the fewest nodes that still meet it (with recomputation and ZeRO-3 the
+    # state fits from 4 nodes, 72.8 GB, 36.4 GB at 8; ZeRO-3 shards it over fewer replicas at 1 and 2 nodes, which
+    # do not fit)
+    small_kw = dict(batch_size=1024, seq_len=8192, precision="bf16", activation_recomputation=True, zero_stage=3)
+    small = accelerators_to_finish(1e12, 30, "modern/Llama-3.1-8B", "modern/H100-SXM-1024", **small_kw)
+    assert small.nodes == 8 and small.plan.days <= 30 and small.plan.fits and small.unfit == 2
+    four = plan("modern/Llama-3.1-8B", "modern/H100-SXM-1024", tokens=1e12, count=4, **small_kw)
+    assert four.days > 30 and four.fits
     # no runnable count in time: said, with the fastest runnable count
     none = accelerators_to_finish(2e12, 1, "Llama3_70B", "Research_256", **kw)
     assert none.nodes is None and "runnable counts" in none.reason and none.best.days > 1
+
+
+def test_a_node_count_whose_state_does_not_fit_is_no_answer():
+    # the bundled example (batch 256, tp 8, pp 4, m 8) runs at 4, 8, 16 and 32 nodes (dp 1, 2, 4, 8); fewer replicas
+    # hold more of the batch each, and solve() puts 226.6 GB (4 nodes) and 131.1 GB (8) of state on an H100 of
+    # 80 GiB = 85.9 GB, 83.3 GB at 16: the deadline every count meets is met first by 16 nodes, not by 4
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    at = {n: plan("Llama3_70B", "Research_256", tokens=1e12, count=n, **kw) for n in (4, 8, 16)}
+    assert [round(at[n].memory / 1e9, 1) for n in at] == [226.6, 131.1, 83.3]
+    assert [at[n].fits for n in at] == [False, False, True] and at[4].capacity == 80 * 2 ** 30
+    r = accelerators_to_finish(1e12, 1e9, "Llama3_70B", "Research_256", **kw)
+    assert r.nodes == 16 and r.unfit == 2 and r.searched == 3 and r.now_fits
+    assert "3 runnable counts searched, 2 of them left out: the state does not fit in HBM" in " ".join(str(r).split())
+    # the plan of a state that does not fit says so, beside its memory and the HBM
+    text = " ".join(str(at[4]).split())
+    assert "226.6 GB of 85.9 GB HBM (does not fit)" in text and "each step is priced spilling to host memory" in text
+    # no count fits (tp 1, no pipeline: the whole 70B model's state on each accelerator): the reason says so
+    none = accelerators_to_finish(1e12, 10, "Llama3_70B", "Research_256", batch_size=256)
+    assert none.nodes is None and none.best is None and not none.now_fits
+    assert "left out: the training state does not fit in HBM" in none.reason
 
 
 @pytest.mark.parametrize("bad,words", [

@@ -282,3 +282,12 @@ def test_the_checks_bounds_never_skip_a_rule_a_configuration_breaks():
     r = sweep("ResNet50", "Research_256", batch_size=256, tp_size=2, seq_len=[np.nan, -5.0, 2048])
     assert r.reason.ravel().tolist() == ["seq_len must be finite, got nan",
                                          "message_bytes must be non-negative, got -81920.0 B", ""]
+
+
+def test_a_sweep_reads_an_output_by_its_alias_or_quantity():
+    # step_time, T_step and step_latency_total are one output (mlsysim_sym.outputs.OUTPUT_TABLE)
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[4, 8], pp_size=4, microbatch_count=8)
+    assert np.array_equal(r["step_time"], r["step_latency_total"]) and np.array_equal(r["T_step"], r["step_time"])
+    assert np.array_equal(r["memory"], r["node_profile.memory_footprint"])
+    with pytest.raises(KeyError, match="no output 'nope'; outputs: dp_communication_latency"):
+        r["nope"]

@@ -97,9 +97,16 @@ def cmd_sweep(args) -> int:
     s = setup(args, example=False)
     refuse_large_sweep(s.given, args.json)
     listed = tuple(BY_KEYWORD[k].flag for k, v in s.given.items() if len(v) > 1) or s.flags
+    swept = [BY_KEYWORD[k].flag for k, v in s.given.items() if len(v) > 1]
+    if args.plot and len(swept) not in (1, 2):      # said before the sweep is priced
+        raise UsageError(f"--plot: a chart shows one or two swept options (a line, a heatmap); this sweep has "
+                         f"{len(swept)}" + (f" ({', '.join(swept)}): give all but one or two of them one value"
+                                            if swept else ": give one option a list (--tp 1,2,4,8)"))
     with about(args, listed):
         r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s))
-        if args.output not in r.values:
+        try:        # a field, or the alias or quantity of one (step_time, memory, T_dp)
+            r[args.output]
+        except KeyError:
             # an output the sweep leaves out by default (the extended model's own fields, T_ep_exposed ...)
             try:
                 r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s), outputs=(*r.values, args.output))
@@ -195,9 +202,13 @@ def _sigma(text: str) -> Dict[str, float]:
         try:
             if not eq or not name:
                 raise ValueError
-            out[keyword.get(name, name.replace("-", "_"))] = float(value)
+            key = keyword.get(name, name.replace("-", "_"))
+            sigma = float(value)
         except ValueError:
             raise UsageError(f"--sigma: expected NAME=SIGMA,... (efficiency=0.1), got {part!r}") from None
+        if key in out:
+            raise UsageError(f"--sigma: {name} is given twice (give each parameter one sigma)")
+        out[key] = sigma
     if not out:
         raise UsageError("--sigma: give at least one NAME=SIGMA")
     return out
@@ -313,7 +324,7 @@ def cmd_equations(args) -> int:
     from ..cells import default_label, display
     from ..model import Variant, build_model
     from ..printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
-    from ..outputs import OUTPUTS
+    from ..outputs import ALIASES, OUTPUTS
     if args.format is not None and not args.macros:
         raise UsageError("--format: only with --macros")
     if args.macros:
@@ -332,7 +343,10 @@ def cmd_equations(args) -> int:
             from ..display import glossary
             print("\n".join(glossary(rows, ("name", "meaning"))))
         return 0
-    name = OUTPUTS.get(args.name, args.name)
+    # a result field, an alias (memory, step_time) or the symbol the tables print (M_total, T_step) names its quantity
+    symbols = {notation.plain(notation.entry(n).latex): n for n in m}
+    name = OUTPUTS.get(args.name) or ALIASES.get(args.name) or (args.name if args.name in m else None) \
+        or symbols.get(args.name) or args.name
     if name in TERM_CLASSES:
         term = notation.term(name)
         if args.expanded:

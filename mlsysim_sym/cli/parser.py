@@ -44,7 +44,8 @@ def _help(o: Option, many: bool) -> str:
 
 def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: tuple = ()) -> None:
     """The configuration's options; ``many``: each takes a list or a range, but those named in ``one``."""
-    g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default)")
+    g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default, but the batch: "
+                             "the bundled example's 256)")
     g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
                    "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "
                    "card; its hardware is the fleet and its batch, sequence, precision, efficiency and "
@@ -137,8 +138,9 @@ def parser() -> argparse.ArgumentParser:
     e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
                        description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them; "
                                    "--macros: the book's macros, as a file to include (docs/macros/)")
-    e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), a "
-                   "solve() result field (step_latency_total) or a cost term (RingAllReduce)")
+    e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), the "
+                   "symbol a table prints for it (M_total, N_DP), a solve() result field (step_latency_total), an "
+                   "output's short name (memory, step_time) or a cost term (RingAllReduce)")
     e.add_argument("--book", action="store_true", help="print the book's macros (\\TensorParallelDegree)")
     e.add_argument("--expanded", action="store_true", help="in parameters, cost terms written out (not in other "
                    "quantities)")

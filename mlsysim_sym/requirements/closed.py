@@ -100,6 +100,8 @@ def _flat(pr: Problem, sol: Solution, v: float, seen: list, notes: List[str]) ->
             # from the configuration nothing needs to move: the valid whole number nearest it; from another
             # regime, the boundary on the configuration's side
             whole, achieved = at_configuration(pr, notes) if v == pr.x0 else integer(pr, v, meet, notes)
+            if whole is None and v != pr.x0:
+                return _no_whole_here(pr, len(seen))
         return pr.answer(len(seen), value=float(whole if whole is not None else v), integer=whole,
                          achieved=achieved, conditions=sol.regime.conditions,
                          notes=(f"{pr.label} does not depend on {pr.solve_for} in this regime and already "
@@ -131,6 +133,17 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
     return pr.answer(len(seen), limit=(sol.short(lim_expr), lim_val), toward=end,
                      reason=f"{pr.label} tends to {pr.shown(lim_val)} as {pr.solve_for} {words} in this regime, "
                             f"short of {pr.shown(pr.target)}")
+
+
+def _no_whole_here(pr: Problem, regimes: int) -> Requirement:
+    """A regime away from the configuration meets the target but holds no valid whole number (its values run no
+    schedule): where the configuration meets the target itself, its own value, else a whole number through
+    ``solve()`` alone."""
+    if pr.meets(pr.current):
+        return pr.answer(regimes, value=float(pr.x0), integer=int(pr.x0), achieved=pr.current,
+                         notes=("the configuration already meets the target; the regimes beyond it that meet it "
+                                "too hold no valid whole number",), meets_toward=0)
+    return _past_regimes(pr, regimes)
 
 
 def _past_regimes(pr: Problem, regimes: int) -> Requirement:

@@ -145,6 +145,7 @@ def _skipped(k: "DiscreteRow") -> str:
     for v, why in k.skipped:
         if v < _FLOOR.get(k.knob, 1):
             continue
+        why = re.sub(rf"^{re.escape(k.knob)} \({re.escape(str(v))}\) (?:[<>]=? \S+ )?", "", why)  # its value: listed
         short = re.sub(rf"^{re.escape(k.knob)} ", "", why.split(":")[0] if ":" in why[:40] else why)
         short = re.sub(r", got .*$", "", short).rstrip(".")
         groups.setdefault(short, []).append(str(v))

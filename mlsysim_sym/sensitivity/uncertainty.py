@@ -281,9 +281,15 @@ class Uncertainty:
                        f"the sweep) and left out.")
         d = self.discrepancy
         tol = AGREEMENT * mc.std_error / self.std if self.std else math.nan
-        if self.agrees:
-            out.append(f"first order vs Monte Carlo: sd differs by {_pct(d)} (within {AGREEMENT:g} standard "
-                       f"errors, {_pct(tol, sign=False)}): first order holds.")
+        digits = 3      # as many digits as it takes to tell the difference from the tolerance
+        while digits < 8 and _pct(abs(d), False, digits) == _pct(tol, False, digits) and abs(d) != tol:
+            digits += 1
+        if self.agrees and self.std == 0:
+            out.append(f"first order vs Monte Carlo: the first-order sd is 0 and the Monte Carlo's "
+                       f"({_q(mc.std, self.unit)}) is rounding noise: first order holds.")
+        elif self.agrees:
+            out.append(f"first order vs Monte Carlo: sd differs by {_pct(d, True, digits)} (within {AGREEMENT:g} "
+                       f"standard errors, {_pct(tol, False, digits)}): first order holds.")
         else:
             if self.kinks:
                 why = "the kink at " + ", ".join(t.kink for t in self.kinks)
@@ -291,8 +297,9 @@ class Uncertainty:
                 why = "the domain edge of " + ", ".join(t.parameter for t in clipped if t.clipped >= CLIPPED_BLAME)
             else:
                 why = "a kink within the spread or large sigmas"
-            out.append(f"first order vs Monte Carlo: sd differs by {_pct(d)} (more than {AGREEMENT:g} standard "
-                       f"errors, {_pct(tol, sign=False)}): first order breaks down here ({why}).")
+            out.append(f"first order vs Monte Carlo: sd differs by {_pct(d, True, digits)} (more than "
+                       f"{AGREEMENT:g} standard errors, {_pct(tol, False, digits)}): first order breaks down here "
+                       f"({why}).")
         return tuple(out)
 
     def to_dict(self) -> Dict[str, object]:
@@ -397,12 +404,12 @@ def _elastic(e) -> str:
     return "0" if e == 0 else f"{e:+.3g}"
 
 
-def _pct(x, sign: bool = True) -> str:
+def _pct(x, sign: bool = True, digits: int = 3) -> str:
     if x is None or math.isnan(x):
         return "-"
     if math.isinf(x):
         return "inf"
-    return f"{100 * x:+.3g} %" if sign else f"{100 * x:.3g} %"
+    return f"{100 * x:+.{digits}g} %" if sign else f"{100 * x:.{digits}g} %"
 
 
 # --------------------------------------------------------------------------------------

@@ -64,7 +64,8 @@ def exposed_dp(t_dp, ov, dp=None):
 
 def straggled(t, f_s):
     """The slowest worker gates a synchronous step: ``t * f_s`` when ``f_s > 1``."""
-    return labelled(sp.Piecewise((t * f_s, f_s > 1), (t, True)), ("straggler (× f_strag)", "no straggler (f_strag ≤ 1)"))
+    return labelled(sp.Piecewise((t * f_s, f_s > 1), (t, True)),
+                    ("straggler (× f_strag)", "no straggler (f_strag ≤ 1)"))
 
 
 class CommComputeRatio(NamedTerm):
@@ -122,13 +123,15 @@ class LayerOverlapTime(NamedTerm):
         return t_backward + t_layer + (n_layers - 1) * sp.Max(0, t_layer - t_backward / n_layers)
 
 
-def layer_overlap_exposed(t_backward, t_layer, n_layers):
+def layer_overlap_exposed(t_backward, t_layer, n_layers, idle=None):
     """What the per-layer schedule adds to the backward pass, :class:`LayerOverlapTime`'s formula less
     ``t_backward``: ``T_layer + (N_L - 1) max(0, T_layer - T_backward / N_L)``, its max labelled for the regime's
-    words (hidden behind a layer's backward, or not)."""
+    words (hidden behind a layer's backward, or not); ``idle``: the condition under which the schedule is off, where
+    the regime says nothing of it."""
     exposed = LayerOverlapTime.formula(t_backward, t_layer, n_layers) - t_backward
     for node in exposed.atoms(sp.Max):
         labelled(node, {a: ("each layer's AllReduce hidden behind a layer's backward" if a == 0 else
-                            "each layer's AllReduce outlasts a layer's backward") for a in node.args})
+                            "each layer's AllReduce outlasts a layer's backward") for a in node.args},
+                 idle=None if idle is None else (idle, None))
     return exposed
 # ---- issue 24: the per-layer overlap schedule ---- end
