@@ -104,7 +104,8 @@ class TrainingPlan:
                 "steps": self.steps, "step_time": self.step_time, "accelerators": self.accelerators,
                 "wall_time": self.wall_time, "days": self.days, "accelerator_hours": self.accelerator_hours,
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
-                "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity, "fits": self.fits}
+                "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity,
+                "fits": self.fits}
 
     def _rows(self):
         rows = []
@@ -168,7 +169,8 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     return TrainingPlan(result.configuration, None if tokens is None else float(tokens), per_step, k,
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
-                        result.node_profile.memory_footprint, result.memory_capacity, bool(result.node_profile.feasible))
+                        result.node_profile.memory_footprint, result.memory_capacity,
+                        bool(result.node_profile.feasible))
 
 
 def _amount(x: float) -> str:
