@@ -135,10 +135,13 @@ class _PlainPrinter(StrPrinter):
         return f"{self._print(r.lhs)} {_RELATION[r.rel_op]} {self._print(r.rhs)}"
 
     def _print_And(self, e):
-        return " and ".join(self._print(a) for a in e.args)
+        return " and ".join(f"({self._print(a)})" if isinstance(a, sp.Or) else self._print(a) for a in e.args)
 
     def _print_Or(self, e):
-        return " or ".join(self._print(a) for a in e.args)
+        return " or ".join(f"({self._print(a)})" if isinstance(a, sp.And) else self._print(a) for a in e.args)
+
+    def _print_Not(self, e):
+        return f"not ({self._print(e.args[0])})"
 
     def _print_FloorDiv(self, e):       # mlsysim_sym.terms.base.FloorDiv: ⌊a/b⌋
         return f"⌊{self.parenthesize(e.args[0], 50)}/{self.parenthesize(e.args[1], 50)}⌋"
@@ -150,12 +153,7 @@ class _PlainPrinter(StrPrinter):
 def plain_expr(expr: sp.Basic) -> str:
     """An expression or a condition for a terminal, in the symbols a student reads (``N_PP``, ``β_intra``), not
     the package's names (``pp``, ``BW_intra``): ``Eq(chi_rc, 0)`` -> ``χ_rc = 0``, ``FloorDiv(B, dp) >= 1``
-    -> ``⌊B_global/N_DP⌋ ≥ 1``.
-
-    >>> import mlsysim_sym.symbols
-    >>> plain_expr(sp.Eq(sp.Symbol("apn"), sp.Symbol("tp"))), plain_expr(sp.Symbol("pp") - 1)
-    ('G_node = N_TP', 'N_PP - 1')
-    """
+    -> ``⌊B_global/N_DP⌋ ≥ 1`` (tests/test_notation.py has examples)."""
     return _PlainPrinter().doprint(expr)
 
 

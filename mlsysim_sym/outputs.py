@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Dict, Optional, Tuple
 
 from . import notation
@@ -108,6 +109,29 @@ del _o
 def output(name: str) -> Optional[Output]:
     """The output of a result field, alias or model quantity name (None when the table has none)."""
     return _BY_NAME.get(name)
+
+
+def field_named(name: str) -> str:
+    """The result field a person may name: the field itself, an alias (``memory``), its model quantity (``M_acc``)
+    or the symbol a table prints for it (``M_total``); any other name as it is.
+
+    >>> field_named("memory"), field_named("M_acc"), field_named("T_step"), field_named("nope")
+    ('node_profile.memory_footprint', 'node_profile.memory_footprint', 'step_latency_total', 'nope')
+    """
+    o = _BY_NAME.get(name) or _BY_NAME.get(_printed().get(name, ""))
+    return o.field if o is not None else name
+
+
+@lru_cache(maxsize=1)
+def _printed() -> Dict[str, str]:
+    """The symbol a table prints (``M_total``) -> the quantity's name (``M_acc``), for every output."""
+    out = {}
+    for o in OUTPUT_TABLE:
+        try:
+            out.setdefault(notation.plain(notation.entry(o.quantity).latex), o.quantity)
+        except KeyError:
+            pass
+    return out
 
 
 def quantity_of(name: str) -> str:

@@ -45,7 +45,7 @@ class Finish:
     searched: int
     reason: str = ""
     unfit: int = 0
-    now_fits: bool = True
+    now_fits: Optional[bool] = True         # None where the configuration's own layout does not run
 
     def to_dict(self) -> Dict[str, object]:
         return {"tokens": self.tokens, "days": self.days, "nodes": self.nodes,
@@ -62,7 +62,8 @@ class Finish:
         if self.nodes is None:
             best = (f"; the fastest runnable count is {self.best.accelerators:,} GPUs, {self.best.days:,.1f} days"
                     if self.best else "")
-            answer = f"no runnable node count finishes in time: {self.reason}{best}"
+            none = "fits in HBM" if self.searched and self.unfit == self.searched else "finishes in time"
+            answer = f"no runnable node count {none}: {self.reason}{best}"
         else:
             answer = (f"answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take {self.plan.days:,.1f} "
                       f"days; {self.searched:,} runnable counts searched"
@@ -106,7 +107,7 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
         if p.days <= days:
             found = (n, p)
             break
-    now_days, now_fits = (None, True) if now is None else (now.days, now.fits)
+    now_days, now_fits = (None, None) if now is None else (now.days, now.fits)
     if found is None:
         reason = ("no node count gives a runnable layout at this batch and split" if searched == 0 else
                   f"{searched:,} runnable counts up to {most:,} nodes searched"

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import notation
 from .display import number, quantity, si_prefix, written
-from .outputs import OUTPUTS, unit_of, words
+from .outputs import OUTPUTS, field_named, unit_of, words
 from .symbols import BY_SYMBOL, by_argument
 
 PathLike = Union[str, Path]
@@ -281,6 +281,7 @@ def tornado(table, path: Optional[PathLike] = None, ax=None, top: int = 12):
 # ----------------------------------------------------------------------------------------------
 
 def _output_label(output: str, unit: str) -> str:
+    output = field_named(output)
     meaning = notation.entry(OUTPUTS[output]).meaning if output in OUTPUTS else output
     return f"{meaning} ({unit})" if unit else meaning
 
@@ -318,7 +319,7 @@ def sweep_chart(sweep_result, output: str = "mfu", path: Optional[PathLike] = No
     valid = np.asarray(sweep_result.valid, dtype=bool)
     y = np.broadcast_to(np.asarray(sweep_result[output], dtype=float), valid.shape)
     y = np.where(valid, y, np.nan)
-    unit = unit_of(output) if output in OUTPUTS else "1"
+    unit = unit_of(field_named(output)) if field_named(output) in OUTPUTS else "1"
     finite = np.abs(y[np.isfinite(y)])
     scale, written = _scaled_unit(float(finite.max()) if finite.size else 0.0, unit)
     label = _output_label(output, written)

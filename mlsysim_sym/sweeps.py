@@ -43,7 +43,7 @@ from .display import PREFIXED, WIDTH, as_given, html_table, number, quantity, te
 from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread, static_values
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
-from .outputs import EXTENDED_OUTPUTS, OUTPUTS, output, unit_of
+from .outputs import EXTENDED_OUTPUTS, OUTPUTS, field_named, unit_of
 from .symbols import Kind, by_argument, keywords, sym
 
 __all__ = ["Configurations", "OVERFLOW", "SweepResult", "SweepTooLarge", "arguments", "configurations",
@@ -334,10 +334,9 @@ class SweepResult:
         return self._messages()[1]
 
     def __getitem__(self, name: str) -> np.ndarray:
-        """An output by its result field, or by the alias or model quantity other functions take (``step_time``,
-        ``memory``, ``T_dp``: :data:`mlsysim_sym.outputs.OUTPUT_TABLE`)."""
-        o = output(name)
-        for key in (name, None if o is None else o.field):
+        """An output by its result field, or by the alias, model quantity or printed symbol other functions take
+        (``step_time``, ``memory``, ``T_dp``, ``M_total``: :func:`mlsysim_sym.outputs.field_named`)."""
+        for key in (name, field_named(name)):
             if key in self.values:
                 return self.values[key]
         raise KeyError(f"no output {name!r}; outputs: {', '.join(self.values)}")
@@ -436,7 +435,7 @@ class SweepResult:
         grid for two (rows the first axis), its value for one configuration (nothing swept), the summary
         (``repr``) otherwise or beyond ``limit`` configurations; masked configurations are ``-``, with their
         reasons below."""
-        x, unit = np.broadcast_to(self[output], self.shape), unit_of(output)
+        x, unit = np.broadcast_to(self[output], self.shape), unit_of(field_named(output))
         ok = np.broadcast_to(self.valid, self.shape)
         axes = [(k, np.asarray(v)) for k, v in self.axes.items()]
         if len(axes) > 2 or x.size > limit or x.ndim != len(axes):

@@ -507,7 +507,7 @@ def test_search_takes_one_batch_and_its_help_says_so():
     assert "[--batch-size INT]" in out and "[--tp LIST]" in out and "[--precision NAME,...]" in out
     assert refused("search", "--batch-size", "128,256") == (
         "--batch-size: takes one value in search (every configuration is ranked at one batch; sweep takes a "
-        "list), got 2")
+        "list), got 2 values")
 
 
 def test_required_writes_its_conditions_as_a_student_writes_them():
@@ -521,11 +521,11 @@ def test_required_writes_its_conditions_as_a_student_writes_them():
 
 def test_sweep_and_equations_take_the_names_the_other_commands_print():
     # --output step_time is step_latency_total (the bundled example at tp 8: 3.369 s, solve()'s step time)
-    _, a, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--output", "step_time", "--json")
-    _, b, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--json")
-    assert json.loads(a)["outputs"]["step_latency_total"] == json.loads(b)["outputs"]["step_latency_total"]
-    _, out, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--output", "memory")
-    assert "tp_size     memory" in out and "59.41 GB" in out     # solve(): 59.41 GB at tp 8
+    _, out, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--output", "step_time")
+    assert "tp_size  step_time" in out and out.splitlines()[-2].split() == ["8", "3.369", "s"]
+    for name in ("memory", "M_total"):     # the alias, and the symbol solve's table prints: 59.41 GB at tp 8
+        _, out, _ = run("sweep", "--tp", "4,8", "--pp", "4", "--microbatches", "8", "--output", name)
+        assert out.splitlines()[-2].split() == ["8", "59.41", "GB"], out
     # the symbol a table prints (M_total, the memory per accelerator) names its quantity
     _, out, _ = run("equations", "M_total")
     assert out.startswith("% M_acc: training memory per accelerator [B]\nM_{\\text{total}} = ")
@@ -561,6 +561,14 @@ def test_required_answers_a_met_ceiling_with_the_configuration_not_an_unrunnable
     flat = " ".join(out.split())
     assert "microbatch_count (m) for memory at most 60 GB" in flat
     assert "answer: microbatch_count = 8; whole number 8 gives memory = 59.4114 GB" in flat
+    assert "regime change" not in flat and "note: the configuration already meets the target" in flat
+    # m 12 meets it too (51.9 GB) but runs no schedule (12 does not divide a replica's 32 samples): the nearest
+    # valid m that meets it, 8
+    _, out, _ = run("required", "--output", "memory", "--target", "60e9", "--solve-for", "microbatch_count",
+                    "--side", "at most", "--batch-size", "256", "--tp", "8", "--pp", "4", "--microbatches", "12")
+    flat = " ".join(out.split())
+    assert "answer: microbatch_count = 8; whole number 8 gives memory = 59.4114 GB" in flat
+    assert "the configuration meets the target but runs no schedule (see can_run()); 8 is the valid" in flat
 
 
 def test_a_sweep_chart_of_three_options_is_refused_in_the_command_lines_words(tmp_path):

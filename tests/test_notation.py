@@ -121,3 +121,17 @@ def test_no_two_quantities_share_a_glyph():
     stages = notation.entry("v")
     fake = notation.Notation("x", r"V_{\text{flight}}", r"\VirtualPipelineStagesPerDevice", "", "1", "quantity")
     assert "share the letter V" in registry.glyph_clashes([stages, fake])[0]
+
+
+def test_expressions_and_conditions_print_in_the_books_symbols_for_a_terminal():
+    import sympy as sp
+    from mlsysim_sym.terms.base import FloorDiv
+    tp, pp, apn, lb, dp = (sp.Symbol(n, positive=True) for n in ("tp", "pp", "apn", "B", "dp"))
+    assert notation.plain_expr(sp.Eq(apn, tp)) == notation.tie(apn, tp) == "G_node = N_TP"
+    assert notation.plain_expr(pp - 1) == "N_PP - 1"
+    assert notation.plain_expr(FloorDiv(lb, dp) >= 1) == "⌊B_global/N_DP⌋ ≥ 1"
+    # an Or inside an And keeps its brackets (it would read the other way round without them); Not in words
+    assert notation.plain_expr(sp.And(sp.Or(sp.Eq(tp, 1), sp.Eq(pp, 1)), tp < 8)) == \
+        "N_TP < 8 and (N_PP = 1 or N_TP = 1)"
+    assert notation.plain_expr(sp.Ne(tp, 1)) == "N_TP ≠ 1"
+    assert notation.plain_expr(sp.Not(sp.And(sp.Eq(tp, 1), sp.Eq(pp, 1)))) == "not (N_PP = 1 and N_TP = 1)"

@@ -75,6 +75,8 @@ def test_a_node_count_whose_state_does_not_fit_is_no_answer():
     none = accelerators_to_finish(1e12, 10, "Llama3_70B", "Research_256", batch_size=256)
     assert none.nodes is None and none.best is None and not none.now_fits
     assert "left out: the training state does not fit in HBM" in none.reason
+    assert "no runnable node count fits in HBM: 6 runnable counts up to 32 nodes searched, 6 of them left out" in \
+        " ".join(str(none).split())
 
 
 @pytest.mark.parametrize("bad,words", [

@@ -96,15 +96,15 @@ def cmd_sweep(args) -> int:
     from ..sweeps import sweep
     s = setup(args, example=False)
     refuse_large_sweep(s.given, args.json)
-    listed = tuple(BY_KEYWORD[k].flag for k, v in s.given.items() if len(v) > 1) or s.flags
     swept = [BY_KEYWORD[k].flag for k, v in s.given.items() if len(v) > 1]
+    listed = tuple(swept) or s.flags
     if args.plot and len(swept) not in (1, 2):      # said before the sweep is priced
         raise UsageError(f"--plot: a chart shows one or two swept options (a line, a heatmap); this sweep has "
                          f"{len(swept)}" + (f" ({', '.join(swept)}): give all but one or two of them one value"
                                             if swept else ": give one option a list (--tp 1,2,4,8)"))
     with about(args, listed):
         r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s))
-        try:        # a field, or the alias or quantity of one (step_time, memory, T_dp)
+        try:        # a field, or the alias, quantity or printed symbol of one (step_time, memory, T_dp, M_total)
             r[args.output]
         except KeyError:
             # an output the sweep leaves out by default (the extended model's own fields, T_ep_exposed ...)
@@ -158,7 +158,7 @@ def cmd_search(args) -> int:
     batch = kw.pop("batch_size")
     if isinstance(batch, list) and len(batch) != 1:
         raise UsageError(f"--batch-size: takes one value in search (every configuration is ranked at one batch; "
-                         f"sweep takes a list), got {len(batch)}")
+                         f"sweep takes a list), got {len(batch)} values")
     batch = single({"batch_size": batch})["batch_size"]
     with about(args, s.flags):
         r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top,
@@ -324,7 +324,7 @@ def cmd_equations(args) -> int:
     from ..cells import default_label, display
     from ..model import Variant, build_model
     from ..printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
-    from ..outputs import ALIASES, OUTPUTS
+    from ..outputs import field_named, quantity_of
     if args.format is not None and not args.macros:
         raise UsageError("--format: only with --macros")
     if args.macros:
@@ -343,10 +343,11 @@ def cmd_equations(args) -> int:
             from ..display import glossary
             print("\n".join(glossary(rows, ("name", "meaning"))))
         return 0
-    # a result field, an alias (memory, step_time) or the symbol the tables print (M_total, T_step) names its quantity
-    symbols = {notation.plain(notation.entry(n).latex): n for n in m}
-    name = OUTPUTS.get(args.name) or ALIASES.get(args.name) or (args.name if args.name in m else None) \
-        or symbols.get(args.name) or args.name
+    # a result field, an alias (memory, step_time) or the symbol the tables print (M_total, G_shard) names its quantity
+    name = args.name if args.name in m or args.name in TERM_CLASSES else quantity_of(field_named(args.name))
+    if name not in m and name not in TERM_CLASSES:
+        every = build_model(Variant(family=args.family, fidelity="extended"))
+        name = {notation.plain(notation.entry(n).latex): n for n in every}.get(name, name)
     if name in TERM_CLASSES:
         term = notation.term(name)
         if args.expanded:

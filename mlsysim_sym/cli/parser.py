@@ -44,8 +44,9 @@ def _help(o: Option, many: bool) -> str:
 
 def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: tuple = ()) -> None:
     """The configuration's options; ``many``: each takes a list or a range, but those named in ``one``."""
-    g = p.add_argument_group("configuration (solve()'s keywords; not given: solve()'s default, but the batch: "
-                             "the bundled example's 256)")
+    g = p.add_argument_group("configuration (solve()'s keywords)",
+                             "An option not given takes solve()'s default, but the model, the fleet and the batch, "
+                             "which start from the bundled example's (Llama3_70B, Research_256, batch 256).")
     g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
                    "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "
                    "card; its hardware is the fleet and its batch, sequence, precision, efficiency and "

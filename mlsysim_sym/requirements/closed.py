@@ -137,13 +137,24 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
 
 def _no_whole_here(pr: Problem, regimes: int) -> Requirement:
     """A regime away from the configuration meets the target but holds no valid whole number (its values run no
-    schedule): where the configuration meets the target itself, its own value, else a whole number through
-    ``solve()`` alone."""
+    schedule): where the configuration meets the target itself, the valid whole number nearest it that does (its
+    own where it runs), else one found through ``solve()`` alone, else none."""
+    why = "the regimes beyond the configuration that meet the target hold no valid whole number"
+    notes: List[str] = []
     if pr.meets(pr.current):
-        return pr.answer(regimes, value=float(pr.x0), integer=int(pr.x0), achieved=pr.current,
-                         notes=("the configuration already meets the target; the regimes beyond it that meet it "
-                                "too hold no valid whole number",), meets_toward=0)
-    return _past_regimes(pr, regimes)
+        whole, achieved = at_configuration(pr, notes)
+        if whole is not None:
+            here = "the configuration already meets the target" if whole == pr.x0 else (
+                f"the configuration meets the target but runs no schedule (see can_run()); {whole} is the valid "
+                f"whole number nearest it that meets it")
+            return pr.answer(1, value=float(whole), integer=whole, achieved=achieved, meets_toward=0,
+                             notes=(f"{here}; {why}",))
+    found = search_integer(pr)
+    if found is not None:
+        v, o, meet = found
+        return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=meet,
+                         notes=(f"{why}; the whole number was found through solve() (no closed form)",))
+    return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", tuple(notes) + (why,))
 
 
 def _past_regimes(pr: Problem, regimes: int) -> Requirement:

@@ -284,9 +284,12 @@ class Uncertainty:
         digits = 3      # as many digits as it takes to tell the difference from the tolerance
         while digits < 8 and _pct(abs(d), False, digits) == _pct(tol, False, digits) and abs(d) != tol:
             digits += 1
-        if self.agrees and self.std == 0:
+        if self.std == 0:       # no relative difference to give: the Monte Carlo's sd, noise or not
             out.append(f"first order vs Monte Carlo: the first-order sd is 0 and the Monte Carlo's "
-                       f"({_q(mc.std, self.unit)}) is rounding noise: first order holds.")
+                       f"({_q(mc.std, self.unit)}) is rounding noise: first order holds." if self.agrees else
+                       f"first order vs Monte Carlo: the first-order sd is 0 but the Monte Carlo's is "
+                       f"{_q(mc.std, self.unit)}: first order breaks down here (the derivatives vanish where the "
+                       f"draws still move the output).")
         elif self.agrees:
             out.append(f"first order vs Monte Carlo: sd differs by {_pct(d, True, digits)} (within {AGREEMENT:g} "
                        f"standard errors, {_pct(tol, False, digits)}): first order holds.")
