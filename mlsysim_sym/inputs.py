@@ -58,6 +58,10 @@ def _record(value, record_type, lookup, what):
         return (modern.workload if record_type is Workload else modern.fleet)(value)
     if files.is_file_name(value):
         return (files.workload if record_type is Workload else files.fleet)(value)
+    if isinstance(value, (list, tuple, set, dict)):      # a sweep's list of models: one at a time
+        raise TypeError(f"{what} must be one {'workload' if record_type is Workload else 'fleet'} (a catalog name, "
+                        f"a plan file, a record or an mlsysim object), got a {type(value).__name__}; to compare "
+                        f"several, price each in turn")
     converted = catalog.from_mlsysim(value)
     if not isinstance(converted, record_type):
         raise TypeError(f"{what} must be a {what} (a catalog name, a record or an mlsysim object), "

@@ -291,3 +291,11 @@ def test_a_sweep_reads_an_output_by_its_alias_or_quantity():
     assert np.array_equal(r["memory"], r["node_profile.memory_footprint"])
     with pytest.raises(KeyError, match="no output 'nope'; outputs: dp_communication_latency"):
         r["nope"]
+
+
+def test_a_list_of_models_is_refused_naming_the_argument():
+    # a sweep's axes are solve()'s keywords; the model and the fleet are one each (was: "from_mlsysim expects an
+    # mlsysim Workload ... got list")
+    with pytest.raises(TypeError, match=r"^model must be one workload \(a catalog name, a plan file, a record or an "
+                                        r"mlsysim object\), got a list; to compare several, price each in turn$"):
+        sweep(["Llama3_8B", "Llama3_70B"], "Research_256", batch_size=256)
