@@ -109,6 +109,9 @@ _GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": 
           "ell": "ℓ", "chi": "χ", "lambda": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ"}
 
 
+_ACCENT = {"tilde": "\u0303", "bar": "\u0304", "hat": "\u0302"}
+
+
 def plain(latex: str) -> str:
     r"""A symbol's LaTeX as plain text for a terminal: ``\beta_{\text{fab}}`` -> ``β_fab``,
     ``N_{\text{TP}}`` -> ``N_TP``, ``\text{BW}_{\text{PCIe}}`` -> ``BW_PCIe``.
@@ -117,6 +120,8 @@ def plain(latex: str) -> str:
     ('η_hw', 'N_L,TP', 'MFU')
     """
     out = re.sub(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1", latex)
+    # an accent over one letter: the letter and the combining accent (T̃, S̄)
+    out = re.sub(r"\\(tilde|bar|hat)\{([^{}])\}", lambda m: m.group(2) + _ACCENT[m.group(1)], out)
     out = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m.group(1), m.group(1)), out)
     return out.replace("{", "").replace("}", "").replace(" ", "")
 

@@ -46,12 +46,16 @@ class Finish:
     reason: str = ""
     unfit: int = 0
     now_fits: Optional[bool] = True         # None where the configuration's own layout does not run
+    per_node: int = 1                       # accelerators per node
 
     def to_dict(self) -> Dict[str, object]:
         return {"tokens": self.tokens, "days": self.days, "nodes": self.nodes,
                 "accelerators": None if self.plan is None else self.plan.accelerators,
                 "days_there": None if self.plan is None else self.plan.days, "now_nodes": self.now_nodes,
                 "now_days": self.now_days, "now_fits": self.now_fits, "node_counts_searched": self.searched,
+                "fastest": None if self.best is None else {"nodes": self.best.accelerators // self.per_node,
+                                                           "accelerators": self.best.accelerators,
+                                                           "days": self.best.days},
                 "node_counts_not_fitting": self.unfit, "reason": self.reason or None}
 
     def text(self) -> str:
@@ -60,8 +64,8 @@ class Finish:
                + ("" if self.now_fits else " (the state does not fit in HBM)") if self.now_days is not None
                else f"  now: {self.now_nodes:,} nodes (not a runnable layout)")
         if self.nodes is None:
-            best = (f"; the fastest runnable count is {self.best.accelerators:,} GPUs, {self.best.days:,.1f} days"
-                    if self.best else "")
+            best = (f"; the fastest runnable count is {self.best.accelerators // self.per_node:,} nodes "
+                    f"({self.best.accelerators:,} GPUs), {self.best.days:,.1f} days" if self.best else "")
             none = "fits in HBM" if self.searched and self.unfit == self.searched else "finishes in time"
             answer = f"no runnable node count {none}: {self.reason}{best}"
         else:
@@ -114,6 +118,6 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
                   + (f", {unfit:,} of them left out: the training state does not fit in HBM (give a larger tp or "
                      "pp, a ZeRO stage or recomputation)" if unfit else ""))
         return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason, unfit,
-                      now_fits)
+                      now_fits, apn)
     return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched, "", unfit,
-                  now_fits)
+                  now_fits, apn)

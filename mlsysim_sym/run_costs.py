@@ -94,6 +94,7 @@ class TrainingPlan:
     memory: float = 0.0
     capacity: Optional[float] = None
     fits: bool = True
+    runnable: bool = True       # whether a framework runs the layout (mlsysim_sym.schedules.can_run)
 
     @property
     def days(self) -> float:
@@ -105,7 +106,7 @@ class TrainingPlan:
                 "wall_time": self.wall_time, "days": self.days, "accelerator_hours": self.accelerator_hours,
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
                 "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity,
-                "fits": self.fits}
+                "fits": self.fits, "runnable": self.runnable}
 
     def _rows(self):
         rows = []
@@ -127,6 +128,9 @@ class TrainingPlan:
     def __str__(self) -> str:
         spill = [] if self.fits else wrap("the training state does not fit in HBM: each step is priced spilling to "
                                           "host memory, as solve() prices it")
+        spill += [] if self.runnable else wrap("no framework runs this layout as given (see can_run(): the batch "
+                                               "splits over the replicas, the microbatches over a replica's "
+                                               "samples); it is priced as solve() prices it")
         return "\n".join(wrap(f"configuration: {self.configuration}", "") + key_values(self._rows(), indent="  ")
                          + spill)
 
@@ -170,7 +174,7 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
-                        bool(result.node_profile.feasible))
+                        bool(result.node_profile.feasible), a.runnable)
 
 
 def _amount(x: float) -> str:

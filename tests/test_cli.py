@@ -528,9 +528,9 @@ def test_sweep_and_equations_take_the_names_the_other_commands_print():
         assert out.splitlines()[-2].split() == ["8", "59.41", "GB"], out
     # the symbol a table prints (M_total, the memory per accelerator) names its quantity
     _, out, _ = run("equations", "M_total")
-    assert out.startswith("% M_acc: training memory per accelerator [B]\nM_{\\text{total}} = ")
+    assert out.startswith("% M_acc (M_total): training memory per accelerator [B]\nM_{\\text{total}} = ")
     _, out, _ = run("equations", "memory")
-    assert out.startswith("% M_acc:")
+    assert out.startswith("% M_acc (M_total):")
 
 
 def test_uncertainty_refuses_a_sigma_given_twice_and_reads_a_zero_spread():
@@ -584,3 +584,18 @@ def test_skipped_knob_values_are_grouped_by_one_reason():
     _, out, _ = run("sensitivity", "--fidelity", "extended", "--model", "modern/Llama-3.1-70B", "--fleet",
                     "modern/H100-SXM-1024", "--tp", "8", "--pp", "4", "--microbatches", "8", "--batch-size", "512")
     assert "  skipped expert-parallel degree: 2, 4 (needs a mixture of experts)" in out.splitlines()
+
+
+def test_the_command_lines_own_names_reach_required_and_sensitivity():
+    # --solve-for congestion is congestion_factor: MFU 0.3 needs c_cong = 0.5334 on the bundled example (its MFU
+    # 0.260397 scales as 1 / (compute + c_cong * communication); required's own test works the closed form)
+    _, out, _ = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "congestion")
+    assert "answer: congestion_factor = 0.5334 gives mfu = 0.3" in " ".join(out.split())
+    assert refused("required", "--tokens", "2e12", "--days", "30", "--side", "at least") == (
+        "--tokens and --days: give both, and not --output, --target or --side (the output is the run's days, at "
+        "most --days)")
+    # the symbol solve's table prints for the memory names the output (59.41 GB, solve()'s memory)
+    _, out, _ = run("sensitivity", "--output", "M_total")
+    assert out.splitlines()[2] == "sensitivities of memory per accelerator M_total = 59.41 GB"
+    _, out, _ = run("sensitivity", "--output", "T_sync")
+    assert "step time before the straggler T\u0303_step = 3.369 s" in out      # T with a tilde, not "tildeT"

@@ -77,6 +77,19 @@ def test_a_node_count_whose_state_does_not_fit_is_no_answer():
     assert "left out: the training state does not fit in HBM" in none.reason
     assert "no runnable node count fits in HBM: 6 runnable counts up to 32 nodes searched, 6 of them left out" in \
         " ".join(str(none).split())
+    # the fastest count in nodes (8 GPUs a node), in the text and the JSON: r's 16 nodes beyond its deadline
+    late = accelerators_to_finish(1e12, 100, "Llama3_70B", "Research_256", count=16, **kw)
+    assert late.nodes == 32 and late.to_dict()["fastest"] is not None
+    slow = accelerators_to_finish(1e12, 1, "Llama3_70B", "Research_256", **kw)
+    f = slow.to_dict()["fastest"]
+    assert f["accelerators"] == 8 * f["nodes"] and f["days"] == slow.best.days
+    assert f"the fastest runnable count is {f['nodes']:,} nodes ({f['accelerators']:,} GPUs)" in \
+        " ".join(str(slow).split())
+    # a layout no framework runs (12 microbatches of a replica's 32 samples) is priced and said to be
+    odd = plan("Llama3_70B", "Research_256", tokens=1e12, microbatch_count=12, **{k: v for k, v in kw.items()
+                                                                                if k != "microbatch_count"})
+    assert not odd.runnable and odd.to_dict()["runnable"] is False
+    assert "no framework runs this layout as given" in " ".join(str(odd).split())
 
 
 @pytest.mark.parametrize("bad,words", [

@@ -190,11 +190,17 @@ def cmd_sensitivity(args) -> int:
     return 0
 
 
+def _keyword_of(name: str) -> str:
+    """``solve()``'s keyword (or record field) a typed name means: one of the command's options without its ``--``
+    (``tp``, ``congestion``), or the keyword itself, hyphens read as underscores (``fabric-bandwidth``)."""
+    name = name.strip().lstrip("-")
+    return next((o.keyword for o in OPTIONS if o.flag[2:] == name), name.replace("-", "_"))
+
+
 def _sigma(text: str) -> Dict[str, float]:
     """``efficiency=0.1,fabric-bandwidth=0.2`` -> ``{"efficiency": 0.1, "fabric_bandwidth": 0.2}``: a name is one
     of the command's options without its ``--`` (``congestion``) or ``solve()``'s keyword (``congestion_factor``);
     ``uncertainty()`` checks the names and values."""
-    keyword = {o.flag[2:]: o.keyword for o in OPTIONS}
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, eq, value = part.partition("=")
@@ -202,7 +208,7 @@ def _sigma(text: str) -> Dict[str, float]:
         try:
             if not eq or not name:
                 raise ValueError
-            key = keyword.get(name, name.replace("-", "_"))
+            key = _keyword_of(name)
             sigma = float(value)
         except ValueError:
             raise UsageError(f"--sigma: expected NAME=SIGMA,... (efficiency=0.1), got {part!r}") from None
@@ -242,9 +248,10 @@ def cmd_required(args) -> int:
     from ..requirements import required
     s = setup(args)
     if args.tokens is not None or args.days is not None:
-        if args.tokens is None or args.days is None or args.output or args.target is not None:
-            raise UsageError("--tokens and --days: give both, and not --output or --target (the output is the "
-                             "run's days)")
+        if args.tokens is None or args.days is None or args.output or args.target is not None \
+                or args.side != "auto":
+            raise UsageError("--tokens and --days: give both, and not --output, --target or --side (the output is "
+                             "the run's days, at most --days)")
         from ..planning import accelerators_to_finish
         if args.solve_for not in (None, "count"):
             raise UsageError(f"--solve-for: with --tokens and --days the answer is the node count, got "
@@ -265,7 +272,7 @@ def cmd_required(args) -> int:
     # with the configuration's options, the question's name what the model cannot answer (a target beyond the
     # float range's reach, an output that is no number)
     with about(args, s.flags + ("--output", "--target", "--solve-for")):
-        r = required(args.output, args.target, args.solve_for.replace("-", "_"), s.model, s.fleet,
+        r = required(args.output, args.target, _keyword_of(args.solve_for), s.model, s.fleet,
                      side=args.side, **single(s.kwargs), **model_kwargs(s))
         _emit(args, s, r, lambda: r.text(configuration=False) + "\n"
               + "\n".join(wrap("LaTeX: " + r.latex(book=args.book), "  ")))
@@ -377,7 +384,9 @@ def cmd_equations(args) -> int:
         print(f"<!-- {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else "") + " -->")
         print(display(tex, label))          # as cells.equation writes it: math GitHub's Markdown keeps too
     else:
-        print(f"% {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else ""))
+        shown = "" if name in TERM_CLASSES else notation.plain(notation.entry(name).latex)   # as the tables print it
+        print(f"% {name}" + (f" ({shown})" if shown and shown != name else "") + f": {meaning}"
+              + (f" [{unit}]" if unit and unit != "1" else ""))
         print(tex)
     return 0
 

@@ -47,10 +47,14 @@ _FIELD_OF = {q: f for f, q in OUTPUTS.items()}
 
 
 def quantity_name(name: str, variant: Variant = Variant()) -> str:
-    """The model quantity of an output name (alias, quantity name or ``solve()`` result field)."""
+    """The model quantity of an output name (alias, quantity name, ``solve()`` result field or the symbol a table
+    prints)."""
     o = output(name)
     q = o.quantity if o is not None else name
-    if q not in model_decisions(variant).symbol_of:
+    known = model_decisions(variant).symbol_of
+    if q not in known:      # the symbol a table prints for it (M_total, T_DP,exposed)
+        q = next((n for n in known if notation.plain(notation.entry(n).latex) == name), q)
+    if q not in known:
         raise KeyError(f"unknown output {name!r}; use one of {', '.join(OUTPUT_ALIASES)}, "
                        f"a model quantity name or a solve() result field")
     return q
