@@ -118,7 +118,7 @@ def test_a_large_sigma_or_a_domain_edge_breaks_first_order():
     # efficiency 0.95 +- 10 %: draws above 1 are clipped to 1 (about a third of them)
     u = uncertainty(*EXAMPLE, {"efficiency": 0.1}, samples=40000, **dict(KW, efficiency=0.95))
     assert 0.25 < u["efficiency"].clipped < 0.4
-    assert "draws clipped to the domain: efficiency" in _flat(u) and not u.agrees
+    assert "draws clipped to the domain: achieved efficiency η_hw" in _flat(u) and not u.agrees
 
 
 def test_bad_sigma_is_refused_with_the_allowed_names():

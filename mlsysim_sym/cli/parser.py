@@ -76,20 +76,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"mlsysim-sym {__version__} (the model of mlsysim 0.3.0)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def command(name, help_text, many=False, one=()):
+    def command(name, help_text, many=False, one=(), plot=None):
+        """A subcommand; ``plot``: the help of its --plot, where it draws a picture."""
         c = sub.add_parser(name, help=help_text, description=help_text)
         _configuration_options(c, many, one)
         c.add_argument("--json", action="store_true", help="print JSON (SI units) instead of a table")
-        c.add_argument("-q", "--quiet", action="store_true", help="print no table (with --plot: the picture only)")
+        c.add_argument("-q", "--quiet", action="store_true",
+                       help="print no table" + (" (with --plot: the picture only)" if plot else ""))
+        if plot:
+            c.add_argument("--plot", metavar="FILE.png", help=plot)
         return c
 
-    c = command("solve", "price one training step: its breakdown, MFU and memory")
-    c.add_argument("--plot", metavar="FILE.png", help="save a stacked bar of the step-time terms")
+    c = command("solve", "price one training step: its breakdown, MFU and memory",
+                plot="save a stacked bar of the step-time terms")
     c = command("sweep", "price every combination of the listed values (--tp 1,2,4,8 --batch-size 256:4096:256)",
-                many=True)
+                many=True, plot="save a line chart (one swept option) or a heatmap (two)")
     c.add_argument("--output", default="mfu", help="the output to tabulate and plot (default mfu; e.g. "
                    "step_latency_total, node_profile.memory_footprint)")
-    c.add_argument("--plot", metavar="FILE.png", help="save a line chart (one swept option) or a heatmap (two)")
     c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True,
                 one=("batch_size",))      # every configuration is ranked at one batch
     c.add_argument("--objective", default=None, choices=("mfu", "throughput", "step_time"),
@@ -99,11 +102,11 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--all-schedules", action="store_true",
                    help="also schedules a real pipeline cannot run (microbatches that do not divide the samples "
                         "per replica, virtual stages that do not divide the layers)")
-    c = command("sensitivity", "rank the parameters by how much they move an output (elasticities)")
+    c = command("sensitivity", "rank the parameters by how much they move an output (elasticities)",
+                plot="save a tornado chart of the elasticities")
     c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
                    "effective_throughput, memory, or any model quantity")
     c.add_argument("--constants", action="store_true", help="also rank mlsysim's constants")
-    c.add_argument("--plot", metavar="FILE.png", help="save a tornado chart of the elasticities")
     c = command("uncertainty", "how far an output spreads when parameters are known to a relative standard "
                 "deviation: first order (exact derivatives) and Monte Carlo")
     c.add_argument("--sigma", required=True, metavar="NAME=SIGMA,...",

@@ -274,7 +274,7 @@ class Uncertainty:
         clipped = [t for t in self.terms if t.clipped]
         if clipped:
             out.append("draws clipped to the domain: " + ", ".join(
-                f"{t.parameter} {100 * t.clipped:.3g} %" for t in clipped) + " (the Monte Carlo is of the "
+                f"{parameter_name(t.symbol)} {100 * t.clipped:.3g} %" for t in clipped) + " (the Monte Carlo is of the "
                 "clipped distribution).")
         if mc.valid < mc.samples:
             out.append(f"{mc.samples - mc.valid:,} of {mc.samples:,} draws are invalid configurations (masked by "
