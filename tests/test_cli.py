@@ -360,9 +360,12 @@ def test_required_answers_from_the_command_line():
                     "fabric_bandwidth", "--book")
     assert r"LaTeX: \lim_{\InjectionBandwidth \to \infty} \UsefulComputeFraction = " in " ".join(out.split())
     assert max(len(line) for line in out.splitlines()) <= 80
-    code, out, err = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "tp", ok=False)
+    code, out, err = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "nope", ok=False)
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert err.startswith("mlsysim-sym: error:") and "solve_for must be" in err and "got 'tp'" in err
+    assert err.startswith("mlsysim-sym: error:") and "solve_for must be" in err and "got 'nope'" in err
+    # the command's own option name is the keyword (--tp: tp_size)
+    _, out, _ = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "tp")
+    assert out.splitlines()[2] == "tp_size (N_TP) for mfu at least 0.3"
 
 
 # ------------------------------------------------------------------------------------------------------------
