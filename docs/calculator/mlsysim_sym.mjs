@@ -3596,6 +3596,10 @@ function closeMatches(word, possibilities, n = 6, cutoff = 0.5) {
 // mlsysim_sym.catalog's lookup: a KeyError whose message names the close names, or every name
 function lookup(name, what) {
   const table = what === "workload" ? DATA.workloads : DATA.fleets;
+  if (["list", "dict"].includes(pyType(name))) {      // mlsysim_sym.inputs._record: one model, one fleet
+    raise("TypeError", `${what === "workload" ? "model" : "fleet"} must be one ${what} (a catalog name, a plan ` +
+      `file, a record or an mlsysim object), got a ${pyType(name)}; to compare several, price each in turn`);
+  }
   if (typeof name !== "string") {
     raise("TypeError", "from_mlsysim expects an mlsysim Workload, Fleet, Node, NetworkFabric or HardwareNode, " +
       `got ${pyType(name)}`);
