@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 import sympy as sp
 from sympy.printing.str import StrPrinter
@@ -800,6 +800,12 @@ def entry(name: str) -> Notation:
         return _TABLE[name]
     except KeyError:
         raise KeyError(f"no notation for {name!r}; see mlsysim_sym.notation.table()") from None
+
+
+def printed_as(symbol: str, names: Iterable[str]) -> Optional[str]:
+    """The first of ``names`` whose symbol a table prints as ``symbol`` (``M_total`` -> ``M_acc``); None when
+    none is (a name without notation is passed over; tests/test_notation.py has examples)."""
+    return next((n for n in names if n in _TABLE and plain(_TABLE[n].latex) == symbol), None)
 
 
 def entries(kind: str) -> Tuple[Notation, ...]:

@@ -14,7 +14,6 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Dict, Optional, Tuple
 
 from . import notation
@@ -118,20 +117,8 @@ def field_named(name: str) -> str:
     >>> field_named("memory"), field_named("M_acc"), field_named("T_step"), field_named("nope")
     ('node_profile.memory_footprint', 'node_profile.memory_footprint', 'step_latency_total', 'nope')
     """
-    o = _BY_NAME.get(name) or _BY_NAME.get(_printed().get(name, ""))
+    o = _BY_NAME.get(name) or _BY_NAME.get(notation.printed_as(name, [o.quantity for o in OUTPUT_TABLE]) or "")
     return o.field if o is not None else name
-
-
-@lru_cache(maxsize=1)
-def _printed() -> Dict[str, str]:
-    """The symbol a table prints (``M_total``) -> the quantity's name (``M_acc``), for every output."""
-    out = {}
-    for o in OUTPUT_TABLE:
-        try:
-            out.setdefault(notation.plain(notation.entry(o.quantity).latex), o.quantity)
-        except KeyError:
-            pass
-    return out
 
 
 def quantity_of(name: str) -> str:

@@ -135,3 +135,15 @@ def test_expressions_and_conditions_print_in_the_books_symbols_for_a_terminal():
         "N_TP < 8 and (N_PP = 1 or N_TP = 1)"
     assert notation.plain_expr(sp.Ne(tp, 1)) == "N_TP ≠ 1"
     assert notation.plain_expr(sp.Not(sp.And(sp.Eq(tp, 1), sp.Eq(pp, 1)))) == "not (N_PP = 1 and N_TP = 1)"
+
+
+def test_a_printed_symbol_names_its_quantity_for_every_reader():
+    # the tables print the quantity M_acc as M_total (its LaTeX M_{\text{total}}); outputs,
+    # sensitivity and `equations` read them back through notation.printed_as
+    from mlsysim_sym.outputs import field_named
+    from mlsysim_sym.sensitivity.point import quantity_name
+    assert notation.printed_as("M_total", ["T_step", "M_acc"]) == "M_acc"
+    assert notation.printed_as("nope", ["M_acc"]) is None
+    assert notation.printed_as("M_total", ["not-a-quantity", "M_acc"]) == "M_acc"
+    assert field_named("M_total") == "node_profile.memory_footprint"
+    assert quantity_name("M_total") == "M_acc"

@@ -354,7 +354,7 @@ def cmd_equations(args) -> int:
     name = args.name if args.name in m or args.name in TERM_CLASSES else quantity_of(field_named(args.name))
     if name not in m and name not in TERM_CLASSES:
         every = build_model(Variant(family=args.family, fidelity="extended"))
-        name = {notation.plain(notation.entry(n).latex): n for n in every}.get(name, name)
+        name = notation.printed_as(name, every) or name
     if name in TERM_CLASSES:
         term = notation.term(name)
         if args.expanded:

@@ -53,7 +53,7 @@ def quantity_name(name: str, variant: Variant = Variant()) -> str:
     q = o.quantity if o is not None else name
     known = model_decisions(variant).symbol_of
     if q not in known:      # the symbol a table prints for it (M_total, T_DP,exposed)
-        q = next((n for n in known if notation.plain(notation.entry(n).latex) == name), q)
+        q = notation.printed_as(name, known) or q
     if q not in known:
         raise KeyError(f"unknown output {name!r}; use one of {', '.join(OUTPUT_ALIASES)}, "
                        f"a model quantity name or a solve() result field")
