@@ -539,3 +539,19 @@ def test_a_root_that_solve_refuses_is_no_answer_and_says_why():
     assert r.notes == ("the root of this regime is parameters = 4.58125e+11, where solve() refuses the configuration "
                        "(message_bytes must be non-negative, got -24472911261.41609 B)",)
     assert "answer:" not in r.text()
+
+
+def test_a_side_the_configuration_already_meets_keeps_the_configuration():
+    # mfu at least 0.01 by microbatches: the example's m = 8 gives 0.2604 and the MFU grows with m, so the root
+    # of mfu(m) = 0.01 lies below m = 1: every valid m meets it (it answered "no value reaches it ... short of
+    # 0.01" with the limit 0.3237 as m goes to infinity, which is above 0.01)
+    r = required("mfu", 0.01, "microbatch_count", "Llama3_70B", "Research_256", side="at least", **LLAMA)
+    assert r.reachable and r.integer == 8 and r.achieved == pytest.approx(r.current_output)
+    low = exact("Llama3_70B", "Research_256", LLAMA, "microbatch_count", 1, "mfu")
+    assert 0.01 < low < r.current_output        # m = 1, the other end, still meets it (the note prints it)
+    assert f"at microbatch_count = 1, the end of its range, it is {low:.6g}" in " ".join(str(r).split())
+    assert "already meets the target" in " ".join(str(r).split()) and r.latex() == "m = 8"
+    # a continuous input the same way: at the top of efficiency's range (1) the MFU is still under 0.9
+    r = required("mfu", 0.9, "efficiency", "Llama3_70B", "Research_256", side="at most", **LLAMA)
+    top = exact("Llama3_70B", "Research_256", LLAMA, "efficiency", 1.0, "mfu")
+    assert r.reachable and r.value == 0.5 and top < 0.9 and f"it is {top:.6g}" in " ".join(str(r).split())

@@ -68,7 +68,8 @@ class Requirement:
                 expr = sp.factor_terms(sp.together(expr.subs(TARGET, sp.nsimplify(self.target))))
             return f"{x} = {latex(expr, book=book)}"
         if self.value is not None:
-            return f"{x} = {latex(sp.Float(self.value, 6), book=book)}"
+            v = sp.Integer(self.integer) if self.integer is not None else sp.Float(self.value, 6)
+            return f"{x} = {latex(v, book=book)}"
         out = latex(self.output_expr, book=book) if self.output_expr is not None else self.output
         if not self.toward:     # the best value the valid inputs give (no limit): the least or the most
             return rf"\{'max' if self.direction > 0 else 'min'}_{{{x}}} {out} = {latex(self.limit[0], book=book)}"
@@ -109,8 +110,9 @@ class Requirement:
                             + (f"; whole number {self.integer}" if self.integer is not None else "")
                             + (f" gives {self.output} = {out(self.achieved)}" if self.achieved is not None else ""),
                             "  ")
+        # (an answer that keeps the configuration's value needs none: its note says why)
         lines += wrap(f"closed form (y = target): {p.text} = {plain(self.expression)}", "  ") \
-            if self.expression is not None else ["  (no closed form)"]
+            if self.expression is not None else [] if self.value == self.current else ["  (no closed form)"]
         if self.regimes > 1:
             lines.append(f"  (the root lies {self.regimes - 1} regime change(s) away from the configuration)")
         if self.conditions:

@@ -130,9 +130,33 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
         return nxt
     words = ({"oo": "goes to infinity", "0": "goes to 0"}[end] if end in ("oo", "0")
              else f"reaches {pr.shown_input(float(end))}, the end of its range")
+    if pr.meets(pr.current) and pr.meets(lim_val):
+        return _met_throughout(pr, sol, len(seen), end)
     return pr.answer(len(seen), limit=(sol.short(lim_expr), lim_val), toward=end,
                      reason=f"{pr.label} tends to {pr.shown(lim_val)} as {pr.solve_for} {words} in this regime, "
                             f"short of {pr.shown(pr.target)}")
+
+
+def _met_throughout(pr: Problem, sol: Solution, regimes: int, end: str) -> Requirement:
+    """The configuration meets the target (a side the user chose) and no value in its regime brings the output to
+    it: the configuration is the answer (for a whole number, the valid one nearest it), and the note says so, with
+    the output at the end of the input's range toward the target (``end`` is the other end, :func:`limit`'s)."""
+    toward = pr.lo if end in ("oo", f"{pr.hi:g}") else pr.hi
+    there = ""
+    if math.isfinite(toward) and toward > 0:
+        try:
+            there = (f"; at {pr.solve_for} = {pr.shown_input(toward)}, the end of its range, it is "
+                     f"{pr.shown(pr.value(toward))}")
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            pass
+    notes: List[str] = []
+    whole, achieved = at_configuration(pr, notes) if pr.p.kind is Kind.COUNT else (None, pr.current)
+    if pr.p.kind is Kind.COUNT and whole is None:
+        return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", tuple(notes))
+    return pr.answer(regimes, value=float(whole if whole is not None else pr.x0), integer=whole, achieved=achieved,
+                     conditions=sol.regime.conditions, meets_toward=0,
+                     notes=(f"the configuration already meets the target, and no {pr.solve_for} in this regime brings "
+                            f"{pr.label} to {pr.shown(pr.target)}: every value here meets it{there}",))
 
 
 def _no_whole_here(pr: Problem, regimes: int) -> Requirement:
