@@ -156,3 +156,13 @@ def test_required_answers_the_nodes_for_a_token_budget_through_the_cli():
     assert bad.returncode == 2 and bad.stderr.startswith("mlsysim-sym: error: --tokens and --days: give both")
     bad = _cli("required", "--tokens", "2e12", "--days", "0")
     assert bad.returncode == 2 and bad.stderr.strip() == "mlsysim-sym: error: --days: must be a finite number > 0, got 0"
+
+
+def test_the_cli_refuses_a_bad_price_or_sigma_in_its_own_words():
+    # the package's messages name the Python keywords (price_per_gpu_hour, sigma['efficiency']); the command line's
+    # line names the option the user typed and the name --sigma takes
+    p = _cli("plan", "--tokens", "1e12", "--price", "-1")
+    assert p.returncode == 2 and p.stderr == "mlsysim-sym: error: --price: must be a finite number >= 0, got -1.0\n"
+    p = _cli("uncertainty", "--sigma", "fabric-bandwidth=-1")
+    assert p.returncode == 2 and p.stderr.startswith(
+        "mlsysim-sym: error: --sigma: fabric-bandwidth must be a finite number >= 0 (a relative standard deviation")

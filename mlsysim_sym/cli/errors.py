@@ -68,8 +68,28 @@ def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
         named = option_of(text, dests)
         if not named:
             named = next((flag + ": " for phrase, flag in (hints or {}).items() if phrase in text), "")
-        raise UsageError(_from_plan(named or fallback + ": ", given, getattr(args, "plan_origin", {})) + text) \
-            from None
+        raise UsageError(_from_plan(named or fallback + ": ", given, getattr(args, "plan_origin", {}))
+                         + _in_options_words(text, hints)) from None
+
+
+#: ``uncertainty(): sigma['x']``: the mapping ``uncertainty()`` takes, where ``--sigma`` takes ``x=...``.
+_SIGMA = re.compile(r"^uncertainty\(\): sigma\['([A-Za-z_][A-Za-z0-9_]*)'\]")
+
+
+def _in_options_words(text: str, hints: Optional[Dict[str, str]] = None) -> str:
+    """A message of the package's functions in the command line's words: ``uncertainty(): sigma['x']`` as the name
+    ``--sigma`` takes (``attention-efficiency``), and a keyword a hint stands for (``price_per_gpu_hour``) left out
+    where the message starts with it (the option before it names it).
+
+    >>> _in_options_words("uncertainty(): sigma['attention_efficiency']: an argument of the extended model")
+    'attention-efficiency: an argument of the extended model'
+    >>> _in_options_words("price_per_gpu_hour must be >= 0", {"price_per_gpu_hour": "--price"})
+    'must be >= 0'
+    """
+    flags = {o.keyword: o.flag[2:] for o in OPTIONS}
+    text = _SIGMA.sub(lambda m: flags.get(m.group(1), m.group(1)), text)
+    start = next((p for p in hints or {} if p.isidentifier() and text.startswith(p + " ")), None)
+    return text[len(start) + 1:] if start else text
 
 
 def _from_plan(named: str, given: Sequence[str], origin: Dict[str, str]) -> str:

@@ -71,10 +71,11 @@ class Requirement:
             v = sp.Integer(self.integer) if self.integer is not None else sp.Float(self.value, 6)
             return f"{x} = {latex(v, book=book)}"
         out = latex(self.output_expr, book=book) if self.output_expr is not None else self.output
+        lim = sp.Float(self.limit[0], 6) if self.limit[0].is_Number else self.limit[0]    # the digits text prints
         if not self.toward:     # the best value the valid inputs give (no limit): the least or the most
-            return rf"\{'max' if self.direction > 0 else 'min'}_{{{x}}} {out} = {latex(self.limit[0], book=book)}"
+            return rf"\{'max' if self.direction > 0 else 'min'}_{{{x}}} {out} = {latex(lim, book=book)}"
         end = {"oo": r"\infty"}.get(self.toward, self.toward)
-        return rf"\lim_{{{x} \to {end}}} {out} = {latex(self.limit[0], book=book)}"
+        return rf"\lim_{{{x} \to {end}}} {out} = {latex(lim, book=book)}"
 
     def to_dict(self) -> Dict[str, object]:
         return {"output": self.output, "quantity": self.quantity, "target": self.target,

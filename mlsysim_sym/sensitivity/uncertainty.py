@@ -428,10 +428,10 @@ def _first_order(table, sig: Dict[str, float]):
         x = by_argument()[name].symbol
         v = table.values.get(x)
         if v is None and by_argument()[name].fidelity == "extended" and table.variant.fidelity != "extended":
-            raise ValueError(f"uncertainty(): sigma[{name!r}]: {name} is an argument of the extended model: pass "
+            raise ValueError(f"uncertainty(): sigma[{name!r}]: an argument of the extended model: pass "
                              f"fidelity='extended'")
         if v is None:
-            raise ValueError(f"uncertainty(): sigma[{name!r}]: {name} has no value for "
+            raise ValueError(f"uncertainty(): sigma[{name!r}]: no value for "
                              f"{table.configuration.split(':')[0]} (the workload or fleet does not set it): "
                              "nothing to vary")
         v = float(v)
