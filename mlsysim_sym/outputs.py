@@ -122,9 +122,12 @@ def field_named(name: str) -> str:
 
 
 def quantity_of(name: str) -> str:
-    """The model quantity of an alias or result field; any other name as it is (a quantity's own name)."""
+    """The model quantity of an alias or result field, or of the symbol a table prints for a quantity
+    (``M_gradients``); any other name as it is (a quantity's own name)."""
     o = _BY_NAME.get(name)
-    return o.quantity if o is not None else name
+    if o is not None:
+        return o.quantity
+    return name if name in notation.table() else notation.printed_as(name, notation.table()) or name
 
 
 def unit_of(name: str) -> str:

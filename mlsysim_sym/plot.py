@@ -31,7 +31,7 @@ import numpy as np
 
 from . import notation
 from .display import number, quantity, si_prefix, written
-from .outputs import OUTPUTS, field_named, unit_of, words
+from .outputs import field_named, quantity_of, words
 from .symbols import BY_SYMBOL, by_argument
 
 PathLike = Union[str, Path]
@@ -281,8 +281,8 @@ def tornado(table, path: Optional[PathLike] = None, ax=None, top: int = 12):
 # ----------------------------------------------------------------------------------------------
 
 def _output_label(output: str, unit: str) -> str:
-    output = field_named(output)
-    meaning = notation.entry(OUTPUTS[output]).meaning if output in OUTPUTS else output
+    q = quantity_of(field_named(output))
+    meaning = notation.entry(q).meaning if q in notation.table() else output
     return f"{meaning} ({unit})" if unit else meaning
 
 
@@ -319,7 +319,8 @@ def sweep_chart(sweep_result, output: str = "mfu", path: Optional[PathLike] = No
     valid = np.asarray(sweep_result.valid, dtype=bool)
     y = np.broadcast_to(np.asarray(sweep_result[output], dtype=float), valid.shape)
     y = np.where(valid, y, np.nan)
-    unit = unit_of(field_named(output)) if field_named(output) in OUTPUTS else "1"
+    q = quantity_of(field_named(output))        # a result field's quantity, or a quantity of the model itself
+    unit = notation.entry(q).unit if q in notation.table() else "1"
     finite = np.abs(y[np.isfinite(y)])
     scale, written = _scaled_unit(float(finite.max()) if finite.size else 0.0, unit)
     label = _output_label(output, written)

@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import sympy as sp
 
-from . import _chunks
+from . import _chunks, notation
 from ._chunks import SweepTooLarge, full_ndim
 from .arguments import Arguments, arguments as _arguments_of, describe, settable
 from .checks import RAW, compiled_rules, facts, rules as check_rules
@@ -588,7 +588,8 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
         True: each array argument is an axis of its own (outer product). False: arrays broadcast together.
     outputs
         Result names to compute (default: all of :data:`mlsysim_sym.outputs.OUTPUTS`; the extended model's own
-        outputs, ``cp_communication_latency`` ..., where its mechanisms give them).
+        outputs, ``cp_communication_latency`` ..., where its mechanisms give them), or any other quantity of the
+        model by its name or printed symbol (``T_sync``, ``M_grads`` or ``M_gradients``), kept under that name.
     **kwargs
         Any ``solve()`` keyword or workload/hardware field (``fabric_bandwidth``, ``memory_capacity``,
         ``peak_flops``, ... see :func:`arguments`), scalar or array-like; ``precision`` may be a list of strings;
@@ -702,13 +703,18 @@ def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]]
     variant, values, shape, flags = c.variant, c.values, c.shape, c.flags
     # the extended model's own outputs too (those its mechanisms give for this workload)
     table = dict(OUTPUTS)
+    model = build_model(variant)
     if variant.choice.extended:
-        model = build_model(variant)
         table.update({k: n for k, n in EXTENDED_OUTPUTS.items() if n in model})
     names = tuple(outputs) if outputs is not None else tuple(OUTPUTS)
+    # any other quantity of the model by its name or printed symbol (T_sync, M_grads, M_gradients), kept under the
+    # name asked for
+    table.update({n: n if n in model else notation.printed_as(n, model) for n in names if n not in table})
+    table = {k: q for k, q in table.items() if q is not None}
     unknown = [n for n in names if n not in table]
     if unknown:
-        raise KeyError(f"unknown outputs {unknown}; outputs: {', '.join(table)}")
+        raise KeyError(f"unknown outputs {unknown}; outputs: {', '.join(table)}, or any quantity of the model "
+                       f"(build_model(), or the command line's 'equations')")
 
     # the spill is reported only where the state does not fit (None in solve(), NaN here)
     spill = "node_profile.offload_spill_bytes"

@@ -299,3 +299,21 @@ def test_a_list_of_models_is_refused_naming_the_argument():
     with pytest.raises(TypeError, match=r"^model must be one workload \(a catalog name, a plan file, a record or an "
                                         r"mlsysim object\), got a list; to compare several, price each in turn$"):
         sweep(["Llama3_8B", "Llama3_70B"], "Research_256", batch_size=256)
+
+
+def test_any_quantity_of_the_model_is_an_output_by_name_or_printed_symbol():
+    # gradient memory per accelerator, M_grads (printed M_gradients): 70.6e9 fp16 parameters, 2 bytes each,
+    # over tp 2, 4, 8 = 70.6, 35.3, 17.65 GB (no ZeRO); T_sync as solve()'s operating point has it
+    from mlsysim_sym.operating_point import operating_point_of
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[2, 4, 8], outputs=("M_gradients", "T_sync"))
+    np.testing.assert_allclose(r["M_gradients"], [70.6e9, 35.3e9, 17.65e9], rtol=1e-12)
+    assert r["T_sync"][2] == pytest.approx(operating_point_of("Llama3_70B", "Research_256", batch_size=256,
+                                                              tp_size=8).value("T_sync"), rel=1e-12)
+    with pytest.raises(KeyError, match="or any quantity of the model"):
+        sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[2, 4], outputs=("M_nothing",))
+    # the command line names it the same way, with its unit
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", "sweep", "--tp", "2,4,8", "--output", "M_gradients"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "17.65 GB" in p.stdout and "M_gradients" in p.stdout

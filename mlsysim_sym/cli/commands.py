@@ -111,7 +111,8 @@ def cmd_sweep(args) -> int:
             try:
                 r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s), outputs=(*r.values, args.output))
             except (KeyError, ValueError):
-                raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}") from None
+                raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}, or a "
+                                 f"quantity of the model ('mlsysim-sym equations' lists them)") from None
         _refuse_all_masked(r, listed)
         _plot(r, args.plot, output=args.output)
         _emit(args, s, r, lambda: r.table(args.output))

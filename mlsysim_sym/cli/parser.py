@@ -92,7 +92,7 @@ def parser() -> argparse.ArgumentParser:
     c = command("sweep", "price every combination of the listed values (--tp 1,2,4,8 --batch-size 256:4096:256)",
                 many=True, plot="save a line chart (one swept option) or a heatmap (two)")
     c.add_argument("--output", default="mfu", help="the output to tabulate and plot (default mfu; e.g. "
-                   "step_latency_total, node_profile.memory_footprint)")
+                   "step_latency_total, memory, or any quantity 'equations' lists: T_sync, M_gradients)")
     c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True,
                 one=("batch_size",))      # every configuration is ranked at one batch
     c.add_argument("--objective", default=None, choices=("mfu", "throughput", "step_time"),
