@@ -590,3 +590,20 @@ def test_a_kink_is_explained_only_for_a_row_the_table_shows():
     assert "routed-expert parameters P_exp sits at a kink" not in text
     assert "straggler factor f_strag sits at a kink (f_strag = 1)" in text
     assert "peak FLOP/s R_peak sits at a kink (R_peak,16 = R_peak)" in text
+
+
+def test_a_parameter_at_the_end_of_its_range_says_which_way_it_can_move():
+    # the overlap efficiency's range is [0, 1]; at 1 it ranks by raising it, which cannot be done: the note under
+    # the table says it can only be lowered and what a 1 % drop costs (the elasticity's sign turned), here checked
+    # against a one-sided difference of two solves (1 - 1e-6 and 1)
+    kw = dict(batch_size=256, overlap_comm=True, overlap_efficiency=1.0)
+    t = sensitivities("Llama3_70B", "Research_256", **kw)
+    m = [DistributedModel().solve("Llama3_70B", "Research_256", **dict(kw, overlap_efficiency=e)).mfu
+         for e in (1.0 - 1e-6, 1.0)]
+    e = t["overlap_efficiency"].elasticity
+    assert e == pytest.approx((m[1] - m[0]) / m[1] / 1e-6, rel=1e-5) and e > 0
+    text = " ".join(x.strip() for x in str(t).splitlines())
+    assert (f"† overlap efficiency η_ov is at the top of its range (in [0.0, 1.0]): it can only be lowered, which "
+            f"changes fleet MFU by {-e:+.3g} % per 1 %.") in text
+    # inside its range, no such note
+    assert "†" not in str(sensitivities("Llama3_70B", "Research_256", **dict(kw, overlap_efficiency=0.85)))

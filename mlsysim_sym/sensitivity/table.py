@@ -105,6 +105,23 @@ def _kink_note(r: "Row", out: str) -> List[str]:
     return wrap(text + ".", "  ")
 
 
+def _end_note(r: "Row", out: str) -> List[str]:
+    """A note for a row whose parameter sits at a closed end of its range (an overlap efficiency of 1): it can move
+    one way only, and what that way does."""
+    p = BY_SYMBOL.get(r.symbol)
+    rg = getattr(p, "range", None)
+    if rg is None or r.kink is not None or r.elasticity is None or math.isnan(r.elasticity):
+        return []
+    for end, open_, where, way, sign in ((rg.hi, rg.hi_open, "top", "lowered", -1),
+                                         (rg.lo, rg.lo_open, "bottom", "raised", 1)):
+        if not open_ and math.isfinite(end) and float(r.value) == end:
+            what = f"leaves {out} unchanged" if r.elasticity == 0 else \
+                f"changes {out} by {sign * r.elasticity:+.3g} % per 1 %"
+            return wrap(f"† {parameter_name(r.symbol)} is at the {where} of its range ({rg.text}): it can only be "
+                        f"{way}, which {what}.", "  ")
+    return []
+
+
 def _rows(t: "Sensitivities", per: bool = True) -> Tuple[List[Tuple[str, ...]], List["Row"]]:
     """The rows that move the output, and those that do not; ``per``: each derivative names its unit."""
     letters, out_unit = _letters(t), _out_unit(t)
@@ -191,12 +208,14 @@ def as_text(t: "Sensitivities") -> str:
     for r in t.rows:
         if r.kink is not None and _moves(r):     # a row the table shows (not one of "no effect here")
             lines += _kink_note(r, out)
+        elif _moves(r):
+            lines += _end_note(r, out)
     if t.context is not None:
         krows, skipped = _knob_rows(t)
         lines += [""] + wrap(f"integer knobs: exact change of {out} at the neighbouring valid value "
                              f"(re-solved); relaxed: its elasticity with floors and ceilings replaced by their "
                              f"quotient, the fleet held fixed", "  ")
-        lines += text_table(krows, ("knob", "value", "previous: change", "next: change", "relaxed"),
+        lines += text_table(krows, ("knob", "value", "below: change", "above: change", "relaxed"),
                             indent="  ", align="lrllr", width=WIDTH) + _knob_kinks(t)
         for s in skipped:
             lines += wrap("skipped " + s, "  ")
