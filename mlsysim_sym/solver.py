@@ -83,6 +83,22 @@ class NodeProfile:
         return html_table(self._rows(), ("", "value"), caption="NodeProfile (one replica)")
 
 
+class ExtendedOutputs(dict):
+    """The extended model's own outputs of one result (a ``dict``); a field it does not hold raises a ``KeyError``
+    that says why: a mechanism switched off by ``without=`` (mlsysim's model has no such quantity), or no such
+    field."""
+
+    def __init__(self, values: Dict[str, float], off: Tuple[str, ...] = ()):
+        super().__init__(values)
+        self.off = tuple(off)
+
+    def __missing__(self, key):
+        if key in EXTENDED_OUTPUTS and self.off:
+            raise KeyError(f"{key}: not priced here: the mechanism that gives it is switched off "
+                           f"(without={self.off!r})")
+        raise KeyError(f"no extended output {key!r}; outputs here: {', '.join(self) or 'none'}")
+
+
 @dataclass(slots=True, repr=False)
 class DistributedResult:
     """One training step, under mlsysim ``DistributedResult`` field names (SI units), plus fleet ``mfu``.
@@ -125,9 +141,11 @@ class DistributedResult:
 
     @property
     def extended(self) -> Optional[Dict[str, float]]:
-        """The extended model's own outputs (:data:`EXTENDED_OUTPUTS`; None in mlsysim's model)."""
+        """The extended model's own outputs (:data:`EXTENDED_OUTPUTS`; None in mlsysim's model). One a switched-off
+        mechanism gives is absent, and reading it says why (:class:`ExtendedOutputs`)."""
         own = self.layout[1]
-        return None if own is None else {k: float(self.values[i]) for k, i in own}
+        off = self.arguments.model.off if self.arguments is not None else ()
+        return None if own is None else ExtendedOutputs({k: float(self.values[i]) for k, i in own}, off)
 
     @property
     def configuration(self) -> str:
