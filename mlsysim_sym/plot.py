@@ -115,6 +115,11 @@ def _segments(result) -> List[Tuple[str, float, str]]:
             side = "compute (compute-bound)" if n.bottleneck == "Compute" else "memory traffic (memory-bound)"
             parts += [(f"replica {side}", active, colour),
                       ("replica overhead (dispatch, framework)", n.latency_overhead, "#9db8dc")]
+            # the rest of T_node: an MoE card's token permutation in the extended model (T_perm)
+            rest = t - active - n.latency_overhead
+            if abs(rest) > 1e-12 * abs(t):
+                perm = (result.extended or {}).get("permutation_latency")
+                parts.append((f"replica {words('T_perm')}" if perm else "replica, other", rest, "#c6a4d9"))
         else:
             parts.append((label, t, colour))
     if result.straggler_latency:
