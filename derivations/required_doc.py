@@ -136,14 +136,8 @@ def context() -> Dict[str, object]:
         symbol = by_argument()[q.solve_for].symbol
         if r.reachable:
             display = solution(symbol, r.expression)
-        else:
-            out = build_model().quantity(r.quantity).symbol
-            if r.toward:            # a limit at an end of the input's range
-                end = r"\infty" if r.toward == "oo" else r.toward
-                lhs = rf"\lim_{{{latex(symbol)} \to {end}}} {latex(out)}"
-            else:                   # the best value a valid input gives
-                lhs = rf"\{'max' if r.direction > 0 else 'min'}_{{{latex(symbol)}}} {latex(out)}"
-            display = solution(lhs, r.limit[0])
+        else:                       # a limit at an end of the input's range, or the best value a valid input gives
+            display = solution(*r.limit_sides())
         answers.append({"q": q, "r": r, "display": display, "rows": _answer_rows(r),
                         "conditions": [latex(c) for c in r.conditions]})
     capacity = None

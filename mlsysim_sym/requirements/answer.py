@@ -70,12 +70,20 @@ class Requirement:
         if self.value is not None:
             v = sp.Integer(self.integer) if self.integer is not None else sp.Float(self.value, 6)
             return f"{x} = {latex(v, book=book)}"
+        lhs, lim = self.limit_sides(book)
+        return f"{lhs} = {latex(lim, book=book)}"
+
+    def limit_sides(self, book: bool = False) -> Tuple[str, sp.Basic]:
+        r"""Where no value reaches the target: the left side of :meth:`latex` (``\lim_{m \to \infty} ...`` or, the
+        best value the valid inputs give, ``\min_{m} ...``) as LaTeX, and the limit (a number to the 6 digits
+        the text prints)."""
+        x = latex(self.symbol, book=book)
         out = latex(self.output_expr, book=book) if self.output_expr is not None else self.output
-        lim = sp.Float(self.limit[0], 6) if self.limit[0].is_Number else self.limit[0]    # the digits text prints
+        lim = sp.Float(self.limit[0], 6) if self.limit[0].is_Number else self.limit[0]
         if not self.toward:     # the best value the valid inputs give (no limit): the least or the most
-            return rf"\{'max' if self.direction > 0 else 'min'}_{{{x}}} {out} = {latex(lim, book=book)}"
+            return rf"\{'max' if self.direction > 0 else 'min'}_{{{x}}} {out}", lim
         end = {"oo": r"\infty"}.get(self.toward, self.toward)
-        return rf"\lim_{{{x} \to {end}}} {out} = {latex(lim, book=book)}"
+        return rf"\lim_{{{x} \to {end}}} {out}", lim
 
     def to_dict(self) -> Dict[str, object]:
         return {"output": self.output, "quantity": self.quantity, "target": self.target,
