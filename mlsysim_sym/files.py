@@ -38,6 +38,7 @@ import json
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -444,6 +445,12 @@ def _fleet(doc, path, keywords) -> Optional[Fleet]:
         except KeyError as e:
             raise FileError(f"{at}.name: {e.args[0]}") from None
         label = name
+        if count and acc.name.endswith(f"NVL{count}"):      # mlsysim's record of a whole rack, counted 72 a node
+            warnings.warn(f"{at}.name: {name} is mlsysim's registry entry, whose accelerator record "
+                          f"'{acc.name}' is a whole rack ({acc.peak_flops:.3g} FLOP/s, "
+                          f"{acc.memory_capacity / 1e12:.3g} TB of HBM), counted as one accelerator as mlsysim "
+                          f"eval counts it; for its GPUs use hardware.fleet: modern/GB200-NVL72-1152",
+                          UserWarning, stacklevel=2)
     else:
         acc = _accelerator(h["accelerator"], f"{at}.accelerator")
         label = acc.name
@@ -465,7 +472,7 @@ def _fleet(doc, path, keywords) -> Optional[Fleet]:
     fabric = (_fabric(h["fabric"], f"{at}.fabric") if "fabric" in h
               else Fabric(name="Default Fabric", bandwidth=fab_bw))
     node = Node(name=f"{label} Node", accelerator=acc, accelerators_per_node=apn, intra_node_bw=intra)
-    return Fleet(name=f"{label} Fleet", node=node, count=total // apn, fabric=fabric)
+    return Fleet(name=f"{label} Fleet ({total:,} accelerators)", node=node, count=total // apn, fabric=fabric)
 
 
 def _catalog_fleet(h, at) -> Fleet:

@@ -111,9 +111,13 @@ def test_an_mlsysim_plan_builds_the_fleet_mlsysim_eval_builds(tmp_path):
 def test_the_gb200_rack_is_one_72_gpu_node_as_mlsysim_eval_reads_it(tmp_path):
     path = _write(tmp_path, "gb200.yaml", PLAN.replace("name: H100\n  node_count: 32\n  accelerators_per_node: 8",
                                                        "name: GB200_NVL72\n  accelerators: 1152"))
-    f = files.fleet(path)
-    # mlsysim's Hardware.GB200_NVL72 has accelerator_count 72: 16 nodes of 72
+    # mlsysim's Hardware.GB200_NVL72 has accelerator_count 72: 16 nodes of 72; its accelerator record is the whole
+    # rack (72 x 2.25 PFLOP/s = 1.62e17), which the reader warns about, naming the per-GPU catalog fleet
+    with pytest.warns(UserWarning, match=r"hardware.name: GB200_NVL72 .* whole rack \(1.62e\+17 FLOP/s, 14.8 TB of "
+                                         r"HBM\).*modern/GB200-NVL72-1152"):
+        f = files.fleet(path)
     assert (f.count, f.node.accelerators_per_node) == (16, 72)
+    assert f.name == "GB200_NVL72 Fleet (1,152 accelerators)"
 
 
 @pytest.mark.parametrize("name,text", [("card.yaml", CARD_YAML), ("card.toml", CARD_TOML)])
