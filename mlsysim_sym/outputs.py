@@ -23,8 +23,8 @@ from . import notation
 class Output:
     """One output: its result ``field``, model ``quantity``, short ``alias``, name in ``words`` (else the
     quantity's meaning), ``better`` (+1: more is better, -1: less, 0: neither), whether a search may rank by it
-    (``objective``), and the model it belongs to (``fidelity``: the extended model's own outputs are
-    ``DistributedResult.extended``)."""
+    (``objective``), the model it belongs to (``fidelity``: the extended model's own outputs are
+    ``DistributedResult.extended``) and the largest value it can take (``at_most``: 1 for a share)."""
 
     field: str
     quantity: str
@@ -33,6 +33,7 @@ class Output:
     better: int = 0
     objective: bool = False
     fidelity: str = "mlsysim"
+    at_most: Optional[float] = None     # the largest value it can take (1: a share of the peak or of the step)
 
     @property
     def unit(self) -> str:
@@ -52,11 +53,11 @@ OUTPUT_TABLE: Tuple[Output, ...] = (
     _O("ep_communication_latency", "T_ep", label="EP communication"),
     _O("communication_latency", "T_comm", "communication", "communication time", -1),
     _O("pipeline_bubble_latency", "T_bubble", "bubble", "pipeline bubble", -1),
-    _O("bubble_fraction", "bubble_fraction"),
+    _O("bubble_fraction", "bubble_fraction", at_most=1),
     _O("step_latency_total", "T_step", "step_time", "step time", -1, objective=True),
-    _O("scaling_efficiency", "scaling_efficiency", "scaling_efficiency", "scaling efficiency", 1),
+    _O("scaling_efficiency", "scaling_efficiency", "scaling_efficiency", "scaling efficiency", 1, at_most=1),
     _O("effective_throughput", "effective_throughput", "throughput", "throughput", 1, objective=True),
-    _O("mfu", "mfu", "mfu", "fleet MFU", 1, objective=True),
+    _O("mfu", "mfu", "mfu", "fleet MFU", 1, objective=True, at_most=1),
     _O("dp", "dp"),
     _O("node_profile.latency", "T_node", "node_latency", "replica step time", -1),
     _O("node_profile.latency_compute", "T_compute"),
@@ -68,7 +69,7 @@ OUTPUT_TABLE: Tuple[Output, ...] = (
     _O("node_profile.memory_footprint", "M_acc", "memory", "memory per accelerator", -1),
     _O("node_profile.peak_flops_actual", "R_eff"),
     _O("node_profile.peak_bw_actual", "BW_eff"),
-    _O("node_profile.mfu", "mfu_node", "node_mfu", "replica MFU", 1),
+    _O("node_profile.mfu", "mfu_node", "node_mfu", "replica MFU", 1, at_most=1),
     _O("node_profile.hfu", "hfu_node"),
     _O("node_profile.feasible", "feasible"),
     _O("node_profile.memory_bound", "memory_bound"),
@@ -81,7 +82,7 @@ OUTPUT_TABLE: Tuple[Output, ...] = (
     _O("tp_exposed_latency", "T_tp_exposed", label="TP communication left after overlap", fidelity="extended"),
     _O("ep_exposed_latency", "T_ep_exposed", label="EP all-to-all left after overlap", fidelity="extended"),
     _O("permutation_latency", "T_perm", label="MoE token permutation", fidelity="extended"),
-    _O("gemm_shape_factor", "f_gemm", fidelity="extended"),
+    _O("gemm_shape_factor", "f_gemm", fidelity="extended", at_most=1),
     _O("forward_flops_per_token", "F_tok", label="forward FLOPs per token", fidelity="extended"),
 )
 del _O
@@ -119,6 +120,12 @@ def field_named(name: str) -> str:
     """
     o = _BY_NAME.get(name) or _BY_NAME.get(notation.printed_as(name, [o.quantity for o in OUTPUT_TABLE]) or "")
     return o.field if o is not None else name
+
+
+def largest(quantity: str) -> Optional[float]:
+    """The largest value an output can take (1 for a share: MFU, scaling efficiency, bubble fraction), else None."""
+    o = _BY_NAME.get(quantity)
+    return o.at_most if o is not None else None
 
 
 def quantity_of(name: str) -> str:

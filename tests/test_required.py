@@ -240,6 +240,12 @@ def test_no_quantity_of_the_model_is_negative_which_a_negative_target_refusal_re
                         "--solve-for", "efficiency"], capture_output=True, text=True)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.strip() == "mlsysim-sym: error: --target: target must be >= 0: mfu is never negative; got -1"
+    # a share (MFU, scaling efficiency, bubble fraction) is never above 1: a target of 1.5 is refused, not answered
+    # with "no value reaches it"; 1 itself is a question (the efficiency it takes)
+    for output in ("mfu", "scaling_efficiency", "bubble_fraction", "node_mfu"):
+        with pytest.raises(ValueError, match=f"target must be <= 1: {output} is a share, never above 1; got 1.5"):
+            required(output, 1.5, "efficiency", "Llama3_70B", "Research_256", **LLAMA)
+    assert required("mfu", 1.0, "efficiency", "Llama3_70B", "Research_256", **LLAMA).target == 1.0
 
 
 def test_an_expression_of_quantities_is_an_output():
@@ -306,7 +312,7 @@ MIXTRAL = dict(batch_size=1024, tp_size=2, ep_size=4, precision="bf16", zero_sta
 @pytest.mark.parametrize("args, kw, best, words", [
     # efficiency is at most 1: at 1 the step takes 2.1625 s, so 1 s is out of reach (not "efficiency = 27.6")
     (("step_time", 1.0, "efficiency", "Llama3_70B", "Research_256"), LLAMA, 2.1625017, "reaches 1, the end"),
-    (("mfu", 1.5, "efficiency", "Llama3_70B", "Research_256"), LLAMA, 0.4056329, "reaches 1, the end"),
+    (("mfu", 0.9, "efficiency", "Llama3_70B", "Research_256"), LLAMA, 0.4056329, "reaches 1, the end"),
     # the routing imbalance is at least 1: the best MFU is at 1
     (("mfu", 0.5, "moe_routing_imbalance_factor", "Mixtral_8x7B", "Training_1K"), MIXTRAL, 0.3161443,
      "reaches 1, the end"),

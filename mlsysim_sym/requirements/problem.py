@@ -21,6 +21,7 @@ from ..schedules import largest_runnable
 from ..sensitivity.point import _solve_output, quantity_name
 from ..symbols import FLAGS, Kind, Param, by_argument
 from ..display import quantity as show_quantity
+from ..outputs import largest
 from .answer import Requirement, output_unit
 from .regime import Regime, Solution, fraction, regime_at, solution
 
@@ -74,6 +75,10 @@ class Problem:
             self.out, self.names = self.model_symbol(self.q), (self.q,)
             if float(target) < 0 and self.q not in SIGNED:
                 raise ValueError(f"target must be >= 0: {output} is never negative; got {float(target):g}")
+            top = largest(self.q)
+            if top is not None and float(target) > top:
+                raise ValueError(f"target must be <= {top:g}: {output} is a share, never above {top:g}; got "
+                                 f"{float(target):g}")
         if side not in ("auto", "at least", "at most"):
             raise ValueError(f"side must be 'auto', 'at least' or 'at most', got {side!r}")
         self.output, self.target, self.solve_for = output, float(target), solve_for
