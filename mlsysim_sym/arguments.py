@@ -411,9 +411,9 @@ def describe(a: Arguments, effects: bool = False) -> str:
 def _fleet_text(a: Arguments) -> Tuple[str, bool]:
     """The fleet as the configuration line names it, and whether that names a node count the call sets: its
     name, or where the call prices another number of accelerators than the name states (``count`` set, or a
-    record copied with another count under its old name), ``"<name>, at 8 nodes (64 accelerators)"``. The catalogs'
-    names state the count first in parentheses (``"... (1024 H100 SXM)"``, ``"Research Cluster (256 GPUs)"``); a
-    name that does not is annotated only when ``count`` differs from the record's."""
+    record copied with another count under its old name), ``"<name>, resized to 8 nodes (64 accelerators)"``.
+    The catalogs' names state the count first in parentheses (``"... (1024 H100 SXM)"``, ``"Research Cluster
+    (256 GPUs)"``); a name that does not is annotated only when ``count`` differs from the record's."""
     count = a.get("count")
     if "count" in a.searched or _varies(count):
         return a.fleet.name, False
@@ -428,7 +428,7 @@ def _fleet_text(a: Arguments) -> Tuple[str, bool]:
         same = nodes == a.fleet.count and per == a.fleet.node.accelerators_per_node
     if same:
         return a.fleet.name, False
-    return f"{a.fleet.name}, at {nodes} node{'s' if nodes != 1 else ''} ({n:,} accelerators)", True
+    return f"{a.fleet.name}, resized to {nodes} node{'s' if nodes != 1 else ''} ({n:,} accelerators)", True
 
 
 def _record_default(a: Arguments, p: Param):

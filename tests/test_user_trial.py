@@ -98,17 +98,19 @@ def test_the_configuration_line_says_how_many_accelerators_a_resized_fleet_has()
     assert code == 0
     # 8 nodes of 8 H100: 64, where the catalog's name says 1024
     assert " ".join(out.split()).startswith("configuration: modern/Llama-3.1-70B on 128 DGX H100 on 400G "
-                                            "InfiniBand (1024 H100 SXM), at 8 nodes (64 accelerators): batch 256, tp 8")
+                                            "InfiniBand (1024 H100 SXM), resized to 8 nodes (64 accelerators): "
+                                            "batch 256, tp 8")
     # from Python, a record copied with another count under its old name
     f = dataclasses.replace(modern.fleet(H100), count=8)
     first = " ".join(str(DistributedModel().solve("Llama3_70B", f, batch_size=64, tp_size=8)).split()).split(":")[0]
-    assert first.endswith("(1024 H100 SXM), at 8 nodes (64 accelerators)")
+    assert first.endswith("(1024 H100 SXM), resized to 8 nodes (64 accelerators)")
     # the count the name states is the one in parentheses, not another number of the name (128 DGX, 400G, NVL72)
     for fleet, count, n in ((H100, 16, 128), (H100, 50, 400), ("modern/GB200-NVL72-1152", 1, 72)):
         code, out, _ = cli("solve", "--fleet", fleet, "--count", str(count))
-        assert code == 0 and f"at {count} node{'s' if count > 1 else ''} ({n} accelerators)" in " ".join(out.split())
+        assert code == 0 and f"resized to {count} node{'s' if count > 1 else ''} ({n} accelerators)" in \
+            " ".join(out.split())
     # a fleet whose name states its accelerators keeps its name alone
-    assert "at " not in str(DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256)).split(":")[0]
+    assert "resized" not in str(DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256)).split(":")[0]
 
 
 def test_a_search_across_precisions_ranks_by_throughput_since_mfu_counts_each_against_its_own_peak():
