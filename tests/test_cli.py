@@ -602,3 +602,13 @@ def test_the_command_lines_own_names_reach_required_and_sensitivity():
     assert out.splitlines()[2] == "sensitivities of memory per accelerator M_total = 59.41 GB"
     _, out, _ = run("sensitivity", "--output", "T_sync")
     assert "step time before the straggler T\u0303_step = 3.369 s" in out      # T with a tilde, not "tildeT"
+
+
+def test_an_empty_model_or_fleet_is_refused_not_read_as_the_example():
+    # `--model=` (an unset shell variable) priced the bundled Llama-3.1-70B example and exited 0
+    for flag in ("--model=", "--fleet= "):
+        code, out, err = run("solve", flag, ok=False)
+        name = flag.strip("-= ")
+        assert code == 2 and out == ""
+        assert err == f"mlsysim-sym: error: --{name}: empty; give a catalog name or a file (mlsysim-sym list " \
+                      "names them)\n"

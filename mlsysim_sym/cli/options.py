@@ -220,6 +220,9 @@ class Setup:
 def setup(args, example: bool = True) -> Setup:
     """The configuration the options describe; the bundled example when nothing is given."""
     given = options_given(args)
+    for flag in ("model", "fleet"):         # --model= is no name (it read as "not given": the example)
+        if getattr(args, flag, None) is not None and not str(getattr(args, flag)).strip():
+            raise UsageError(f"--{flag}: empty; give a catalog name or a file (mlsysim-sym list names them)")
     check_ranges(given)
     without = tuple(x.strip() for x in args.without.split(",") if x.strip()) if getattr(args, "without", None) \
         else None
