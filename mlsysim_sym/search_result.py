@@ -117,11 +117,12 @@ class SearchResult:
         ``activation_recomputation``, ``overlap_comm``, and each other argument the search varied), ``dp``,
         ``mfu``, ``step_latency_total`` (s), ``effective_throughput`` (samples/s), ``memory_per_accelerator``
         (B per accelerator at ``zero_stage``) and ``memory_per_accelerator_by_zero_stage`` (``{"0": B, ...}``:
-        every stage that ties with it).
+        every stage that ties with it). ``searched_keywords`` names the keywords the rows choose.
         """
         return {"objective": self.objective, "configuration_line": self.configuration,
                 "searched": int(self.searched), "feasible": int(self.feasible),
                 "unrunnable": int(self.unrunnable), "runnable": bool(self.runnable),
+                "searched_keywords": list(self.candidates[0].config) if self.candidates else [],
                 "results": [c.to_dict() for c in self.candidates]}
 
     def _rows(self, stages: bool = True):

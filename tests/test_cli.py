@@ -138,6 +138,10 @@ def test_search_json_rows_are_runnable_and_equal_solve():
         assert 80 % (row["pp_size"] * row["v_stages"]) == 0
     py = search("Llama3_70B", "Research_256", batch_size=256, top_k=5)
     assert [c.config for c in py.candidates] == [{k: r[k] for k in c.config} for c, r in zip(py.candidates, rows)]
+    # the configuration holds what was given; the keywords the rows choose are named, not given their defaults
+    assert got["searched_keywords"] == list(py.candidates[0].config)
+    assert not set(got["searched_keywords"]) & set(got["configuration"])
+    assert got["configuration"]["batch_size"] == 256 and got["configuration"]["model"] == "Llama3_70B"
     _, out, _ = run("search", "--batch-size", "256", "--top", "3")
     assert "ranked by mfu" in out and max(map(len, out.splitlines())) <= 80
 

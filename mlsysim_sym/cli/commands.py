@@ -36,7 +36,11 @@ def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False, na
     from ..display import wrap
     if args.json:
         config = arguments(s.model, s.fleet, s.kwargs, caller=args.command, choice=s.choice).to_dict()
-        _json({"configuration": config, **obj.to_dict()})
+        out = obj.to_dict()
+        # a search's chosen keywords are in its rows: the configuration holds what was given (a list searched
+        # over, or one value), not the defaults of the others
+        config = {k: v for k, v in config.items() if k not in out.get("searched_keywords", ()) or k in s.kwargs}
+        _json({"configuration": config, **out})
     elif not args.quiet:
         if finite:                          # no "step time inf s" printed as an answer
             _finite_json(obj.to_dict())
