@@ -332,7 +332,7 @@ def test_uncertainty_bad_sigma_is_one_line_naming_the_allowed_names():
                            ("tp=0.1", "--sigma: tp is a whole number"), ("efficiency", "--sigma: expected"),
                            ("efficiency=-1", "must be a finite number >= 0"),
                            ("foo=0.1", "--sigma: foo is no parameter with an uncertainty; it takes: efficiency, "
-                                       "overlap-efficiency, congestion, straggler, moe-imbalance,")):
+                                       "overlap-efficiency, congestion, straggler, ... (26 in all)")):
         code, out, err = run("uncertainty", "--sigma", sigma, ok=False)
         assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
 
@@ -616,3 +616,12 @@ def test_an_empty_model_or_fleet_is_refused_not_read_as_the_example():
         assert code == 2 and out == ""
         assert err == f"mlsysim-sym: error: --{name}: empty; give a catalog name or a file (mlsysim-sym list " \
                       "names them)\n"
+
+
+def test_a_long_list_of_names_in_an_error_is_cut_to_the_closest_ones():
+    # the 22 mechanisms made this line 424 characters: it keeps the names closest to 'gemm', then the first ones
+    code, out, err = run("solve", "--fidelity", "extended", "--without", "gemm", ok=False)
+    assert code == 2 and out == ""
+    assert err == ("mlsysim-sym: error: --without: unknown mechanism 'gemm'; the extended model's mechanisms are: "
+                   "fp8_gemms, gemm_shape, context_parallel, sequence_parallel, ... (22 in all)\n")
+    # a short list stays whole (8 sections of a plan file; test_files.py)

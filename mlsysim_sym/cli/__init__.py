@@ -26,7 +26,7 @@ import warnings
 from typing import Optional, Sequence
 
 from .commands import COMMANDS, check_plot
-from .errors import one_line, option_of
+from .errors import one_line, option_of, short_lists
 from .options import OPTIONS, UsageError, values
 from .parser import parser
 
@@ -58,11 +58,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (UsageError, ImportError) as exc:
-        print(f"mlsysim-sym: error: {one_line(exc)}", file=sys.stderr)
+        print(short_lists(f"mlsysim-sym: error: {one_line(exc)}"), file=sys.stderr)
         return 2
     except (ValueError, TypeError, KeyError) as exc:
         text = one_line(exc)
-        print(f"mlsysim-sym: error: {option_of(text)}{text}", file=sys.stderr)
+        print(short_lists(f"mlsysim-sym: error: {option_of(text)}{text}"), file=sys.stderr)
         return 2
     except Exception as exc:           # noqa: BLE001 - never a traceback: one line, that says what broke
         print(f"mlsysim-sym: error: internal error, please report it: {type(exc).__name__}: {one_line(exc)}",

@@ -6,6 +6,7 @@ A message of the package's functions names the argument it is about (``tp_size m
 the options the work was made of, given by the command."""
 from __future__ import annotations
 
+import difflib
 import re
 from contextlib import contextmanager
 from typing import Dict, Iterable, Optional, Sequence
@@ -28,6 +29,38 @@ def one_line(exc: BaseException) -> str:
     text = args[0] if len(args) == 1 else args[-1] if args and isinstance(args[-1], str) else exc
     text = " ".join(str(text).split()).replace("pass fidelity='extended'", "add --fidelity extended")
     return text or type(exc).__name__
+
+
+#: A list of names in a message (``efficiency, overlap-efficiency, congestion, ...``): 8 or more.
+_NAMES = re.compile(r"[A-Za-z_][\w.\-]*(?:, (?!(?:or|and) )[A-Za-z_][\w.\-]*){7,}")
+#: The longest error line left as it is; a longer one's list of names (of 12 or more) is cut to what fits, at
+#: least :data:`_KEEP` of them.
+LONG = 160
+_KEEP = 4
+
+
+def short_lists(line: str, width: int = LONG) -> str:
+    """An error line whose list of 12 or more names makes it longer than ``width``: the list cut to the names
+    closest to the one the message is about (``'gemm'`` -> ``gemm_shape``) and then its first names, as many as
+    fit (at least 4), with how many there are in all (the full list is in the command's ``--help`` or the guide).
+
+    >>> short_lists("--x: unknown 'gemm'; one of: " + ", ".join(f"name_{i}" for i in range(40)) + ", gemm_shape", 90)
+    "--x: unknown 'gemm'; one of: gemm_shape, name_0, name_1, name_2, name_3, ... (41 in all)"
+    """
+    m = _NAMES.search(line)
+    if len(line) <= width or m is None or len(m.group(0).split(", ")) < 12:
+        return line
+    names = m.group(0).split(", ")
+    # the name the message is about: quoted ('gemm'), or the field before ": unknown" (training.tensor_parallel)
+    bad = re.search(r"'([^']+)'", line) or re.search(r"(?:^|[\s.])([\w\-]+): unknown", line)
+    close = difflib.get_close_matches(bad.group(1), names, n=3, cutoff=0.5) if bad else []
+    room = width - len(line) + len(m.group(0)) - len(f", ... ({len(names)} in all)")
+    kept: list = []
+    for n in dict.fromkeys(close + names):
+        if len(kept) >= _KEEP and len(", ".join(kept + [n])) > room:
+            break
+        kept.append(n)
+    return line[:m.start()] + ", ".join(kept) + f", ... ({len(names)} in all)" + line[m.end():]
 
 
 def option_of(message: str, dests: Iterable[str] = ()) -> str:
