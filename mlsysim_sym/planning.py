@@ -94,17 +94,20 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
     most = -(-int(a["batch_size"]) * replica // apn)        # one sample per replica
     now = plan_of(price(a), tokens=tokens) if a.runnable else None
     found, best, searched, unfit = None, None, 0, 0
+    largest = largest_unfit = 0                 # the largest runnable count, and the largest that does not fit
     for n in range(1, most + 1):
         b = a.replace(count=n)
         if (n * apn) % replica or not b.runnable:
             continue
         searched += 1
+        largest = n
         try:
             p = plan_of(price(b), tokens=tokens)
         except ValueError:          # a count the checks refuse (memory tiers, ...): not an answer
             continue
         if not p.fits:              # a state that spills to host memory: a run no one plans
             unfit += 1
+            largest_unfit = n
             continue
         if best is None or p.days < best.days:
             best = p
@@ -113,10 +116,18 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
             break
     now_days, now_fits = (None, None) if now is None else (now.days, now.fits)
     if found is None:
+        # what holds the answer back: the state at the counts that would be faster (memory), else the batch and
+        # schedule, which run no more replicas than the largest count searched
+        faster_unfit = best is None or largest_unfit * apn > best.accelerators
+        capped = best is not None and best.accelerators == largest * apn
         reason = ("no node count gives a runnable layout at this batch and split" if searched == 0 else
-                  f"{searched:,} runnable counts up to {most:,} nodes searched"
-                  + (f", {unfit:,} of them left out: the training state does not fit in HBM (give a larger tp or "
-                     "pp, a ZeRO stage or recomputation)" if unfit else ""))
+                  f"{searched:,} runnable counts up to {largest:,} nodes searched"
+                  + (" (this batch and schedule run no more replicas: a larger batch, or fewer microbatches, runs "
+                     "more)" if capped else "")
+                  + ("" if not unfit else
+                     f", {unfit:,} of them left out: the training state does not fit in HBM (give a larger tp or "
+                     "pp, a ZeRO stage or recomputation)" if faster_unfit else
+                     f", {unfit:,} smaller ones left out: the training state does not fit in HBM"))
         return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason, unfit,
                       now_fits, apn)
     return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched, "", unfit,

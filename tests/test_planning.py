@@ -85,6 +85,11 @@ def test_a_node_count_whose_state_does_not_fit_is_no_answer():
     assert f["accelerators"] == 8 * f["nodes"] and f["days"] == slow.best.days
     assert f"the fastest runnable count is {f['nodes']:,} nodes ({f['accelerators']:,} GPUs)" in \
         " ".join(str(slow).split())
+    # the fastest is the largest count the batch runs (one sample a microbatch: 32 replicas of 8 samples, 128
+    # nodes): the batch and schedule hold it back, not the memory of the smaller counts left out
+    assert f["nodes"] == 128 and "(this batch and schedule run no more replicas: a larger batch, or fewer " \
+        "microbatches, runs more), 2 smaller ones left out: the training state does not fit in HBM;" in \
+        " ".join(str(slow).split())
     # a layout no framework runs (12 microbatches of a replica's 32 samples) is priced and said to be
     odd = plan("Llama3_70B", "Research_256", tokens=1e12, microbatch_count=12, **{k: v for k, v in kw.items()
                                                                                 if k != "microbatch_count"})
