@@ -35,7 +35,7 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 import sympy as sp
 
-from .checks import check
+from .checks import check, check_given
 from .compile import compile_quantities, solve_quantities
 from .display import as_given, quantity
 from .inputs import (KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload,
@@ -509,7 +509,10 @@ def parameters_of(model: WorkloadLike, fleet: FleetLike, **kwargs) -> Tuple[Vari
 def checked(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object], *, caller: str = "solve",
             choice: Optional[ModelChoice] = None, stacklevel: int = 4) -> Arguments:
     """:func:`arguments`, checked as ``solve()`` checks one configuration (its errors raised, its warnings
-    warned; :func:`mlsysim_sym.checks.check`)."""
+    warned; :func:`mlsysim_sym.checks.check`); a caller other than ``solve()`` also refuses the values it is given
+    that a sweep masks (:func:`mlsysim_sym.checks.check_given`: ``peak_flops=0``, 8.5 microbatches)."""
     a = arguments(model, fleet, kwargs, caller=caller, choice=choice)
+    if caller != "solve":
+        check_given(a)
     check(a, stacklevel=stacklevel)
     return a

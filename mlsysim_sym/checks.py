@@ -606,6 +606,25 @@ def check(a: "Arguments", stacklevel: int = 3, verdict: Optional[tuple] = None) 
         raise deferred
 
 
+def check_given(a: "Arguments") -> None:
+    """The rules a sweep adds (:func:`rules`' ``scope="sweep"``: finite, positive record fields, whole counts), raised
+    for the values a call gives (record fields as keywords, ``peak_flops=0``, and ``solve()``'s keywords), as
+    :func:`check` raises ``solve()``'s: the sweep-like entry points (sensitivities, ``required``, ...) refuse
+    what a sweep masks. A record's own values are not checked here (mlsysim computes with them)."""
+    variant, static = a.static
+    compiled = compiled_rules(variant, "sweep", ())
+    given = {**a.named_fields, **a.lowered}
+    named = {**_static_named(static), **given}
+    for i, r in enumerate(compiled.rules):
+        reads = compiled.reads[i]
+        if r.scope != "sweep" or not reads or not set(reads) <= set(given):
+            continue
+        for name in reads:
+            _number(name, given[name], True)
+        if compiled.broken(i, named):
+            raise r.error(message(r, named, compiled.fields_named(i, named)))
+
+
 def _static_named(static: Mapping[sp.Symbol, object]) -> Dict[str, object]:
     """``static`` (parameter symbol -> value, or None) as raw name -> value (NaN for None); memoized on
     the identity of ``static`` (:func:`static_values` returns the same dict for the same records)."""

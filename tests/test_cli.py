@@ -474,8 +474,14 @@ def test_too_many_monte_carlo_draws_are_refused_before_any_is_drawn():
 def test_the_sensitivity_of_a_yes_no_output_is_one_line_naming_output():
     # node_profile.feasible is a comparison (memory <= capacity): no derivative (was: RuntimeError)
     assert refused("sensitivity", "--output", "node_profile.feasible") == (
-        "--output: 'node_profile.feasible' has no derivative at this configuration (a yes/no value, or a step "
-        "here); ask for a smooth output: mfu, step_time, scaling_efficiency, memory, ...")
+        "--output: node_profile.feasible is a yes/no value (0 or 1), with no derivative; ask for the quantity it "
+        "tests or a smooth output: mfu, step_time, scaling_efficiency, memory, ...")
+    # required too (was: TypeError from inside the regime's algebra), and the Python API in the same words
+    assert refused("required", "--output", "feasible", "--target", "1", "--solve-for", "tp").startswith(
+        "--output: feasible is a yes/no value (0 or 1), with no derivative")
+    from mlsysim_sym import required
+    with pytest.raises(ValueError, match=r"^output: memory_bound is a yes/no value \(0 or 1\)"):
+        required("memory_bound", 1, "tp_size", "Llama3_70B", "Research_256", batch_size=256)
 
 
 def test_messages_that_named_no_option_now_start_with_it():

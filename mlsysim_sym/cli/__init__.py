@@ -26,7 +26,7 @@ import warnings
 from typing import Optional, Sequence
 
 from .commands import COMMANDS, check_plot
-from .errors import one_line, option_of, short_lists
+from .errors import one_line, option_of, short_lists, unrepeated
 from .options import OPTIONS, UsageError, values
 from .parser import parser
 
@@ -62,7 +62,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     except (ValueError, TypeError, KeyError) as exc:
         text = one_line(exc)
-        print(short_lists(f"mlsysim-sym: error: {option_of(text)}{text}"), file=sys.stderr)
+        named = option_of(text)
+        print(short_lists(f"mlsysim-sym: error: {named}{unrepeated(named, text)}"), file=sys.stderr)
         return 2
     except Exception as exc:           # noqa: BLE001 - never a traceback: one line, that says what broke
         print(f"mlsysim-sym: error: internal error, please report it: {type(exc).__name__}: {one_line(exc)}",

@@ -102,7 +102,7 @@ def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
         if not named:
             named = next((flag + ": " for phrase, flag in (hints or {}).items() if phrase in text), "")
         raise UsageError(_from_plan(named or fallback + ": ", given, getattr(args, "plan_origin", {}))
-                         + _in_options_words(text, hints)) from None
+                         + unrepeated(named, _in_options_words(text, hints))) from None
 
 
 #: ``uncertainty(): sigma['x']``: the mapping ``uncertainty()`` takes, where ``--sigma`` takes ``x=...``.
@@ -123,6 +123,17 @@ def _in_options_words(text: str, hints: Optional[Dict[str, str]] = None) -> str:
     text = _SIGMA.sub(lambda m: flags.get(m.group(1), m.group(1)), text)
     start = next((p for p in hints or {} if p.isidentifier() and text.startswith(p + " ")), None)
     return text[len(start) + 1:] if start else text
+
+
+def unrepeated(named: str, text: str) -> str:
+    """``text`` without the argument it starts with where the option before it names that argument already
+    (``--output: output: ...`` -> ``--output: ...``).
+
+    >>> unrepeated("--solve-for: ", "solve_for: x is no input"), unrepeated("--tp: ", "tp_size must be >= 1")
+    ('x is no input', 'tp_size must be >= 1')
+    """
+    key = named[2:-2].replace("-", "_") if named.startswith("--") and named.endswith(": ") else ""
+    return text[len(key) + 2:] if key and text.startswith(key + ": ") else text
 
 
 def _from_plan(named: str, given: Sequence[str], origin: Dict[str, str]) -> str:

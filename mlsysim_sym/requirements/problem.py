@@ -18,7 +18,7 @@ from ..checks import check
 from ..compile import compile_quantities
 from ..model import build_model
 from ..schedules import largest_runnable
-from ..sensitivity.point import _solve_output, quantity_name
+from ..sensitivity.point import _solve_output, quantity_name, refuse_yes_no
 from ..symbols import FLAGS, Kind, Param, by_argument
 from ..display import quantity as show_quantity
 from ..outputs import largest
@@ -72,6 +72,7 @@ class Problem:
                 self.q = quantity_name(output, self.variant)
             except KeyError as exc:
                 raise ValueError(str(exc.args[0])) from None
+            refuse_yes_no(output, self.q, self.variant)
             self.out, self.names = self.model_symbol(self.q), (self.q,)
             if float(target) < 0 and self.q not in SIGNED:
                 raise ValueError(f"target must be >= 0: {output} is never negative; got {float(target):g}")

@@ -24,6 +24,7 @@ from ..printing import latex
 from ..simplify import shorten
 from ..branches import resolution
 from ..solver import price
+from ..terms.base import Iverson
 from .. import notation
 from ..symbols import BY_SYMBOL, Kind, by_argument, of_kind, sensitivity_rows
 from .gradients import Gradient, at_point, gradient, smooth
@@ -44,6 +45,15 @@ _KNOB_SYMBOLS = tuple(s for s in INTEGER_KNOBS.values() if s is not None)
 #: aliases of :data:`mlsysim_sym.outputs.OUTPUT_TABLE`.
 OUTPUT_ALIASES = ALIASES
 _FIELD_OF = {q: f for f, q in OUTPUTS.items()}
+
+
+def refuse_yes_no(name: str, q: str, variant: Variant) -> None:
+    """A ``ValueError`` naming ``output`` where the quantity ``q`` is a yes/no value (``feasible``, an indicator
+    such as ``memory_bound``): 0 or 1, with no derivative and no value to solve for."""
+    e = build_model(variant)[q]
+    if getattr(e, "is_Boolean", False) or isinstance(e, (Iverson, sp.core.relational.Relational)):
+        raise ValueError(f"output: {name} is a yes/no value (0 or 1), with no derivative; ask for the quantity it "
+                         f"tests or a smooth output: mfu, step_time, scaling_efficiency, memory, ...")
 
 
 def quantity_name(name: str, variant: Variant = Variant()) -> str:
@@ -200,6 +210,7 @@ def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], outpu
     """The continuous sensitivities at a point given as ``Symbol -> value`` (no solver checks, no knobs)."""
     md = model_decisions(variant)
     q = quantity_name(output, variant)
+    refuse_yes_no(output, q, variant)
     data = md.data(values)
     continuous = _continuous_decisions(md, _group(q))
     f, grad, kinks, signature = at_point(md, _group(q), q, values, data, continuous, False, _WRT)
