@@ -141,8 +141,12 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
         objective = "throughput" if _precisions(fixed.get("precision")) > 1 else "mfu"
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    if top_k < 1:
-        raise ValueError(f"top_k must be >= 1, got {top_k}")
+    if isinstance(batch_size, bool) or not _is_real(batch_size) or not np.isfinite(batch_size) or batch_size < 1 \
+            or batch_size != int(batch_size):
+        raise ValueError(f"batch_size must be a whole number >= 1 (every configuration is ranked at one batch), "
+                         f"got {batch_size!r}")
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ValueError(f"top_k must be a whole number >= 1, got {top_k!r}")
     if max_memory is not None:
         _chunks.check_max_memory(max_memory)
     scalars = {k: v for k, v in fixed.items() if k in ("fidelity", "without") or np.ndim(v) == 0}

@@ -327,3 +327,19 @@ def test_a_table_too_wide_keeps_the_column_it_ranks_by():
     lines = str(r).splitlines()
     assert "  tp x pp x ep x dp  4 x 4 x 1 x 16" in lines and "  precision                     fp8" in lines
     assert "in every row" not in str(r) and max(map(len, lines)) <= 80
+
+
+def test_a_bad_top_k_batch_or_seed_is_refused_by_name():
+    # they reached numpy ("Partition index must be integer", "cannot convert float NaN to integer",
+    # "SeedSequence expects int ...")
+    from mlsysim_sym import uncertainty
+    with pytest.raises(ValueError, match=r"^top_k must be a whole number >= 1, got 2.5$"):
+        search("Llama3_70B", "Research_256", batch_size=256, top_k=2.5)
+    with pytest.raises(ValueError, match=r"^batch_size must be a whole number >= 1 \(every configuration is ranked "
+                                         r"at one batch\), got nan$"):
+        search("Llama3_70B", "Research_256", batch_size=float("nan"))
+    with pytest.raises(ValueError, match=r"seed must be a whole number >= 0, got 'a'"):
+        uncertainty("Llama3_70B", "Research_256", {"efficiency": 0.1}, samples=100, seed="a", batch_size=256)
+    # a whole number as a float is a batch: 256.0 ranks as 256
+    assert search("Llama3_70B", "Research_256", batch_size=256.0, top_k=1).best.config == \
+        search("Llama3_70B", "Research_256", batch_size=256, top_k=1).best.config

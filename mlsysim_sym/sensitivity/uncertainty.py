@@ -577,6 +577,8 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, (int, np.integer))
                                 or samples < 2):
         raise ValueError(f"uncertainty(): samples must be a whole number >= 2 (or None), got {samples!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"uncertainty(): seed must be a whole number >= 0, got {seed!r}")
     if samples is not None:                 # refused before the derivatives too
         _refuse(int(samples), len(sig), max_memory)
     table = sensitivities(model, fleet, output, **solve_kwargs)
