@@ -62,6 +62,9 @@ def _record(value, record_type, lookup, what):
         raise TypeError(f"{what} must be one {'workload' if record_type is Workload else 'fleet'} (a catalog name, "
                         f"a plan file, a record or an mlsysim object), got a {type(value).__name__}; to compare "
                         f"several, price each in turn")
+    if value is None or isinstance(value, (bool, int, float)):         # no name, record or object at all
+        raise TypeError(f"{what} must be a {'workload' if record_type is Workload else 'fleet'} (a catalog name, a "
+                        f"plan file, a record or an mlsysim object), got {type(value).__name__}")
     converted = catalog.from_mlsysim(value)
     if not isinstance(converted, record_type):
         raise TypeError(f"{what} must be a {what} (a catalog name, a record or an mlsysim object), "

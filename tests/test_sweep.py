@@ -299,6 +299,13 @@ def test_a_list_of_models_is_refused_naming_the_argument():
     with pytest.raises(TypeError, match=r"^model must be one workload \(a catalog name, a plan file, a record or an "
                                         r"mlsysim object\), got a list; to compare several, price each in turn$"):
         sweep(["Llama3_8B", "Llama3_70B"], "Research_256", batch_size=256)
+    # no model at all (None), or a number, in the same words (was: "from_mlsysim expects ... got NoneType")
+    from mlsysim_sym import DistributedModel
+    with pytest.raises(TypeError, match=r"^model must be a workload \(a catalog name, a plan file, a record or an "
+                                        r"mlsysim object\), got NoneType$"):
+        DistributedModel().solve(None, "Research_256")
+    with pytest.raises(TypeError, match=r"^fleet must be a fleet \(.*\), got int$"):
+        sweep("Llama3_70B", 256, batch_size=256)
 
 
 def test_any_quantity_of_the_model_is_an_output_by_name_or_printed_symbol():

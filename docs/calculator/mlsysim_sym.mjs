@@ -3600,9 +3600,9 @@ function lookup(name, what) {
     raise("TypeError", `${what === "workload" ? "model" : "fleet"} must be one ${what} (a catalog name, a plan ` +
       `file, a record or an mlsysim object), got a ${pyType(name)}; to compare several, price each in turn`);
   }
-  if (typeof name !== "string") {
-    raise("TypeError", "from_mlsysim expects an mlsysim Workload, Fleet, Node, NetworkFabric or HardwareNode, " +
-      `got ${pyType(name)}`);
+  if (typeof name !== "string") {                     // None, a number or a bool: no name, record or object
+    raise("TypeError", `${what === "workload" ? "model" : "fleet"} must be a ${what} (a catalog name, a plan ` +
+      `file, a record or an mlsysim object), got ${pyType(name)}`);
   }
   if (name.startsWith(NAMES.modern_prefix) || NAMES.file_endings.some((e) => name.endsWith(e))) {
     raise("ValueError", `${what} ${strRepr(name)}: the calculator bundles mlsysim's catalog only (a modern ` +
