@@ -25,6 +25,7 @@ from typing import Dict, FrozenSet, Iterable, Mapping, Optional, Sequence, Tuple
 import sympy as sp
 from sympy.core.relational import Relational
 
+from . import notation
 from .display import WIDTH, html_table, quantity, shorten, text_table, wrap
 from .arguments import checked, describe
 from .model import StepTimeModel, Variant, build_model, expand_in_order
@@ -77,15 +78,18 @@ class OperatingPoint:
         for n, form in self.forms.items():
             q = self.model.quantity(n)
             rows.append((n, quantity(form.value, q.unit) if not isinstance(form.value, bool) else str(form.value),
-                         shorten(str(form.structured), width), q.meaning))
+                         shorten(notation.plain_expr(form.structured), width), q.meaning))
         return rows
 
     def __repr__(self) -> str:
         head = wrap(f"OperatingPoint of {self.configuration or 'one configuration'} ({len(self.forms)} quantities)",
                     "")
-        rows = [r[:3] for r in self._rows()]
+        # the book's symbols, as the forms print them (M_total, N_DP); a quantity is read by its name, p["M_acc"]
+        rows = [(notation.plain(notation.entry(n).latex), v, f) for n, v, f, _ in self._rows()]
         return "\n".join(head + text_table(rows, ("quantity", "value", "form in this regime"), indent="  ",
-                                             align="lrl", width=WIDTH))
+                                             align="lrl", width=WIDTH)
+                         + wrap("read one by its name: p['M_acc'].value, p.value('T_step'); the names: list(p.forms)",
+                                "  "))
 
     def _repr_html_(self) -> str:
         rows = [(n, v, m, f"${latex(self.forms[n].structured)}$") for n, v, _, m in self._rows()]

@@ -124,7 +124,11 @@ def test_an_operating_point_prints_values_with_units_and_its_forms():
     p = operating_point_of("Llama3_70B", "Research_256", **GOLDEN)
     text = repr(p)
     assert text.splitlines()[0].startswith("OperatingPoint of Llama-3.1-70B on Research Cluster (256 GPUs)")
-    assert "T_step" in text and "3.369 s" in text and "T_compute + T_overhead" in text
+    assert "T_step" in text and "3.369 s" in text and "T_compute + L_lat" in text
+    # the book's symbols, not the code's names: ⌊N_GPU/G_rep⌋ was FloorDiv(N, G), M_total ≤ M_device was M_acc <= CAP
+    rows = {line.split()[0]: line for line in text.splitlines()[2:] if line.split()}
+    assert rows["N_DP"].split()[-1] == "⌊N_GPU/G_rep⌋" and rows["fits"].endswith("M_total ≤ M_device")
+    assert "FloorDiv" not in text and "apn" not in text
     assert _fits(text)
     assert "roofline time of one replica step" in p._repr_html_()
 
