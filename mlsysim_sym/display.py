@@ -169,9 +169,18 @@ def shorten(text: str, width: int = WIDTH) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def html_text(text: str) -> str:
+    """A result's terminal text for a notebook (``_repr_html_``): escaped, in a ``<pre>`` block that keeps its
+    columns and indents."""
+    return f"<pre>{html.escape(text)}</pre>"
+
+
 def html_table(rows: Iterable[Sequence[str]], header: Optional[Sequence[str]] = None, caption: str = "") -> str:
-    """An HTML table (every cell escaped)."""
-    e = html.escape
+    """An HTML table (every cell escaped; a cell's leading spaces, a sub-row's indent, kept as no-break spaces)."""
+    def e(x: str) -> str:
+        x = html.escape(x)
+        lead = len(x) - len(x.lstrip(" "))
+        return "&nbsp;" * lead + x[lead:]
     head = "" if not header else "<thead><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr></thead>"
     body = "".join("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>" for r in rows)
     cap = f"<caption>{e(caption)}</caption>" if caption else ""

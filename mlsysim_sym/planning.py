@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Dict, Optional
 
 from .arguments import arguments
-from .display import wrap
+from .display import html_text, wrap
 from .mechanisms import ModelChoice
 from .run_costs import PLAN, TrainingPlan, plan_of, positive
 from .solver import price
@@ -75,6 +75,9 @@ class Finish:
         return "\n".join([*wrap(head, ""), now, *wrap(answer, "  ")])
 
     __str__ = text
+
+    def _repr_html_(self) -> str:
+        return html_text(self.text())
 
 
 def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim", without=(),

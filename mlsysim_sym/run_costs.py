@@ -25,7 +25,7 @@ from typing import Dict, Optional
 import sympy as sp
 
 from . import notation
-from .display import key_values, quantity, wrap
+from .display import html_text, key_values, quantity, wrap
 from .model import Variant, build_model
 from .symbols import sym
 
@@ -133,6 +133,9 @@ class TrainingPlan:
                                                "samples); it is priced as solve() prices it")
         return "\n".join(wrap(f"configuration: {self.configuration}", "") + key_values(self._rows(), indent="  ")
                          + spill)
+
+    def _repr_html_(self) -> str:
+        return html_text(str(self))
 
     __repr__ = __str__
 

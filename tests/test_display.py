@@ -151,3 +151,19 @@ def test_help_of_solve_documents_every_argument_and_the_units_of_the_results():
     assert only == {k: table[k] for k, p in keywords().items() if p.fidelity == "extended"}
     for name in only:
         assert name in doc, name
+
+
+def test_answers_and_plans_show_in_a_notebook_as_their_text():
+    # required's answer, a plan and the nodes to finish had no _repr_html_ (a notebook showed their dataclass
+    # repr); a result's table kept no indent in HTML (leading spaces collapse)
+    import html as html_
+    from mlsysim_sym import required
+    from mlsysim_sym.planning import accelerators_to_finish
+    r = required("mfu", 0.3, "efficiency", "Llama3_70B", "Research_256", **GOLDEN)
+    result = DistributedModel().solve("Llama3_70B", "Research_256", **GOLDEN)
+    for obj, text in ((r, r.text()), (result.plan(tokens=1e12), str(result.plan(tokens=1e12))),
+                      (accelerators_to_finish(1e12, 30, "Llama3_70B", "Research_256", **GOLDEN), None)):
+        shown = obj._repr_html_()
+        assert shown.startswith("<pre>") and shown.endswith("</pre>")
+        assert text is None or html_.unescape(shown[5:-6]) == text
+    assert "<td>&nbsp;&nbsp;replica step time T_node</td>" in result._repr_html_()

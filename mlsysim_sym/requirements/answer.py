@@ -8,7 +8,7 @@ from typing import Dict, Optional, Tuple
 import sympy as sp
 
 from .. import notation
-from ..display import quantity as show_quantity, wrap
+from ..display import html_text, quantity as show_quantity, wrap
 from ..outputs import unit_of
 from ..printing import latex
 from ..symbols import by_argument
@@ -97,6 +97,9 @@ class Requirement:
 
     def __str__(self) -> str:
         return self.text()
+
+    def _repr_html_(self) -> str:
+        return html_text(self.text())
 
     def text(self, configuration: bool = True) -> str:
         """The answer for a terminal (``configuration``: with the configuration's line)."""
