@@ -636,3 +636,12 @@ def test_the_sweep_like_entry_points_refuse_what_a_sweep_masks(bad, error, words
     # solve() keeps mlsysim's reading of its own keywords: 8.5 microbatches are priced, as mlsysim prices them
     if "microbatch_count" in bad:
         assert DistributedModel().solve("Llama3_70B", "Research_256", **kw).mfu > 0
+
+
+def test_the_latex_of_a_kinked_row_gives_both_sides():
+    # f_strag = 1 sits at the kink of the straggler's max: the table shows "0 | -1 *"; the LaTeX showed "= 0" only
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    r = t["straggler_factor"]
+    assert (r.left.elasticity, r.right.elasticity) == (0.0, -1.0)
+    assert t.latex("straggler_factor").endswith(r"= 0 \quad \left(\text{below: } 0,\ \text{above: } -1\right)")
+    assert r"\text{below: }" not in t.latex("efficiency")      # a smooth row is its expression alone

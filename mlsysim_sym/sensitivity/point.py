@@ -455,7 +455,11 @@ class Sensitivities:
         lhs = (rf"\frac{{\partial \ln {latex(_symbol_of(self, x), book=book)}}}{{\partial \ln "
                rf"{latex(y.symbol, book=book)}}}" if form == "elasticity" else
                rf"\frac{{\partial {latex(_symbol_of(self, x), book=book)}}}{{\partial {latex(y.symbol, book=book)}}}")
-        return lhs + " = " + latex(self.short(parameter, form), book=book)
+        out = lhs + " = " + latex(self.short(parameter, form), book=book)
+        if y.kink is not None:          # the expression is this side's: the two one-sided values beside it
+            sides = [getattr(o, form) for o in (y.left, y.right)]
+            out += rf" \quad \left(\text{{below: }} {sides[0]:.4g},\ \text{{above: }} {sides[1]:.4g}\right)"
+        return out
 
     def to_dict(self, discrete: bool = True) -> Dict[str, object]:
         """The table as plain Python values (``json.dumps`` takes it): the output, its value and regime,
