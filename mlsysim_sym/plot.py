@@ -334,13 +334,15 @@ def sweep_chart(sweep_result, output: str = "mfu", path: Optional[PathLike] = No
     why = "" if not reasons else ("e.g. " if len(reasons) > 1 else "") + reasons[0]
     fits = np.broadcast_to(np.asarray(sweep_result.values.get("node_profile.feasible", True), dtype=bool),
                            valid.shape)
+    runs = np.broadcast_to(np.asarray(True if sweep_result.runnable is None else sweep_result.runnable, dtype=bool),
+                           valid.shape)
     draw = _line if len(axes) == 1 else _heatmap
-    fig, ax = draw(axes, y, scale, label, masked, why, ax, fits | ~valid)
+    fig, ax = draw(axes, y, scale, label, masked, why, ax, fits | ~valid, runs | ~valid)
     ax.set_title(_wrap(f"{output}: {sweep_result.configuration or 'a sweep'}"), fontsize=FONT)
     return _finish(fig, path)
 
 
-def _line(axes, y, scale, label, masked, why, ax, fits):
+def _line(axes, y, scale, label, masked, why, ax, fits, runs):
     (name, values), = axes.items()
     fig, ax = _canvas(ax, 4.6)
     xlabel, ticks, x = _axis(name, values)
@@ -361,6 +363,10 @@ def _line(axes, y, scale, label, masked, why, ax, fits):
     if spill.any():
         ax.plot(x[spill], y[spill] / scale, "o", markersize=9, markerfacecolor="white", color=NEGATIVE,
                 label=f"does not fit in accelerator memory ({int(spill.sum())})")
+    off = ok & ~runs
+    if off.any():
+        ax.plot(x[off], y[off] / scale, "x", markersize=10, color="#555555",
+                label=f"no framework runs this schedule ({int(off.sum())}; see can_run())")
     if not categories and x.min() > 0 and x.max() / x.min() >= 16:
         ax.set_xscale("log")
         ax.minorticks_off()
@@ -394,7 +400,7 @@ def _thin(position: np.ndarray) -> List[int]:
     return keep
 
 
-def _heatmap(axes, y, scale, label, masked, why, ax, fits):
+def _heatmap(axes, y, scale, label, masked, why, ax, fits, runs):
     (ny, vy), (nx, vx) = axes.items()
     fig, ax = _canvas(ax, min(1.9 + 0.55 * max(len(vy), 4), 10.0))
     import matplotlib
@@ -416,14 +422,16 @@ def _heatmap(axes, y, scale, label, masked, why, ax, fits):
         elif write:
             rgb = np.asarray(image.cmap(image.norm(v))[:3])
             ink = "black" if rgb @ (0.299, 0.587, 0.114) > 0.5 else "white"
-            ax.text(j, i, f"{v / scale:.3g}" + ("" if fits[i, j] else " *"), ha="center", va="center", color=ink,
-                    fontsize=size)
+            ax.text(j, i, f"{v / scale:.3g}" + ("" if fits[i, j] else " *") + ("" if runs[i, j] else " †"),
+                    ha="center", va="center", color=ink, fontsize=size)
     bar = fig.colorbar(image, ax=ax)
     bar.formatter = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / scale:.3g}")
     bar.update_ticks()
     bar.set_label(_wrap(label, 45), fontsize=FONT)
     bar.ax.tick_params(labelsize=SMALL)
     notes = [f"* does not fit in accelerator memory ({int((~fits).sum())} of {y.size})"] if not fits.all() else []
+    notes += [f"† no framework runs this schedule ({int((~runs).sum())} of {y.size}; see can_run())"] \
+        if not runs.all() else []
     if masked:
         notes.append(f"grey x: {masked} of {y.size} configurations masked" + (f": {why}" if why else ""))
     if notes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 
-def can_run(pp, dp, m, v, batch_size: int, *, gradient_accumulation_steps: int = 1,
+def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
             layers: Optional[int] = None):
     """Whether a training framework can run the schedule: the rules :func:`search` applies by default.
 
@@ -56,7 +56,7 @@ def can_run(pp, dp, m, v, batch_size: int, *, gradient_accumulation_steps: int =
     import numpy as np      # here: the package imports this module, and numpy is imported on first use
 
     pp, dp, m, v = (np.asarray(x, dtype=np.int64) for x in (pp, dp, m, v))
-    B = int(batch_size)
+    B = np.asarray(batch_size).astype(np.int64)         # one batch, or a sweep's
     ga = np.maximum(1, np.asarray(gradient_accumulation_steps).astype(np.int64))
     share = np.maximum(dp * ga, 1)
     ok = (dp >= 1) & (B % share == 0)

@@ -44,6 +44,7 @@ from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread,
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUTS, field_named, unit_of
+from .schedules import can_run
 from .symbols import Kind, by_argument, keywords, sym
 
 __all__ = ["Configurations", "OVERFLOW", "SweepResult", "SweepTooLarge", "arguments", "configurations",
@@ -305,6 +306,9 @@ class SweepResult:
     arguments: Optional[Arguments] = field(default=None, repr=False)
     _explain: Optional[object] = field(default=None, repr=False)
     _reasons: Optional[Tuple[np.ndarray, Tuple[str, ...]]] = field(default=None, repr=False)
+    #: whether a training framework runs each configuration's schedule (:func:`~mlsysim_sym.schedules.can_run`, as
+    #: ``Arguments.runnable`` reads it for one): ``solve()`` prices the others, as mlsysim does, and so does a sweep
+    runnable: Optional[np.ndarray] = field(default=None, repr=False)
 
     @property
     def configuration(self) -> str:
@@ -361,6 +365,7 @@ class SweepResult:
         state["_reasons"] = None
         state["values"] = {n: _compact(x) for n, x in self.values.items()}
         state["valid"], state["reason_code"] = _compact(self.valid), _compact(self.reason_code)
+        state["runnable"] = None if self.runnable is None else _compact(self.runnable)
         state["_shape"] = self.shape
         return state
 
@@ -369,6 +374,7 @@ class SweepResult:
         grow = lambda x: np.broadcast_to(x, shape) if x.shape != shape else x   # noqa: E731
         state["values"] = {n: grow(x) for n, x in state["values"].items()}
         state["valid"], state["reason_code"] = grow(state["valid"]), grow(state["reason_code"])
+        state["runnable"] = None if state.get("runnable") is None else grow(state["runnable"])
         if isinstance(state["_explain"], Explained):
             state["_explain"].messages = grow(state["_explain"].messages)
         self.__dict__.update(state)
@@ -397,8 +403,16 @@ class SweepResult:
     def _head(self) -> str:
         n, ok = self.valid.size, int(np.count_nonzero(self.valid))
         axes = ", ".join(f"{k} ({len(v)})" for k, v in self.axes.items())
+        off = self._unrunnable()
         return (f"SweepResult: shape {self.shape}, {ok:,} of {n:,} configurations valid"
-                + (f"; axes {axes}" if axes else ""))
+                + (f" ({off:,} of them no framework runs)" if off else "") + (f"; axes {axes}" if axes else ""))
+
+    def _unrunnable(self) -> int:
+        """How many valid configurations run no schedule a framework runs."""
+        if self.runnable is None:
+            return 0
+        return int(np.count_nonzero(np.broadcast_to(self.valid, self.shape) & ~np.broadcast_to(self.runnable,
+                                                                                                 self.shape)))
 
     def __repr__(self) -> str:
         lines = wrap(self._head(), "") + wrap(self.configuration or "a sweep")
@@ -428,6 +442,8 @@ class SweepResult:
         return {"shape": list(self.shape), "swept": {k: np.asarray(v).tolist() for k, v in self.axes.items()},
                 "outputs": {n: plain(x) for n, x in self.values.items()},
                 "valid": np.broadcast_to(self.valid, self.shape).tolist(),
+                **({} if self.runnable is None else
+                   {"runnable": np.broadcast_to(self.runnable, self.shape).tolist()}),
                 "reason": np.broadcast_to(self.reason, self.shape).tolist()}
 
     def table(self, output: str = "mfu", limit: int = 200) -> str:
@@ -442,12 +458,14 @@ class SweepResult:
             return repr(self)
         fits = np.broadcast_to(self.values.get("node_profile.feasible", True), self.shape)
         star = not np.all(fits[ok]) and np.any(fits[ok])     # a mark where some fit and some do not
+        runs = np.broadcast_to(True if self.runnable is None else self.runnable, self.shape)
+        dag = bool(np.any(ok & ~runs))                      # a mark where a framework runs no such schedule
+        mark = lambda i: ("" if fits[i] or not star else " *") + ("" if runs[i] else " †")  # noqa: E731
         if not axes:
             lines = wrap(f"one configuration (no argument given a list or a range): {output} = "
-                         + (quantity(float(x), unit) if ok else "-"), "")
+                         + (quantity(float(x), unit) + mark(()) if ok else "-"), "")
         elif len(axes) == 1:
-            cell = lambda i: (quantity(float(x[i]), unit) + ("" if fits[i] or not star else " *")) \
-                if ok[i] else "-"  # noqa: E731
+            cell = lambda i: (quantity(float(x[i]), unit) + mark(i)) if ok[i] else "-"  # noqa: E731
             (name, v), = axes
             rows = [(_axis_value(name, v[i]), cell((i,))) for i in range(len(v))]
             lines = text_table(rows, (name, output), indent="  ", width=WIDTH)
@@ -456,12 +474,14 @@ class SweepResult:
             valid = np.abs(x[ok & ~np.isnan(x)]) if np.any(ok) else np.array([])
             scale, prefix = text_prefix(float(valid.max()) if valid.size else 0.0, unit)
             shown = (prefix + PREFIXED[unit]) if unit in PREFIXED else written(unit)
-            cell = lambda i: (number(float(x[i]) / scale) + ("" if fits[i] or not star else " *")) \
-                if ok[i] else "-"  # noqa: E731
+            cell = lambda i: (number(float(x[i]) / scale) + mark(i)) if ok[i] else "-"  # noqa: E731
             (n0, v0), (n1, v1) = axes
             rows = [(_axis_value(n0, v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
             lines = wrap(f"{output}" + (f" in {shown}" if shown else "") + f" by {n0} (rows) and {n1} (columns)")
             lines += text_table(rows, (n0,) + tuple(_axis_value(n1, a) for a in v1), indent="  ", width=WIDTH)
+        if dag:
+            lines += wrap("† no framework runs this schedule (see can_run(): the batch splits over the replicas, the "
+                          "microbatches over a replica's samples); priced as solve() prices it", "  ")
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):
@@ -689,7 +709,28 @@ class Prepared:
         code_array = np.broadcast_to(np.int16(0), shape) if code is None else code
         explain = Explainer(self.rules, c.given, c.values, c.flags, self.a.workload, self.a.fleet, shape,
                             masked=code is not None)
-        return SweepResult(values, valid, code_array, c.axes if self.grid else {}, self.a, explain)
+        return SweepResult(values, valid, code_array, c.axes if self.grid else {}, self.a, explain,
+                           runnable=_runnable(self.a, c.values, shape))
+
+
+def _runnable(a: Arguments, values: Dict[sp.Symbol, object], shape) -> np.ndarray:
+    """Whether a framework runs each configuration's schedule: :attr:`Arguments.runnable
+    <mlsysim_sym.arguments.Arguments.runnable>` over the sweep's arrays (a value that is no whole number, masked
+    anyway, reads as 1)."""
+    def whole(name):
+        x = values.get(by_argument()[name].symbol)
+        x = np.asarray(1.0 if x is None else x, dtype=float)
+        return np.where(np.isfinite(x) & (x >= 1) & (x < 2.0 ** 53), x, 1).astype(np.int64)
+    layers = values.get(by_argument()["layers"].symbol)
+    with np.errstate(all="ignore"):      # products of huge counts wrap around: those are masked by the checks
+        g = np.prod(np.broadcast_arrays(*(whole(k) for k in a.model.splits)), axis=0)
+        n = whole("count") * whole("accelerators_per_node")
+        g = np.where(g >= 1, g, 1)
+        ok = (n % g == 0) & can_run(whole("pp_size"), n // g, whole("microbatch_count"), whole("v_stages"),
+                                    whole("batch_size"),
+                                    gradient_accumulation_steps=whole("gradient_accumulation_steps"),
+                                    layers=None if layers is None else whole("layers"))
+    return np.broadcast_to(ok, shape)
 
 
 def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None, max_memory=None,

@@ -324,3 +324,21 @@ def test_any_quantity_of_the_model_is_an_output_by_name_or_printed_symbol():
     p = subprocess.run([sys.executable, "-m", "mlsysim_sym", "sweep", "--tp", "2,4,8", "--output", "M_gradients"],
                        capture_output=True, text=True)
     assert p.returncode == 0 and "17.65 GB" in p.stdout and "M_gradients" in p.stdout
+
+
+def test_a_sweep_marks_the_schedules_no_framework_runs():
+    # batch 256 over tp 8 x pp 4 on 256 GPUs: 8 replicas of 32 samples; 64 microbatches of a replica's 32 samples
+    # is no schedule (can_run), solve() prices it as mlsysim does (and warns): the sweep says so (it listed it as
+    # one of "64 of 64 valid configurations" without a mark)
+    from mlsysim_sym.arguments import arguments
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4,
+              microbatch_count=[1, 2, 4, 8, 16, 32, 64])
+    assert r.runnable.tolist() == [True] * 6 + [False] and bool(np.all(r.valid))
+    assert [arguments("Llama3_70B", "Research_256", dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=m))
+            .runnable for m in (32, 64)] == [True, False]
+    assert r.to_dict()["runnable"][-1] is False and "(1 of them no framework runs)" in " ".join(repr(r).split())
+    table = r.table("mfu")
+    assert table.splitlines()[-4].endswith(" †") and "† no framework runs this schedule" in table
+    # a batch of 300 does not split over 8 replicas, whatever the microbatches
+    r = sweep("Llama3_70B", "Research_256", batch_size=[256, 300], tp_size=8, pp_size=4, microbatch_count=8)
+    assert r.runnable.tolist() == [True, False]
