@@ -138,11 +138,18 @@ def _lookup(table: Dict[str, Any], name: str, what: str):
     except (KeyError, TypeError):
         pass
     keys = list(table)
+    close = close_names(name, keys)
+    hint = f"; close names: {', '.join(close)}" if close else f"; known names: {', '.join(keys)}"
+    raise KeyError(f"unknown {what} {name!r}{hint}")
+
+
+def close_names(name, keys) -> list:
+    """The names of ``keys`` close to ``name`` (spelling, then letter case or a part of it), at most 8."""
+    keys = list(keys)
     close = difflib.get_close_matches(str(name), keys, n=6, cutoff=0.5)
     low = str(name).lower()
     close += [k for k in keys if low and (low in k.lower() or k.lower() in low) and k not in close]
-    hint = f"; close names: {', '.join(close[:8])}" if close else f"; known names: {', '.join(keys)}"
-    raise KeyError(f"unknown {what} {name!r}{hint}")
+    return close[:8]
 
 
 def workload(name: str) -> Workload:

@@ -631,3 +631,13 @@ def test_a_long_list_of_names_in_an_error_is_cut_to_the_closest_ones():
     assert err == ("mlsysim-sym: error: --without: unknown mechanism 'gemm'; the extended model's mechanisms are: "
                    "fp8_gemms, gemm_shape, context_parallel, sequence_parallel, ... (22 in all)\n")
     # a short list stays whole (8 sections of a plan file; test_files.py)
+
+
+def test_an_unknown_catalog_name_lists_the_close_ones():
+    # a name in the wrong letter case said only "see: mlsysim-sym list"
+    code, out, err = run("solve", "--model", "modern/llama-3.1-8b", ok=False)
+    assert code == 2 and err.startswith("mlsysim-sym: error: --model: unknown workload 'modern/llama-3.1-8b'; close "
+                                        "names: modern/Llama-3.1-8B, ")
+    code, out, err = run("solve", "--fleet", "research_256", ok=False)
+    assert code == 2 and "close names: Research_256" in err and err.endswith(
+        "see: mlsysim-sym list (or give a plan file: docs/files.md)\n")

@@ -285,8 +285,10 @@ def check_names(model: str, fleet: str) -> None:
         if not files.is_file_name(name):
             known = modern_names() if name.startswith(modern.PREFIX) else mlsysim_names()
             if name not in known:
-                raise UsageError(f"{flag}: unknown {what} {name!r}; see: mlsysim-sym list (or give a plan file: "
-                                 "docs/files.md)")
+                close = catalog.close_names(name, known)
+                raise UsageError(f"{flag}: unknown {what} {name!r}; "
+                                 + (f"close names: {', '.join(close)}; " if close else "")
+                                 + "see: mlsysim-sym list (or give a plan file: docs/files.md)")
         elif getattr(files.load(name), part) is None:
             raise UsageError(f"{flag}: {name}: no {part}: {hint}")
 
