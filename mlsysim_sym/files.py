@@ -213,6 +213,11 @@ def _read(path: str) -> Dict[str, Any]:
         raise
     except Exception as e:     # the parsers' own errors: one line, with where the parser stopped
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        mark = getattr(e, "problem_mark", None)     # YAML's: where it stopped (TOML and JSON name it themselves)
+        if mark is not None and getattr(e, "problem", None):
+            start = getattr(e, "context_mark", None)
+            first = (f"{e.problem} (line {mark.line + 1}, column {mark.column + 1})"
+                     + (f", {e.context} from line {start.line + 1}" if start is not None and e.context else ""))
         raise FileError(f"{path}: not valid {fmt.upper()}: {first}") from None
     if not isinstance(data, dict):
         raise FileError(f"{path}: expected a mapping of sections (version, name, workload, hardware, ...), got "

@@ -171,6 +171,9 @@ def test_the_cli_prices_a_plan_and_a_card(tmp_path):
 BAD = [
     ("missing.yaml", None, "cannot read the file"),
     ("broken.yaml", "workload: {name: Llama3_70B\n", "not valid YAML"),
+    # where the parser stopped and where the unclosed mapping began (it said only "while parsing a flow mapping")
+    ("broken2.yaml", "version: '1'\nworkload: {name: Llama3_70B, batch_size: 256\nhardware: {name: H100}\n",
+     "not valid YAML: expected ',' or '}', but got ':' (line 3, column 9), while parsing a flow mapping from line 2"),
     ("notplan.yaml", "- 1\n- 2\n", "expected a mapping of sections"),
     ("extra.yaml", PLAN + "colour: blue\n", "colour: unknown section; a plan has version, name, workload"),
     ("model.yaml", PLAN.replace("Llama3_70B", "Llama9_70B"), "workload.name: unknown workload 'Llama9_70B'"),
