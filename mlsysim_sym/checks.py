@@ -611,9 +611,12 @@ def check_given(a: "Arguments") -> None:
     for the values a call gives (record fields as keywords, ``peak_flops=0``, and ``solve()``'s keywords), as
     :func:`check` raises ``solve()``'s: the sweep-like entry points (sensitivities, ``required``, ...) refuse
     what a sweep masks. A record's own values are not checked here (mlsysim computes with them)."""
+    import numpy as np      # here: numpy is imported on first use
     variant, static = a.static
     compiled = compiled_rules(variant, "sweep", ())
-    given = {**a.named_fields, **a.lowered}
+    # numpy's scalars as Python's (a loop over np.arange gives them; a sweep takes them)
+    given = {k: v.item() if isinstance(v, (np.integer, np.floating, np.bool_)) else v
+             for k, v in {**a.named_fields, **a.lowered}.items()}
     named = {**_static_named(static), **given}
     for i, r in enumerate(compiled.rules):
         reads = compiled.reads[i]
@@ -621,7 +624,11 @@ def check_given(a: "Arguments") -> None:
             continue
         for name in reads:
             _number(name, given[name], True)
-        if compiled.broken(i, named):
+        try:
+            broken = compiled.broken(i, named)
+        except OverflowError:                     # an integer beyond the float range, in a product
+            raise _beyond(given, reads) from None
+        if broken:
             raise r.error(message(r, named, compiled.fields_named(i, named)))
 
 

@@ -123,14 +123,18 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
         # schedule, which run no more replicas than the largest count searched
         faster_unfit = best is None or largest_unfit * apn > best.accelerators
         capped = best is not None and best.accelerators == largest * apn
+        # what lets more replicas run: a larger batch, and fewer of what splits a replica's samples
+        fewer = [w for w, on in (("microbatches", int(a["pp_size"]) > 1),
+                                 ("accumulation steps", int(a["gradient_accumulation_steps"]) > 1)) if on]
+        more = "a larger batch" + "".join(f", or fewer {w}" for w in fewer) + ("," if fewer else "")
         reason = ("no node count gives a runnable layout at this batch and split" if searched == 0 else
                   f"{searched:,} runnable counts up to {largest:,} nodes searched"
-                  + (" (this batch and schedule run no more replicas: a larger batch, or fewer microbatches, runs "
-                     "more)" if capped else "")
+                  + (f" (this batch and schedule run no more replicas: {more} runs more)" if capped else "")
                   + ("" if not unfit else
                      f", {unfit:,} of them left out: the training state does not fit in HBM (give a larger tp or "
                      "pp, a ZeRO stage or recomputation)" if faster_unfit else
-                     f", {unfit:,} smaller ones left out: the training state does not fit in HBM"))
+                     f", {unfit:,} smaller one{'s' if unfit > 1 else ''} left out: the training state does not fit "
+                     f"in HBM"))
         return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason, unfit,
                       now_fits, apn)
     return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched, "", unfit,

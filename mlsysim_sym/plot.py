@@ -365,7 +365,7 @@ def _line(axes, y, scale, label, masked, why, ax, fits, runs):
                 label=f"does not fit in accelerator memory ({int(spill.sum())})")
     off = ok & ~runs
     if off.any():
-        ax.plot(x[off], y[off] / scale, "x", markersize=10, color="#555555",
+        ax.plot(x[off], y[off] / scale, "s", markersize=11, markerfacecolor="none", color="#555555",
                 label=f"no framework runs this schedule ({int(off.sum())}; see can_run())")
     if not categories and x.min() > 0 and x.max() / x.min() >= 16:
         ax.set_xscale("log")
@@ -431,7 +431,7 @@ def _heatmap(axes, y, scale, label, masked, why, ax, fits, runs):
     bar.ax.tick_params(labelsize=SMALL)
     notes = [f"* does not fit in accelerator memory ({int((~fits).sum())} of {y.size})"] if not fits.all() else []
     notes += [f"† no framework runs this schedule ({int((~runs).sum())} of {y.size}; see can_run())"] \
-        if not runs.all() else []
+        if not runs.all() and write else []
     if masked:
         notes.append(f"grey x: {masked} of {y.size} configurations masked" + (f": {why}" if why else ""))
     if notes:

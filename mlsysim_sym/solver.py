@@ -88,15 +88,20 @@ class ExtendedOutputs(dict):
     that says why: a mechanism switched off by ``without=`` (mlsysim's model has no such quantity), or no such
     field."""
 
-    def __init__(self, values: Dict[str, float], off: Tuple[str, ...] = ()):
+    def __init__(self, values: Dict[str, float], variant: Optional[Variant] = None):
         super().__init__(values)
-        self.off = tuple(off)
+        self.variant = variant
 
     def __missing__(self, key):
-        if key in EXTENDED_OUTPUTS and self.off:
-            raise KeyError(f"{key}: not priced here: the mechanism that gives it is switched off "
-                           f"(without={self.off!r})")
-        raise KeyError(f"no extended output {key!r}; outputs here: {', '.join(self) or 'none'}")
+        # the switched-off mechanism whose model has the quantity (read off the models, not a table)
+        v = self.variant
+        gives = [m for m in (v.off if v is not None else ()) if key in EXTENDED_OUTPUTS
+                 and EXTENDED_OUTPUTS[key] in build_model(v.of(ModelChoice(v.fidelity,
+                                                                           tuple(x for x in v.off if x != m))))]
+        if gives:
+            raise KeyError(f"{key}: not priced here: the mechanism that gives it, {gives[0]}, is switched off "
+                           f"(without={v.off!r})")
+        raise KeyError(f"no extended output {key!r} in this model; outputs here: {', '.join(self) or 'none'}")
 
 
 @dataclass(slots=True, repr=False)
@@ -144,8 +149,8 @@ class DistributedResult:
         """The extended model's own outputs (:data:`EXTENDED_OUTPUTS`; None in mlsysim's model). One a switched-off
         mechanism gives is absent, and reading it says why (:class:`ExtendedOutputs`)."""
         own = self.layout[1]
-        off = self.arguments.model.off if self.arguments is not None else ()
-        return None if own is None else ExtendedOutputs({k: float(self.values[i]) for k, i in own}, off)
+        variant = self.arguments.variant if self.arguments is not None else None
+        return None if own is None else ExtendedOutputs({k: float(self.values[i]) for k, i in own}, variant)
 
     @property
     def configuration(self) -> str:
@@ -197,7 +202,10 @@ class DistributedResult:
         if self.extended and "gemm_shape_factor" in self.extended:
             rows.append(("GEMM-shape factor f_GEMM", f"{self.extended['gemm_shape_factor']:.4f}"))
         rows += [
-            ("MFU fleet / node", f"{self.mfu:.4f} / {n.mfu:.4f}"),
+            # MFU counts against the precision's own peak: an FP8 step is faster at a lower MFU than a BF16 one
+            ("MFU fleet / node" + (f" (of the {self.arguments.key} peak)" if self.arguments is not None
+                                   and self.arguments.key not in ("fp16", "bf16") else ""),
+             f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
             ("throughput", quantity(self.effective_throughput, "1/s")),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')}"

@@ -726,10 +726,14 @@ def _runnable(a: Arguments, values: Dict[sp.Symbol, object], shape) -> np.ndarra
         g = np.prod(np.broadcast_arrays(*(whole(k) for k in a.model.splits)), axis=0)
         n = whole("count") * whole("accelerators_per_node")
         g = np.where(g >= 1, g, 1)
-        ok = (n % g == 0) & can_run(whole("pp_size"), n // g, whole("microbatch_count"), whole("v_stages"),
-                                    whole("batch_size"),
-                                    gradient_accumulation_steps=whole("gradient_accumulation_steps"),
-                                    layers=None if layers is None else whole("layers"))
+        schedule = (whole("pp_size"), n // g, whole("microbatch_count"), whole("v_stages"), whole("batch_size"))
+        ga = whole("gradient_accumulation_steps")
+        ok = can_run(*schedule, gradient_accumulation_steps=ga)      # a record without a layer count: these rules
+        if layers is not None:                                          # and with one, the layer rules too
+            counted = np.asarray(layers, dtype=float)
+            counted = np.isfinite(counted) & (counted >= 1)
+            ok = np.where(counted, can_run(*schedule, gradient_accumulation_steps=ga, layers=whole("layers")), ok)
+        ok = (n % g == 0) & ok
     return np.broadcast_to(ok, shape)
 
 

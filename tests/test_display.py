@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 import pytest
 
 from mlsysim_sym import DistributedModel, operating_point_of, search, sweep
@@ -100,8 +101,14 @@ def test_a_sweep_prints_a_summary_not_its_arrays():
               batch_size=[128, 384], tp_size=[1, 2, 3, 5, 8], pp_size=[1, 4, 7])
     text = repr(r)
     head = " ".join(line.strip() for line in text.splitlines()[:2])
-    assert head.startswith("SweepResult: shape (2, 5, 3), 16 of 30 configurations valid; axes batch_size (2), "
-                           "tp_size (5), pp_size (3)")
+    assert head.startswith("SweepResult: shape (2, 5, 3), 16 of 30 configurations valid (6 of them no framework "
+                           "runs); axes batch_size (2), tp_size (5), pp_size (3)")
+    # the 6: valid configurations whose schedule no framework runs, one by one as solve()'s arguments say
+    from mlsysim_sym.arguments import arguments
+    off = sum(not arguments("Llama3_70B", "Kempner_H100_384", dict(batch_size=b, tp_size=t, pp_size=p)).runnable
+              for (i, j, k), ok in np.ndenumerate(r.valid) if ok
+              for b, t, p in [([128, 384][i], [1, 2, 3, 5, 8][j], [1, 4, 7][k])])
+    assert off == 6
     assert "Kempner AI Cluster" in text and "batch 128,384, tp 1,2,3,5,8, pp 1,4,7" in " ".join(text.split())
     assert "step_latency_total" in text and " s " in text and "2 of 16 true" in text
     # per rule: how many configurations it masks, and one of its messages

@@ -42,7 +42,9 @@ _KEEP = 4
 def short_lists(line: str, width: int = LONG) -> str:
     """An error line whose list of 12 or more names makes it longer than ``width``: the list cut to the names
     closest to the one the message is about (``'gemm'`` -> ``gemm_shape``) and then its first names, as many as
-    fit (at least 4), with how many there are in all (the full list is in the command's ``--help`` or the guide).
+    fit (at least 4), with how many there are in all (the command's ``--help`` lists the names ``--without``,
+    ``--sigma`` and ``--solve-for`` take, ``mlsysim-sym equations`` the quantities ``--output`` takes, and
+    docs/files.md a file's fields).
 
     >>> short_lists("--x: unknown 'gemm'; one of: " + ", ".join(f"name_{i}" for i in range(40)) + ", gemm_shape", 90)
     "--x: unknown 'gemm'; one of: gemm_shape, name_0, name_1, name_2, name_3, ... (41 in all)"
@@ -52,7 +54,8 @@ def short_lists(line: str, width: int = LONG) -> str:
         return line
     names = m.group(0).split(", ")
     # the name the message is about: quoted ('gemm'), or the field before ": unknown" (training.tensor_parallel)
-    bad = re.search(r"'([^']+)'", line) or re.search(r"(?:^|[\s.])([\w\-]+): unknown", line)
+    bad = (re.search(r"'([^']+)'", line) or re.search(r"(?:^|[\s.])([\w\-]+): unknown", line)
+           or re.search(r": ([\w.\-]+) is no ", line))
     close = difflib.get_close_matches(bad.group(1), names, n=3, cutoff=0.5) if bad else []
     room = width - len(line) + len(m.group(0)) - len(f", ... ({len(names)} in all)")
     kept: list = []

@@ -143,7 +143,7 @@ def _met_throughout(pr: Problem, sol: Solution, regimes: int, end: str) -> Requi
     the output at the end of the input's range toward the target (``end`` is the other end, :func:`limit`'s)."""
     toward = pr.lo if end in ("oo", f"{pr.hi:g}") else pr.hi
     there = ""
-    if math.isfinite(toward) and toward > 0:
+    if math.isfinite(toward) and toward > 0 and toward != pr.x0:       # (the configuration's own value: no news)
         try:
             there = (f"; at {pr.solve_for} = {pr.shown_input(toward)}, the end of its range, it is "
                      f"{pr.shown(pr.value(toward))}")
