@@ -257,7 +257,7 @@ def test_list_shows_the_catalog_with_key_figures():
     (("solve", "--tp", "3"), "--tp/--pp/--ep: Infeasible 4D Parallelism: TP(3) * PP(1) * EP(1) must divide"),
     (("solve", "--tp", "0"), "--tp: tp_size must be >= 1, got 0"),
     (("solve", "--efficiency", "nan"), "--efficiency: must be a finite number, got nan"),
-    (("solve", "--batch-size", "1e3"), "--batch-size: expected a whole number, got '1e3'"),
+    (("solve", "--batch-size", "1.5e-3"), "--batch-size: expected a whole number, got '1.5e-3'"),
     (("solve", "--tp", "1,2"), "--tp: takes one value here"),
     (("solve", "--model", "Foo"), "--model: unknown workload 'Foo'"),
     (("solve", "--fleet", "Research_512"), "--fleet: unknown fleet 'Research_512'"),
@@ -641,3 +641,11 @@ def test_an_unknown_catalog_name_lists_the_close_ones():
     code, out, err = run("solve", "--fleet", "research_256", ok=False)
     assert code == 2 and "close names: Research_256" in err and err.endswith(
         "see: mlsysim-sym list (or give a plan file: docs/files.md)\n")
+
+
+def test_a_whole_number_may_be_written_with_an_exponent():
+    # --tokens 15e12 was taken and --batch-size 1e3 refused; a whole number written 1e3 or 2048.0 is read exactly
+    _, out, _ = run("solve", "--batch-size", "1e3", "--tp", "8", "--json")
+    assert json.loads(out)["configuration"]["batch_size"] == 1000
+    _, out, _ = run("sweep", "--batch-size", "256,2.048e3", "--tp", "8", "--json")
+    assert json.loads(out)["swept"]["batch_size"] == [256, 2048]

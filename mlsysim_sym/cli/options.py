@@ -4,6 +4,7 @@ sweeps and searches) and what a command prices (:class:`Setup`)."""
 from __future__ import annotations
 
 import math
+from decimal import Decimal, InvalidOperation
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -68,7 +69,14 @@ def _whole(t: str, text: str, flag: str) -> int:
     try:
         n = int(t)
     except ValueError:
-        raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
+        # a whole number written with an exponent or a point (--batch-size 1e3, 2048.0), read exactly
+        try:
+            d = Decimal(t)
+        except InvalidOperation:
+            d = None
+        if d is None or not d.is_finite() or abs(d) > 10 ** 400 or d != d.to_integral_value():
+            raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
+        n = int(d)
     if abs(n) > MAX_WHOLE:
         raise UsageError(f"{flag}: a whole number of at most 2**53 = {MAX_WHOLE:,} is allowed, got one of "
                          f"{len(str(abs(n)))} digits")
