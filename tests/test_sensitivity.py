@@ -607,7 +607,8 @@ def test_a_parameter_at_the_end_of_its_range_says_which_way_it_can_move():
     assert (f"† overlap efficiency η_ov is at the top of its range (in [0.0, 1.0]): it can only be lowered, which "
             f"changes fleet MFU by {-e:+.3g} % per 1 %.") in text
     # inside its range, no such note
-    assert "†" not in str(sensitivities("Llama3_70B", "Research_256", **dict(kw, overlap_efficiency=0.85)))
+    assert "† overlap efficiency" not in str(sensitivities("Llama3_70B", "Research_256",
+                                                          **dict(kw, overlap_efficiency=0.85)))
 
 
 @pytest.mark.parametrize("bad,error,words", [
@@ -645,3 +646,16 @@ def test_the_latex_of_a_kinked_row_gives_both_sides():
     assert (r.left.elasticity, r.right.elasticity) == (0.0, -1.0)
     assert t.latex("straggler_factor").endswith(r"= 0 \quad \left(\text{below: } 0,\ \text{above: } -1\right)")
     assert r"\text{below: }" not in t.latex("efficiency")      # a smooth row is its expression alone
+
+
+def test_a_knobs_neighbour_that_no_framework_runs_is_marked():
+    # the bundled example: 8 replicas of 32 samples, 8 microbatches of 4; 7 or 9 microbatches do not split 32
+    # samples, 255 or 257 samples do not split over 8 replicas (can_run); tp 4 (16 replicas of 16 samples) runs
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    d = {k.knob: k for k in t.discrete}
+    assert (d["microbatch_count"].down.value, d["microbatch_count"].down.runnable) == (7, False)
+    assert not d["microbatch_count"].up.runnable and not d["batch_size"].down.runnable
+    assert (d["tp_size"].down.value, d["tp_size"].down.runnable) == (4, True)
+    text = str(t)
+    assert "7: -0.00708 †" in text and "† no framework runs the schedule there" in " ".join(text.split())
+    assert t.to_dict()["discrete"][0]["previous"]["runnable"] is False

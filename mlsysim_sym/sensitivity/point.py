@@ -164,6 +164,7 @@ class Step:
     delta: float
     relative: float
     warnings: Tuple[str, ...] = ()
+    runnable: bool = True       # whether a framework runs the schedule there (Arguments.runnable; solve() prices it)
 
 
 @dataclass(frozen=True)
@@ -311,12 +312,13 @@ def _neighbour(a: Arguments, knob, candidates, base, quantity, skipped) -> Optio
         if knob in ("layers", "count") and v < 1:
             skipped.append((v, f"{knob} must be >= 1"))
             continue
+        moved = a.replace(**{knob: v})
         try:
-            out, msgs = _solve_output(a.replace(**{knob: v}), quantity)
+            out, msgs = _solve_output(moved, quantity)
         except (ValueError, TypeError) as exc:
             skipped.append((v, str(exc)))
             continue
-        return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs)
+        return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, moved.runnable)
     return None
 
 
@@ -480,7 +482,7 @@ class Sensitivities:
                "unit": notation.entry(self.quantity).unit, "regime": list(self.regime), "rows": rows}
         if discrete and self.context is not None:
             step = (lambda s: None if s is None else {"value": s.value, "output": s.output, "change": s.delta,
-                                                      "relative": s.relative})
+                                                      "relative": s.relative, "runnable": s.runnable})
             out["discrete"] = [{"knob": k.knob, "value": k.value, "previous": step(k.down), "next": step(k.up),
                                 "skipped": [[v, why] for v, why in k.skipped]} for k in self.discrete]
         return out

@@ -172,7 +172,8 @@ def _skipped(k: "DiscreteRow") -> str:
 def _knob_rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List[str]]:
     out_unit = _out_unit(t)
     relaxed = {r.parameter: r for r in t.relaxed}
-    change = lambda s: "-" if s is None else f"{s.value}: {_delta(s.delta, out_unit)}"  # noqa: E731
+    change = lambda s: "-" if s is None else f"{s.value}: {_delta(s.delta, out_unit)}" \
+        + ("" if s.runnable else " †")  # noqa: E731
     rows, skipped = [], []
     for k in t.discrete:
         p = by_argument()[k.knob]
@@ -217,6 +218,9 @@ def as_text(t: "Sensitivities") -> str:
                              f"quotient, the fleet held fixed", "  ")
         lines += text_table(krows, ("knob", "value", "below: change", "above: change", "relaxed"),
                             indent="  ", align="lrllr", width=WIDTH) + _knob_kinks(t)
+        if any(s is not None and not s.runnable for k in t.discrete for s in (k.down, k.up)):
+            lines += wrap("† no framework runs the schedule there (see can_run(): the batch splits over the "
+                          "replicas, the microbatches over a replica's samples); priced as solve() prices it", "  ")
         for s in skipped:
             lines += wrap("skipped " + s, "  ")
     return "\n".join(lines)
