@@ -27,6 +27,7 @@ import sympy as sp
 from . import notation
 from .display import html_text, key_values, quantity, wrap
 from .model import Variant, build_model
+from .schedules import RULES
 from .symbols import sym
 
 T = r"\text"
@@ -128,9 +129,8 @@ class TrainingPlan:
     def __str__(self) -> str:
         spill = [] if self.fits else wrap("the training state does not fit in HBM: each step is priced spilling to "
                                           "host memory, as solve() prices it")
-        spill += [] if self.runnable else wrap("no framework runs this layout as given (see can_run(): the batch "
-                                               "splits over the replicas, the microbatches over a replica's "
-                                               "samples); it is priced as solve() prices it")
+        spill += [] if self.runnable else wrap(f"no framework runs this layout as given ({RULES}); it is priced as "
+                                               "solve() prices it")
         return "\n".join(wrap(f"configuration: {self.configuration}", "") + key_values(self._rows(), indent="  ")
                          + spill)
 

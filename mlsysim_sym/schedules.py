@@ -8,6 +8,10 @@ from __future__ import annotations
 from typing import Optional
 
 
+#: The rules of :func:`can_run` in a sentence, as the messages that say a schedule does not run give them.
+RULES = "see can_run(): the batch splits over the replicas, the microbatches over a replica's samples"
+
+
 def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
             layers: Optional[int] = None):
     """Whether a training framework can run the schedule: the rules :func:`search` applies by default.

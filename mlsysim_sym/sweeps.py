@@ -44,7 +44,7 @@ from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread,
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUTS, field_named, unit_of
-from .schedules import can_run
+from .schedules import RULES, can_run
 from .symbols import Kind, by_argument, keywords, sym
 
 __all__ = ["Configurations", "OVERFLOW", "SweepResult", "SweepTooLarge", "arguments", "configurations",
@@ -480,8 +480,7 @@ class SweepResult:
             lines = wrap(f"{output}" + (f" in {shown}" if shown else "") + f" by {n0} (rows) and {n1} (columns)")
             lines += text_table(rows, (n0,) + tuple(_axis_value(n1, a) for a in v1), indent="  ", width=WIDTH)
         if dag:
-            lines += wrap("† no framework runs this schedule (see can_run(): the batch splits over the replicas, the "
-                          "microbatches over a replica's samples); priced as solve() prices it", "  ")
+            lines += wrap(f"† no framework runs this schedule ({RULES}); priced as solve() prices it", "  ")
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):

@@ -10,6 +10,7 @@ from typing import List, Optional, Tuple, Union
 
 import sympy as sp
 
+from ..schedules import RULES
 from ..symbols import Kind
 from .answer import Requirement, plain
 from .problem import Problem
@@ -77,8 +78,8 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
             root = f"{pr.solve_for} = {val:.6g}" + ("" if r is None else f", {plain(r)}")
             # why no whole number runs: the input cannot make any run, or none runs at the root
             why = tuple(notes) if pr.never_runs else (
-                f"the root of this regime is {root}; no schedule a framework runs has a whole number there (see "
-                f"can_run(): the batch splits over the replicas, the microbatches over a replica's samples)",)
+                f"the root of this regime is {root}; no schedule a framework runs has a whole number there "
+                f"({RULES})",)
             return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", why)
     else:
         val, achieved, refusal = _inside_domain(pr, val)

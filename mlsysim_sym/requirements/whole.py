@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 
 import sympy as sp
 
+from ..schedules import RULES
 from ..symbols import Kind
 from .answer import Requirement
 from .problem import Problem
@@ -85,8 +86,7 @@ def integer(pr: Problem, root: float, meet: int, notes: List[str]) -> Tuple[Opti
     return v, o
 
 
-_NEVER = ("the configuration runs no schedule a framework runs (see can_run(): the batch splits over the replicas, "
-          "the microbatches over a replica's samples), and no value of {} changes that")
+_NEVER = f"the configuration runs no schedule a framework runs ({RULES}), and no value of {{}} changes that"
 
 
 def at_configuration(pr: Problem, notes: List[str]) -> Tuple[Optional[int], Optional[float]]:

@@ -21,6 +21,7 @@ from .. import notation
 from ..outputs import output
 from ..display import PREFIXED, WIDTH, html_table, number, quantity, si_prefix, text_table, wrap
 from ..printing import latex
+from ..schedules import RULES
 from ..symbols import BY_SYMBOL, by_argument
 
 if TYPE_CHECKING:        # annotations only: the table module is imported by .point
@@ -219,8 +220,7 @@ def as_text(t: "Sensitivities") -> str:
         lines += text_table(krows, ("knob", "value", "below: change", "above: change", "relaxed"),
                             indent="  ", align="lrllr", width=WIDTH) + _knob_kinks(t)
         if any(s is not None and not s.runnable for k in t.discrete for s in (k.down, k.up)):
-            lines += wrap("† no framework runs the schedule there (see can_run(): the batch splits over the "
-                          "replicas, the microbatches over a replica's samples); priced as solve() prices it", "  ")
+            lines += wrap(f"† no framework runs the schedule there ({RULES}); priced as solve() prices it", "  ")
         for s in skipped:
             lines += wrap("skipped " + s, "  ")
     return "\n".join(lines)
