@@ -64,3 +64,26 @@ def test_fp8_on_blackwell_doubles_the_peak_the_model_reads():
     bf16 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/B200-1024", precision="bf16", **kw)
     fp8 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/B200-1024", precision="fp8", **kw)
     assert fp8.node_profile.peak_flops_actual == 2 * bf16.node_profile.peak_flops_actual
+
+
+@pytest.mark.parametrize("fleet,tf32,int8,fp32", [
+    # dense TF32 and INT8: half the sparse rows (H100/H200 SXM: 989 TFLOPS and 3,958 TOPS; HGX B200: 2.2 PFLOPS
+    # and 9 POPS; GB200 NVL72: 2.5 PFLOPS and 10 POPS); FP32 is the CUDA cores' rate, never halved
+    ("H100-SXM-1024", 494.5e12, 1979e12, 67e12),
+    ("H200-1024", 494.5e12, 1979e12, 67e12),
+    ("B200-1024", 1100e12, 4500e12, 80e12),
+    ("GB200-NVL72-1152", 1250e12, 5000e12, 90e12),
+])
+def test_32_bit_and_int8_rates_are_their_own(fleet, tf32, int8, fp32):
+    a = modern.fleet(fleet).node.accelerator
+    assert (a.flops_for("tf32"), a.flops_for("int8"), a.flops_for("fp32")) == (tf32, int8, fp32)
+
+
+def test_fp32_on_h100_is_priced_at_the_cuda_cores_rate_not_the_16_bit_one():
+    # the node's peak is 8 x 67 TFLOPS in FP32 (it was 8 x 989.5, the 16-bit rate, before the record had an FP32
+    # rate); mlsysim's own H100 record gives the same 67 TFLOPS
+    kw = dict(batch_size=1024, seq_len=2048)
+    fp32 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/H100-SXM-1024", precision="fp32", **kw)
+    bf16 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/H100-SXM-1024", precision="bf16", **kw)
+    assert fp32.node_profile.peak_flops_actual / bf16.node_profile.peak_flops_actual == pytest.approx(67 / 989.5)
+    assert catalog.fleet("Lab_64_H100").node.accelerator.flops_for("fp32") == 67e12

@@ -23,11 +23,16 @@ SRC = {
     "gptoss-card": "OpenAI (2025), gpt-oss-120b & gpt-oss-20b Model Card, arXiv:2508.10925, sec. 2; "
                    "gpt_oss/torch/model.py (github.com/openai/gpt-oss): sliding window 128 on every other layer",
     "h100": "NVIDIA H100 Tensor Core GPU product page (nvidia.com/en-us/data-center/h100), H100 SXM column; "
-            "Tensor Core rows are with 2:4 sparsity, dense is half",
+            "Tensor Core rows (TF32, BF16, FP16, FP8, INT8) are with 2:4 sparsity, dense is half; FP32 (67 TFLOPS) "
+            "is the CUDA cores' rate, taken as printed",
     "h200": "NVIDIA H200 Tensor Core GPU product page (nvidia.com/en-us/data-center/h200), H200 SXM column; "
-            "dense is half the sparse Tensor Core rows",
+            "dense is half the sparse Tensor Core rows (TF32, BF16, FP16, FP8, INT8); FP32 (67 TFLOPS) as printed",
     "blackwell": "NVIDIA Blackwell datasheet (GB200 NVL72 and HGX B200 columns of 'Individual Blackwell GPU "
-                 "Specifications'; 'All Tensor Core numbers except FP64 with sparsity': dense is half)",
+                 "Specifications'; 'All Tensor Core numbers except FP64 with sparsity': dense is half; its TF32, "
+                 "FP16/BF16, FP8 and INT8 Tensor Core rows)",
+    "blackwell-fp32": "the Blackwell datasheet prints no FP32 rate; Glenn K. Lockwood, B200 notes "
+                      "(glennklockwood.com/garden/processors/B200), FP32 column: 80 TFLOPS (HGX B200 at 1,000 W), "
+                      "90 TFLOPS (GB200 at 1,200 W)",
     "nvlink": "NVIDIA NVLink and NVLink Switch page (nvidia.com/en-us/data-center/nvlink): 900 GB/s (Hopper) and "
               "1.8 TB/s (Blackwell) per GPU, both directions; per direction is half",
     "dgx-basepod": "NVIDIA DGX BasePOD reference architecture, Core Components (docs.nvidia.com/dgx-basepod): DGX "
@@ -76,20 +81,28 @@ ARCHS = dict([
 ])
 
 
-def acc(name, cite, peak, mem_gib, bw, tdp, pcie, fp8):
+def acc(name, cite, peak, mem_gib, bw, tdp, pcie, fp8, tf32, int8, fp32, fp32_cite):
+    """``peak`` is the dense 16-bit Tensor Core rate; ``tf32``, ``fp8`` and ``int8`` the dense rates of those rows;
+    ``fp32`` the CUDA cores' rate (no Tensor Core, no sparsity). No record has an INT4 rate: neither product page
+    nor datasheet prints one, and a key a record lacks is priced at ``peak_flops``, as mlsysim prices it."""
     return name, {"name": name, "peak_flops": peak, "memory_capacity": mem_gib * GiB, "memory_bandwidth": bw,
-                  "precision_flops": [["bf16", peak], ["fp16", peak], ["fp8", fp8]],
+                  "precision_flops": [["bf16", peak], ["fp16", peak], ["fp8", fp8], ["tf32", tf32], ["int8", int8],
+                                      ["fp32", fp32]],
                   "dispatch_tax": 1e-5, "tdp": tdp, "pcie_bandwidth": pcie, "nvlink_latency": 5e-7,
-                  "sources": {"peak_flops,precision_flops,memory_bandwidth,tdp": cite, "memory_capacity": cite + "; gib",
+                  "sources": {"peak_flops,memory_bandwidth,tdp": cite, "memory_capacity": cite + "; gib",
+                              "precision_flops": cite if fp32_cite == cite else cite + "; " + fp32_cite,
                               "dispatch_tax,nvlink_latency": "mlsysim",
                               **({"pcie_bandwidth": "pcie5"} if pcie else {})}}
 
 
 ACCS = dict([
-    acc("NVIDIA H100 SXM", "h100", 989.5e12, 80, 3.35e12, 700.0, 64e9, 1979e12),
-    acc("NVIDIA H200 SXM", "h200", 989.5e12, 141, 4.8e12, 700.0, 64e9, 1979e12),
-    acc("NVIDIA B200", "blackwell", 2250e12, 180, 7.7e12, 1000.0, 64e9, 4500e12),
-    acc("NVIDIA GB200", "blackwell", 2500e12, 186, 8.0e12, 1200.0, None, 5000e12),
+    # name, cite, 16-bit, HBM GiB, HBM B/s, W, host link, then FP8, TF32, INT8 (dense: half the sparse rows) and FP32
+    acc("NVIDIA H100 SXM", "h100", 989.5e12, 80, 3.35e12, 700.0, 64e9, 1979e12, 494.5e12, 1979e12, 67e12, "h100"),
+    acc("NVIDIA H200 SXM", "h200", 989.5e12, 141, 4.8e12, 700.0, 64e9, 1979e12, 494.5e12, 1979e12, 67e12, "h200"),
+    acc("NVIDIA B200", "blackwell", 2250e12, 180, 7.7e12, 1000.0, 64e9, 4500e12, 1100e12, 4500e12, 80e12,
+        "blackwell-fp32"),
+    acc("NVIDIA GB200", "blackwell", 2500e12, 186, 8.0e12, 1200.0, None, 5000e12, 1250e12, 5000e12, 90e12,
+        "blackwell-fp32"),
 ])
 NODES = {
     "DGX H100 (8 H100 SXM)": {"accelerator": "NVIDIA H100 SXM", "accelerators_per_node": 8, "intra_node_bw": 450e9,
