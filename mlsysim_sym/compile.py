@@ -187,6 +187,12 @@ class _NumPyPrinter(NumPyPrinter):
     def _print_And(self, expr):
         return self._nest("logical_and", expr)
 
+    def _print_Heaviside(self, expr):
+        # the derivative of a Max or Min: sympy's printer has no rule and rewrites it to a Piecewise, simplifying
+        # each one (minutes for a whole output's derivative)
+        x, h0 = _heaviside_args(self, expr)
+        return f"{self._module_format('numpy.heaviside')}({x}, {h0})"
+
     def _print_Or(self, expr):
         return self._nest("logical_or", expr)
 
@@ -218,6 +224,23 @@ def lambdify_numeric(args, exprs, backend: str, cse=cse_real):
                        printer=numeric_printer(backend))
 
 
+def lambdify(args, expr: sp.Basic, backend: str = "numpy"):
+    """``sympy.lambdify(args, expr)`` through the package's printers: a function of ``args`` (symbols) giving the
+    value of ``expr`` (``backend`` ``"numpy"``, arrays broadcast, or ``"math"``, plain numbers).
+
+    Differentiating a whole output (``sympy.diff(m["mfu"], sym.eta)``) gives a ``Heaviside`` for every ``Max``
+    on the way; sympy's own printer rewrites each one to a ``Piecewise`` and simplifies it, which takes minutes,
+    where this takes a fraction of a second. The numbers are those of the expression: the guide's
+    "Derivatives" section checks one against a finite difference."""
+    if not isinstance(expr, sp.Basic):
+        raise TypeError(f"expr must be a sympy expression (a model quantity or its derivative), got "
+                        f"{type(expr).__name__}")
+    if backend not in ("numpy", "math"):
+        raise ValueError(f"backend must be 'numpy' or 'math', got {backend!r}")
+    f = lambdify_numeric(list(args), [numeric_form(expr)], backend)
+    return lambda *values: f(*values)[0]
+
+
 class _PythonPrinter(PythonCodePrinter):
     """Python printer for one configuration of plain numbers.
 
@@ -240,6 +263,16 @@ class _PythonPrinter(PythonCodePrinter):
     def _print_ITE(self, expr):
         a, b, c = (self._print(x) for x in expr.args)
         return f"(({b}) if ({a}) else ({c}))"
+
+    def _print_Heaviside(self, expr):
+        x, h0 = _heaviside_args(self, expr)
+        return f"(lambda x: 1.0 if x > 0 else ({h0} if x == 0 else (0.0 if x < 0 else x)))({x})"
+
+
+def _heaviside_args(printer, expr):
+    """The printed argument of a ``Heaviside`` and its value at 0 (sympy's default one half)."""
+    h0 = expr.args[1] if len(expr.args) > 1 else sp.S.Half
+    return printer._print(expr.args[0]), printer._print(sp.Float(h0))
 
 
 _SETTINGS = {"fully_qualified_modules": False, "inline": True, "allow_unknown_functions": True, "user_functions": {}}

@@ -179,3 +179,39 @@ def test_solves_warnings_point_at_the_callers_line_on_every_path():
         with pytest.warns(UserWarning, match=r"batch_size \(8\) < dp_size \(64\)") as rec:
             DistributedModel().solve("Llama3_8B", "Lab_64_H100", **kw)
         assert [r.filename for r in rec] == [__file__], kw
+
+
+def test_the_packages_lambdify_compiles_a_whole_outputs_derivative():
+    # d MFU / d eta holds a Heaviside for every Max on the way (sympy's lambdify takes minutes on it); the
+    # package's lambdify gives the slope two values of MFU a step h apart give (central difference)
+    from mlsysim_sym import sym
+    from mlsysim_sym.compile import lambdify
+    m = build_model()
+    _, values = parameters_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4,
+                              microbatch_count=8)
+    d = sp.diff(m["mfu"], sym.eta)
+    assert d.has(sp.Heaviside)
+    d_args = sorted(d.free_symbols, key=str)
+    args = sorted(m["mfu"].free_symbols, key=str)
+    mfu = lambdify(args, m["mfu"], "math")
+
+    def mfu_at(eta):
+        return mfu(*[eta if a == sym.eta else values[a] for a in args])
+    h = 1e-6
+    slope = (mfu_at(0.5 + h) - mfu_at(0.5 - h)) / (2 * h)
+    for backend in ("numpy", "math"):
+        assert float(lambdify(d_args, d, backend)(*[values[a] for a in d_args])) == pytest.approx(slope, rel=1e-8)
+
+
+def test_the_packages_lambdify_prints_heaviside_as_sympy_defines_it():
+    # sympy's Heaviside: 0 below zero, 1 above, H0 (one half unless given) at zero; NaN stays NaN
+    from mlsysim_sym.compile import lambdify
+    x = sp.Symbol("x", real=True)
+    for backend in ("numpy", "math"):
+        f, g = lambdify([x], sp.Heaviside(x), backend), lambdify([x], sp.Heaviside(x, 1), backend)
+        assert [float(f(v)) for v in (-2.0, 0.0, 3.0)] == [0.0, 0.5, 1.0]
+        assert float(g(0.0)) == 1.0 and np.isnan(f(float("nan")))
+    with pytest.raises(TypeError, match="expr must be a sympy expression"):
+        lambdify([x], "x**2")
+    with pytest.raises(ValueError, match="backend must be 'numpy' or 'math', got 'jax'"):
+        lambdify([x], x, "jax")
