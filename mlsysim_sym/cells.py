@@ -61,6 +61,12 @@ def _model(family: str, fidelity: str):
     return build_model(Variant(family=family, fidelity=fidelity))
 
 
+def _plan():
+    """A run's time and cost in the step's quantities (:data:`mlsysim_sym.run_costs.PLAN`), whatever the model."""
+    from .run_costs import PLAN
+    return PLAN
+
+
 def default_label(name: str, form: str = "structured", fidelity: str = "mlsysim", family: str = "transformer") -> str:
     """The label ``docs/quarto/*.qmd`` and ``mlsysim-sym equations --quarto`` give the equation of ``name``: a
     quantity's from its name (``eq-t-dp``; ``eq-extended-t-dp`` in the extended model; ``-closed`` or
@@ -73,6 +79,8 @@ def default_label(name: str, form: str = "structured", fidelity: str = "mlsysim"
         label = equation_label(notation.term(name).latex)
         label += "-term" if label in {equation_label(n) for n in m} else ""
         return label + ("-expanded" if form != "structured" else "")
+    if name in _plan():
+        return equation_label("plan " + name)
     if name not in m:
         raise ValueError(f"name: no quantity or cost term {name!r} in the {family} {fidelity} model")
     return equation_label(("extended " if fidelity == "extended" else "") + name,
@@ -132,6 +140,8 @@ def equation(name: str, book: bool = False, label: Optional[Union[str, bool]] = 
             tex = _equation(call, call.doit(), book=book)
     elif q in m:
         tex = quantity_latex(m, q, form, book=book)
+    elif q in _plan():
+        tex = _equation(notation.symbol(q), _plan()[q], book=book)
     else:
         hint = ("; it is one of the extended model's: pass fidelity='extended'"
                 if fidelity == "mlsysim" and q in build_model(Variant(family, fidelity="extended")) else "")

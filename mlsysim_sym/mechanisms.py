@@ -141,10 +141,11 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "that idles the GPU between small kernels); docs/modern_runs.md (one layout measured at microbatches of 1 "
        "and 2)", "3 launches per layer, once per step", ("n_pass",), short="Pass"),
     _M("fp8_gemms", "FP8 GEMMs, the rest in 16-bit",
-       "precision fp8 (a peak above the 16-bit peak): only the weights' matrix multiplications run at the FP8 "
+       "precision fp8 (elements narrower than 2 bytes): only the weights' matrix multiplications run at the FP8 "
        "rate, reaching eta_FP8 of the share of their peak that 16-bit GEMMs reach of theirs (R_GEMM = "
        "max(min(R_peak, R_16), eta_FP8 R_peak)); attention and the elementwise work of the GEMM-shape factor run "
-       "at the 16-bit rate; weights, gradients, activations and messages keep 2-byte elements",
+       "at the 16-bit rate; weights, gradients, activations and messages keep 2-byte elements. At 2-byte or wider "
+       "elements every rate is the precision's own peak (R_GEMM = R_peak, a peak_flops given included)",
        None, "Micikevicius et al. (2022), FP8 Formats for Deep Learning, sec. 4 (GEMM inputs in FP8; accumulation, "
        "master weights and the other operations in higher precision); NVIDIA Transformer Engine (fp8_autocast "
        "casts the inputs of its Linear layers; attention stays 16-bit unless asked)",

@@ -1,8 +1,10 @@
 r"""How long and how much a run costs: a token budget (or a number of steps) on one priced step, as sympy
 expressions.
 
-A configuration's step (:func:`mlsysim_sym.solve`) prices ``B S`` tokens in ``T_step``. A run of ``D`` tokens
-takes ``K = ceil(D / (B S))`` steps, and:
+A configuration's step (:func:`mlsysim_sym.solve`) trains ``B_step S`` tokens in ``T_step``, ``B_step = min(B,
+N_DP b)`` samples: each of the ``N_DP`` replicas prices its local batch ``b = max(1, floor(B / N_DP))``, as mlsysim
+does, so a batch that does not split evenly is priced (and trained) rounded down to a multiple of ``N_DP``, and one
+smaller than ``N_DP`` leaves replicas idle. A run of ``D`` tokens takes ``K = ceil(D / (B_step S))`` steps, and:
 
 * wall-clock time ``T_train = K T_step``;
 * accelerator-hours ``K T_step N / 3600``;
@@ -53,12 +55,18 @@ for _name, _latex, _book, _unit, _meaning in _PLAN_QUANTITIES:
 
 def model_symbols() -> Dict[str, sp.Symbol]:
     m = build_model(Variant())
-    return {n: m.quantity(n).symbol for n in ("T_step", "N", "dp", "energy")}
+    return {n: m.quantity(n).symbol for n in ("T_step", "N", "dp", "energy", "lb")}
+
+
+def samples_per_step() -> sp.Basic:
+    """``B_step = min(B, N_DP b)``: the samples a step trains (its replicas' local batches, none beyond ``B``)."""
+    q = model_symbols()
+    return sp.Min(sym.B, q["dp"] * q["lb"])
 
 
 def steps_for(tokens) -> sp.Basic:
-    """``K = ceil(D / (B S))``: the steps that train on ``tokens`` (a number or the symbol ``D``)."""
-    return sp.ceiling(tokens / (sym.B * sym.s))
+    """``K = ceil(D / (B_step S))``: the steps that train on ``tokens`` (a number or the symbol ``D``)."""
+    return sp.ceiling(tokens / (samples_per_step() * sym.s))
 
 
 def _plan() -> Dict[str, sp.Basic]:
@@ -96,6 +104,9 @@ class TrainingPlan:
     capacity: Optional[float] = None
     fits: bool = True
     runnable: bool = True       # whether a framework runs the layout (mlsysim_sym.schedules.can_run)
+    samples_per_step: int = 0   # the samples a step trains (B_step = min(B, N_DP b)), beside the batch given
+    batch: int = 0
+    replicas: int = 1
 
     @property
     def days(self) -> float:
@@ -107,12 +118,12 @@ class TrainingPlan:
                 "wall_time": self.wall_time, "days": self.days, "accelerator_hours": self.accelerator_hours,
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
                 "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity,
-                "fits": self.fits, "runnable": self.runnable}
+                "fits": self.fits, "runnable": self.runnable, "samples_per_step": self.samples_per_step,
+                "batch_size": self.batch, "data_parallel_replicas": self.replicas}
 
     def _rows(self):
-        rows = []
-        if self.tokens is not None:
-            rows.append(("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)"))
+        rows = [("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)" if self.tokens is not None
+                 else f"{self.steps * self.tokens_per_step:.4g} ({self.tokens_per_step:,} per step)")]
         rows += [("steps K", f"{self.steps:,}"),
                  ("step time T_step", quantity(self.step_time, "s")),
                  ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {_amount(self.days)} days"),
@@ -126,8 +137,18 @@ class TrainingPlan:
                      f"{quantity(self.memory, 'B')}{of} ({'fits' if self.fits else 'does not fit'})"))
         return rows
 
+    def _uneven(self):
+        """The sentence that says a step trains fewer samples than the batch given (none when it trains them all)."""
+        if self.samples_per_step >= self.batch:     # (a batch below N_DP: solve() warns of the idle replicas)
+            return []
+        b = self.samples_per_step // self.replicas
+        return wrap(f"the batch of {self.batch:,} does not split evenly over {self.replicas:,} data-parallel "
+                    f"replicas: a step is priced at {b:,} sample{'s' if b > 1 else ''} a replica, "
+                    f"{self.samples_per_step:,} in all, and the run counts those (as solve() prices the step)")
+
     def __str__(self) -> str:
-        spill = [] if self.fits else wrap("the training state does not fit in HBM: each step is priced spilling to "
+        spill = self._uneven()
+        spill += [] if self.fits else wrap("the training state does not fit in HBM: each step is priced spilling to "
                                           "host memory, as solve() prices it")
         spill += [] if self.runnable else wrap(f"no framework runs this layout as given ({RULES}); it is priced as "
                                                "solve() prices it")
@@ -160,11 +181,14 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
         raise ValueError(f"price_per_gpu_hour must be a finite number >= 0, got {price_per_gpu_hour!r}")
     a = result.arguments
     batch, seq = int(a["batch_size"]), int(a["seq_len"])
-    per_step = batch * seq
     q = model_symbols()
-    values = {q["T_step"]: result.step_latency_total, q["N"]: a.accelerators, q["dp"]: result.parallelism["dp"],
+    dp = result.parallelism["dp"]
+    values = {q["T_step"]: result.step_latency_total, q["N"]: a.accelerators, q["dp"]: dp,
               q["energy"]: result.node_profile.energy, sym.B: batch, sym.s: seq,
+              q["lb"]: build_model(Variant()).definition("lb").xreplace({sym.B: batch, q["dp"]: dp}),
               _S["R_hour"]: price_per_gpu_hour if price_per_gpu_hour is not None else 0}
+    samples = int(samples_per_step().xreplace(values))
+    per_step = samples * seq
     if tokens is not None:
         positive("tokens", tokens)
         values[_S["D_tok"]] = sp.Integer(int(tokens)) if float(tokens).is_integer() else sp.Float(tokens)
@@ -177,7 +201,7 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
-                        bool(result.node_profile.feasible), a.runnable)
+                        bool(result.node_profile.feasible), a.runnable, samples, batch, dp)
 
 
 def _amount(x: float) -> str:

@@ -544,6 +544,14 @@ def test_sweep_and_equations_take_the_names_the_other_commands_print():
     assert out.startswith("% M_acc (M_total): training memory per accelerator [B]\nM_{\\text{total}} = ")
     _, out, _ = run("equations", "memory")
     assert out.startswith("% M_acc (M_total):")
+    # the symbols plan prints: K, T_train, H_GPU, C_train (a run's time and cost in the step's quantities)
+    _, out, _ = run("equations", "T_train")
+    assert out == "% T_train: wall-clock time of the run [s]\nT_{\\text{train}} = K T_{\\text{step}}\n"
+    _, out, _ = run("equations", "K", "--quarto")
+    assert r"K = \left\lceil{\frac{D_{\text{tok}}}{S \min\left(B_{\text{global}}, N_{\text{DP}} B_{\text{local}}" \
+        in out and out.rstrip().endswith("{#eq-plan-k-steps}")
+    _, out, _ = run("equations", "H_GPU", "--json")
+    assert json.loads(out)["latex"] == r"H_{\text{GPU}} = \frac{K N_{\text{GPU}} T_{\text{step}}}{3600}"
 
 
 def test_uncertainty_refuses_a_sigma_given_twice_and_reads_a_zero_spread():

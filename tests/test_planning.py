@@ -27,6 +27,23 @@ def test_a_token_budget_worked_by_hand():
     assert same.wall_time == p.wall_time and same.tokens is None
 
 
+def test_a_batch_that_does_not_split_evenly_counts_the_samples_the_step_prices():
+    # Research_256 at tp 8, pp 4: 8 replicas. A batch of 259 is priced at floor(259 / 8) = 32 samples a replica
+    # (as mlsysim prices it), 256 in all, the same step as a batch of 256: the run counts 256 samples a step,
+    # ceil(1e12 / (256 x 2048)) = 1,907,349 steps, as the batch of 256 takes (it counted 259 x 2048, 1,885,257)
+    r = DistributedModel().solve("Llama3_70B", "Research_256", **dict(KW, batch_size=259))
+    p = r.plan(tokens=1e12)
+    assert (p.samples_per_step, p.tokens_per_step, p.steps) == (256, 524_288, 1_907_349)
+    assert p.wall_time == pytest.approx(plan("Llama3_70B", "Research_256", tokens=1e12, **KW).wall_time, rel=1e-12)
+    assert "does not split evenly over 8 data-parallel replicas: a step is priced at 32 samples a replica, 256" \
+        in " ".join(str(p).split())
+    assert p.to_dict()["samples_per_step"] == 256 and p.to_dict()["batch_size"] == 259
+    # a batch below the replicas trains its own samples (solve() warns that the others idle): 4 x 2048 a step
+    with pytest.warns(UserWarning, match="some ranks will be idle"):
+        small = plan("Llama3_70B", "Research_256", tokens=1e9, **dict(KW, batch_size=4, microbatch_count=1))
+    assert small.tokens_per_step == 8192 and "split evenly" not in str(small)
+
+
 def test_the_plan_is_sympy():
     import sympy as sp
     from mlsysim_sym.printing import latex

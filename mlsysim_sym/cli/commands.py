@@ -337,6 +337,7 @@ def cmd_equations(args) -> int:
     from ..model import Variant, build_model
     from ..printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
     from ..outputs import field_named, quantity_of
+    from ..run_costs import PLAN
     if args.format is not None and not args.macros:
         raise UsageError("--format: only with --macros")
     if args.macros:
@@ -349,18 +350,23 @@ def cmd_equations(args) -> int:
     m = build_model(Variant(family=args.family, fidelity=args.fidelity))
     if args.name is None:
         rows = [(n, notation.entry(n).meaning) for n in m] + [(t.name, t.meaning) for t in notation.TERMS]
+        rows += [(n, notation.entry(n).meaning) for n in PLAN]
         if args.json:
-            _json({"quantities": list(m), "terms": [t.name for t in notation.TERMS]})
+            _json({"quantities": list(m), "terms": [t.name for t in notation.TERMS], "plan": list(PLAN)})
         else:
             from ..display import glossary
             print("\n".join(glossary(rows, ("name", "meaning"))))
         return 0
     # a result field, an alias (memory, step_time) or the symbol the tables print (M_total, G_shard) names its quantity
     name = args.name if args.name in m or args.name in TERM_CLASSES else quantity_of(field_named(args.name))
-    if name not in m and name not in TERM_CLASSES:
+    if name not in m and name not in TERM_CLASSES and name not in PLAN:
         every = build_model(Variant(family=args.family, fidelity="extended"))
-        name = notation.printed_as(name, every) or name
-    if name in TERM_CLASSES:
+        name = notation.printed_as(name, every) or notation.printed_as(name, PLAN) or name
+    if name in PLAN:
+        # a run's time and cost (mlsysim_sym.run_costs): in the step's quantities, whatever the model
+        tex = equation(notation.symbol(name), PLAN[name], book=args.book)
+        meaning, unit = notation.entry(name).meaning, notation.entry(name).unit
+    elif name in TERM_CLASSES:
         term = notation.term(name)
         if args.expanded:
             call = term_call(term)
