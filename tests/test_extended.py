@@ -590,3 +590,20 @@ def test_sweep_returns_the_extended_terms():
     assert r.optimizer_step_latency[1] == pytest.approx(s.extended["optimizer_step_latency"], rel=1e-12)
     with pytest.raises(KeyError, match="unknown outputs"):
         sweep("Llama3_70B", "Research_256", batch_size=256, outputs=["cp_communication_latency"])
+
+
+def test_a_peak_given_for_a_16_bit_run_moves_every_rate():
+    # at bf16 every rate is the precision's peak, a peak_flops given included: 1.1 x the H100's peak leaves a
+    # compute-bound step's compute time at 1 / 1.1 of the record's (it moved the GEMMs alone, and only above
+    # 1.01 x: flat 13.84 s up to 1.009 PFLOP/s, then 13.14 s at 1.1)
+    from mlsysim_sym import sweep
+    kw = dict(batch_size=1024, seq_len=8192, tp_size=8, pp_size=4, microbatch_count=16, precision="bf16")
+    r = sweep("modern/Llama-3.1-70B", "modern/H100-SXM-1024", fidelity="extended",
+              peak_flops=[989.5e12, 1000e12, 1.1 * 989.5e12], outputs=("node_profile.latency_compute",), **kw)
+    t = r["node_profile.latency_compute"]
+    assert t[2] == pytest.approx(t[0] / 1.1, rel=1e-12) and t[1] == pytest.approx(t[0] * 989.5 / 1000, rel=1e-12)
+    # FP8 keeps its rule: the 16-bit rate stays the record's, the GEMMs reach eta_FP8 of the peak given
+    fp8 = sweep("modern/Llama-3.1-70B", "modern/H100-SXM-1024", fidelity="extended",
+                peak_flops=[1979e12, 1.1 * 1979e12], outputs=("node_profile.latency_compute",),
+                **dict(kw, precision="fp8"))["node_profile.latency_compute"]
+    assert fp8[0] / 1.1 < fp8[1] < fp8[0]
