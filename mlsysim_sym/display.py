@@ -159,9 +159,43 @@ def wrap(text: str, indent: str = "  ", width: int = WIDTH) -> List[str]:
     >>> wrap("batch 256, tp 8, pp 4, m 8", "", 20)
     ['batch 256, tp 8,', '  pp 4, m 8']
     """
-    lines = textwrap.wrap(_PAIRED.sub("\u00a0", text), width=width, initial_indent=indent,
-                          subsequent_indent=indent + "  ", break_on_hyphens=False) or [indent]
+    text = _PAIRED.sub("\u00a0", text)
+    words = re.split(r"[ \t\n]+", text.strip())
+    if max(map(len, words)) <= width - len(indent) - 2:
+        lines = textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent + "  ",
+                              break_on_hyphens=False) or [indent]
+    else:
+        lines = _fill(words, indent, width)
     return [line.replace("\u00a0", " ") for line in lines]
+
+
+def _fill(words: List[str], indent: str, width: int) -> List[str]:
+    """Words filled into lines as textwrap fills them, a word too long for a line (a formula) broken after a ``*``,
+    ``/`` or ``(``, never inside a name (``f_GEMM``, ``T_DP,exposed``); a piece with none of them, at ``width``.
+
+    >>> _fill(["y", "=", "a_1*b_2*(c_3+d_4)/e_5"], "", 12)
+    ['y = a_1*b_2*', '  (c_3+d_4)/', '  e_5']
+    """
+    pieces = []                                         # (text, joined to the piece before it)
+    for w in words:
+        parts = re.findall(r"[^*/(]*[*/(]|[^*/(]+$", w) if len(w) > width - len(indent) - 2 else [w]
+        pieces += [(p, i > 0) for i, p in enumerate(parts)]
+    lines, line, more = [], indent, indent + "  "
+    for text, joined in pieces:
+        grown = line + ("" if joined or not line.strip() else " ") + text
+        if len(grown) <= width or not line.strip():
+            line = grown
+            continue
+        lines.append(line)
+        line = more + text
+    lines.append(line)
+    out = []
+    for line in lines:                                  # a piece longer than a line: cut where it must
+        while len(line) > width:
+            out.append(line[:width])
+            line = more + line[width:]
+        out.append(line)
+    return out
 
 
 def shorten(text: str, width: int = WIDTH) -> str:

@@ -215,3 +215,29 @@ def test_the_packages_lambdify_prints_heaviside_as_sympy_defines_it():
         lambdify([x], "x**2")
     with pytest.raises(ValueError, match="backend must be 'numpy' or 'math', got 'jax'"):
         lambdify([x], x, "jax")
+
+
+def test_a_term_of_numbers_is_a_number_to_n_float_and_comparisons():
+    # BubbleFraction(4, 1, 8) = (4 - 1) / (8 + 4 - 1) = 3/11 = 0.2727...: a named term stays a name until doit(),
+    # and sympy.N, float() and a comparison read it as its formula's value (float() said "Cannot convert complex")
+    from mlsysim_sym import sym
+    e = build_model().definition("bubble_fraction").subs({sym.pp: 4, sym.v: 1, sym.m: 8})
+    assert isinstance(e, BubbleFraction)
+    assert float(e) == pytest.approx(3 / 11, rel=1e-15) and float(sp.N(e)) == pytest.approx(3 / 11, rel=1e-15)
+    assert bool(e < 0.5) and not bool(e > 0.3)
+    # a ring all-reduce of 1000 B over 8 ranks at 10 B/s and 1 s a step: 2 (7/8) 100 + 2 x 7 = 189 s
+    assert float(RingAllReduce(1000, 8, 10, 1)) == pytest.approx(189.0, rel=1e-15)
+
+
+@pytest.mark.parametrize("model,fleet,kw", [
+    ("Llama3_70B", "Research_256", dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)),
+    ("modern/Mixtral-8x7B", "modern/H100-SXM-1024", dict(batch_size=1024, tp_size=2, ep_size=8, precision="fp8")),
+])
+def test_subs_of_the_extended_model_gives_solves_numbers(model, fleet, kw):
+    # the extended model's Max of a GEMM-shape factor compared once its arguments are numbers (it raised
+    # "not comparable" from subs before)
+    v, values = parameters_of(model, fleet, fidelity="extended", **kw)
+    m = build_model(v)
+    r = DistributedModel(fidelity="extended").solve(model, fleet, **kw)
+    assert float(m["T_step"].subs(values).doit()) == pytest.approx(r.step_latency_total, rel=1e-12)
+    assert float(m["mfu"].subs(values).doit()) == pytest.approx(r.mfu, rel=1e-12)

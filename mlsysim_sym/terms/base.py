@@ -50,6 +50,13 @@ class NamedTerm(sp.Function):
         args = [a.doit(deep=deep, **hints) for a in self.args] if deep else list(self.args)
         return self.formula(*args)
 
+    def _eval_evalf(self, prec):
+        # numbers in, a number out: sympy.N(), float() and comparisons read a term of numbers as its formula's
+        # value (a Max or Piecewise of it compares, so ``subs(values)`` of a whole output evaluates)
+        if all(a.is_number for a in self.args):
+            return self.formula(*self.args).evalf(prec)
+        return None
+
     def fdiff(self, argindex=1):
         dummies = [sp.Dummy(f"a{i}") for i in range(len(self.args))]
         d = sp.diff(self.formula(*dummies), dummies[argindex - 1])
