@@ -184,12 +184,23 @@ def layout_answer(pr: Problem, regimes: int) -> Requirement:
 
 def _candidates(pr: Problem):
     """The values tried for the best one when nothing reaches the target: every whole number a schedule runs at
-    (up to :data:`SCAN`, when the input's runnable values end there), else a few around the configuration."""
-    if pr.p.kind is Kind.COUNT and pr.never_runs:
+    (up to :data:`SCAN`, when the input's runnable values end there); else the configuration's, its halvings and
+    doublings, and the first runnable values from each end of the range (the output of one regime is monotone in
+    the input: its best lies at an end, where a schedule still runs); a real number, a few around the
+    configuration."""
+    if pr.p.kind is not Kind.COUNT:
+        return (pr.x0, pr.lo, pr.hi, pr.lo + 1, 2 * pr.x0, pr.x0 / 2)
+    if pr.never_runs:
         return ()
-    if pr.p.kind is Kind.COUNT and pr.top <= SCAN:
-        return [v for v in range(max(1, int(pr.lo)), int(pr.top) + 1) if pr.at(v).runnable]
-    return (pr.x0, pr.lo, pr.hi, pr.lo + 1, 2 * pr.x0, pr.x0 / 2)
+    lo, top = max(1, int(pr.lo)), min(pr.top, pr.hi)
+    if top <= SCAN:
+        return [v for v in range(lo, int(top) + 1) if pr.at(v).runnable]
+    base = int(pr.x0)
+    out = {base} | {base >> k for k in range(1, base.bit_length())} | {base << k for k in range(1, 41)}
+    out |= {next((v for v in range(lo, lo + SCAN) if pr.at(v).runnable), lo)}
+    if math.isfinite(top):
+        out |= {next((v for v in range(int(top), max(lo, int(top) - SCAN), -1) if pr.at(v).runnable), int(top))}
+    return sorted(v for v in out if lo <= v <= top)
 
 
 def unreachable(pr: Problem, regimes: int, why: str, notes: Tuple[str, ...] = ()) -> Requirement:
