@@ -34,7 +34,7 @@ from . import _chunks
 from .arguments import Arguments, arguments, describe, refuse_extended, settable
 from .compile import lambdify_numeric
 from .inputs import as_fleet, as_workload, size_in_bytes
-from .outputs import OBJECTIVES
+from .outputs import OBJECTIVES, field_named
 from .schedules import can_run
 from .search_result import Candidate, SearchResult, chosen_value
 from .solver import DistributedModel, price
@@ -139,8 +139,12 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
     if objective is None:
         # MFU counts each precision against its own peak (mlsysim's), so it does not rank precisions
         objective = "throughput" if _precisions(fixed.get("precision")) > 1 else "mfu"
+    # an objective by its result field or quantity too (effective_throughput, step_latency_total, T_step)
+    objective = next((k for k, o in OBJECTIVES.items() if isinstance(objective, str)
+                      and field_named(objective) == o.field), objective)
     if objective not in OBJECTIVES:
-        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+        raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)} (or their result fields: "
+                         f"{', '.join(o.field for o in OBJECTIVES.values())}), got {objective!r}")
     if isinstance(batch_size, bool) or not _is_real(batch_size) or not np.isfinite(batch_size) or batch_size < 1 \
             or batch_size != int(batch_size):
         raise ValueError(f"batch_size must be a whole number >= 1 (every configuration is ranked at one batch), "

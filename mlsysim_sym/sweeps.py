@@ -751,8 +751,10 @@ def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]]
     if variant.choice.extended:
         table.update({k: n for k, n in EXTENDED_OUTPUTS.items() if n in model})
     names = tuple(outputs) if outputs is not None else tuple(OUTPUTS)
-    # any other quantity of the model by its name or printed symbol (T_sync, M_grads, M_gradients), kept under the
+    # an output by its alias (step_time, memory, throughput: the names sensitivities and required take), and any
+    # other quantity of the model by its name or printed symbol (T_sync, M_grads, M_gradients), kept under the
     # name asked for
+    table.update({n: table[field_named(n)] for n in names if n not in table and field_named(n) in table})
     table.update({n: n if n in model else notation.printed_as(n, model) for n in names if n not in table})
     table = {k: q for k, q in table.items() if q is not None}
     unknown = [n for n in names if n not in table]

@@ -81,6 +81,9 @@ def test_search_objectives_and_errors():
     assert any(c.config["ep_size"] > 1 for c in thr.candidates + step.candidates) or thr.feasible > 0
     with pytest.raises(ValueError, match="objective must be one of"):
         search("Llama3_8B", "Lab_64_H100", 64, objective="speed")
+    # the result field names the same objective (sensitivities and required take both names)
+    by_field = search("Mixtral_8x7B", "Training_1K", 1024, objective="effective_throughput", top_k=3)
+    assert [c.config for c in by_field.candidates] == [c.config for c in thr.candidates]
     with pytest.raises(ValueError, match="no configuration fits"):
         search("GPT4", "Lab_64_A100", 64, tp_size=(1,), pp_size=(1,), zero_stage=(0,))
 

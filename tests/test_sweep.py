@@ -342,3 +342,14 @@ def test_a_sweep_marks_the_schedules_no_framework_runs():
     # a batch of 300 does not split over 8 replicas, whatever the microbatches
     r = sweep("Llama3_70B", "Research_256", batch_size=[256, 300], tp_size=8, pp_size=4, microbatch_count=8)
     assert r.runnable.tolist() == [True, False]
+
+
+def test_outputs_by_their_aliases_as_sensitivities_and_required_take_them():
+    # step_time, memory and throughput are solve()'s step_latency_total, memory_footprint and
+    # effective_throughput (the bundled example at tp 8, pp 4, m 8: 3.369 s, 59.41 GB, 76.0 samples/s)
+    from mlsysim_sym import DistributedModel
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    r = sweep("Llama3_70B", "Research_256", outputs=["step_time", "memory", "throughput"], **kw)
+    s = DistributedModel().solve("Llama3_70B", "Research_256", **kw)
+    assert float(r["step_time"]) == s.step_latency_total and float(r["throughput"]) == s.effective_throughput
+    assert float(r["memory"]) == s.node_profile.memory_footprint
