@@ -456,7 +456,8 @@ def _data_parallel(b: _Builder) -> None:
         # the routed experts' gradients, reduced over the ranks that hold the same experts
         rpn_e = q("rpn_exp", comm.dp_ranks_per_node(S.apn, b.G_exp), **_COUNT)
         nodes_e = q("nodes_exp", comm.dp_nodes_spanned(b.dp_exp, rpn_e), **_COUNT)
-        b.expert = lambda msg: comm.dp_allreduce(msg, b.dp_exp, rpn_e, nodes_e, BW_inter, "expert DP")  # noqa: E731
+        b.expert = lambda msg: comm.dp_allreduce(msg, b.dp_exp, rpn_e, nodes_e, BW_inter, "expert DP",  # noqa: E731
+                                                 idle=S.P_exp <= 0)
         g_exp = q("M_grad_exp", b.Wg_def * b.share / b.G_exp * S.f_lora ** S.lora, **_NONNEG)
         t_expert = fw.only_with_experts(S.P_exp, q("T_dp_expert", b.expert(g_exp), **_NONNEG))
     t_dp0 = q("T_dp_allreduce", comm.dp_allreduce(grad, b.dp_grad, rpn, nodes, BW_inter) + t_expert, **_NONNEG)

@@ -607,3 +607,15 @@ def test_a_peak_given_for_a_16_bit_run_moves_every_rate():
                 peak_flops=[1979e12, 1.1 * 1979e12], outputs=("node_profile.latency_compute",),
                 **dict(kw, precision="fp8"))["node_profile.latency_compute"]
     assert fp8[0] / 1.1 < fp8[1] < fp8[0]
+
+
+def test_the_regime_of_a_dense_model_says_nothing_of_an_expert_all_reduce():
+    # the extended model prices the routed experts' gradient all-reduce apart; a dense model has none, and its
+    # regime listed "expert DP hierarchical (NVLink + fabric)" beside "no EP"; an MoE model still names it
+    from mlsysim_sym import sensitivities
+    dense = sensitivities("modern/Llama-3.1-70B", "modern/H100-SXM-1024", fidelity="extended", batch_size=1024,
+                          seq_len=8192, tp_size=8, pp_size=4, microbatch_count=16, precision="bf16")
+    assert not any("expert DP" in w for w in dense.regime) and "no EP" in dense.regime
+    moe = sensitivities("modern/Mixtral-8x7B", "modern/H100-SXM-1024", fidelity="extended", batch_size=1024,
+                        ep_size=8, tp_size=2)
+    assert "expert DP ring on the fabric" in moe.regime

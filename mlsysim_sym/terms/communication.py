@@ -30,15 +30,19 @@ def dp_nodes_spanned(dp, rpn):
     return CeilDiv(dp, rpn)
 
 
-def dp_allreduce(grad, dp, rpn, nodes, BW_inter, who: str = "DP"):
+def dp_allreduce(grad, dp, rpn, nodes, BW_inter, who: str = "DP", idle=None):
     """Gradient all-reduce of one DP group, by placement (0 when ``N_DP = 1``); ``who`` names the group in the
-    regime's words (``"expert DP"``: the ranks that hold the same experts)."""
+    regime's words (``"expert DP"``: the ranks that hold the same experts); ``idle``: a condition besides one group
+    where the all-reduce has nothing to do (a model without routed experts), and the regime says nothing of it."""
+    quiet = (sp.Eq(dp, 1), f"no {who} (one group)" if who != "DP" else "no DP (dp = 1)")
+    if idle is not None:
+        quiet = (sp.Or(idle, quiet[0]), None)
     return labelled(sp.Piecewise(
         (RingAllReduce(grad, dp, sym.BW_intra, sym.alpha_nv), sp.Eq(nodes, 1)),
         (RingAllReduce(grad, dp, BW_inter, sym.alpha_fab), sp.Eq(rpn, 1)),
         (HierarchicalAllReduce(grad, nodes, rpn, sym.BW_intra, sym.alpha_h, BW_inter, sym.alpha_fab), True),
     ), (f"{who} ring on NVLink (one node)", f"{who} ring on the fabric", f"{who} hierarchical (NVLink + fabric)"),
-        idle=(sp.Eq(dp, 1), f"no {who} (one group)" if who != "DP" else "no DP (dp = 1)"))
+        idle=quiet)
 
 
 def tp_allreduces(msg, tp, layers, apn, BW_inter):
