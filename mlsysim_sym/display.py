@@ -198,6 +198,19 @@ def _fill(words: List[str], indent: str, width: int) -> List[str]:
     return out
 
 
+def fit_words(memory: float, capacity: Optional[float], fits: bool) -> str:
+    """Whether the training state fits in HBM, in words: ``fits``, ``fits, 99 % full`` above 95 % (a framework
+    needs some HBM of its own: the CUDA context, communication buffers, fragmentation), ``does not fit``.
+
+    >>> fit_words(85.29e9, 85.9e9, True), fit_words(40e9, 80e9, True), fit_words(90e9, 80e9, False)
+    ('fits, 99 % full', 'fits', 'does not fit')
+    """
+    if not fits:
+        return "does not fit"
+    full = memory / capacity if capacity else 0.0
+    return f"fits, {math.floor(full * 100):.0f} % full" if full > 0.95 else "fits"
+
+
 def shorten(text: str, width: int = WIDTH) -> str:
     """``text`` cut to ``width`` characters (with an ellipsis)."""
     return text if len(text) <= width else text[:width - 3] + "..."

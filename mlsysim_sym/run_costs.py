@@ -27,7 +27,7 @@ from typing import Dict, Optional
 import sympy as sp
 
 from . import notation
-from .display import html_text, key_values, quantity, wrap
+from .display import fit_words, html_text, key_values, quantity, wrap
 from .model import Variant, build_model
 from .schedules import RULES
 from .symbols import sym
@@ -107,6 +107,7 @@ class TrainingPlan:
     samples_per_step: int = 0   # the samples a step trains (B_step = min(B, N_DP b)), beside the batch given
     batch: int = 0
     replicas: int = 1
+    tdp: Optional[float] = None  # W, one accelerator's (the energy's upper bound: every accelerator at TDP)
 
     @property
     def days(self) -> float:
@@ -119,7 +120,7 @@ class TrainingPlan:
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
                 "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity,
                 "fits": self.fits, "runnable": self.runnable, "samples_per_step": self.samples_per_step,
-                "batch_size": self.batch, "data_parallel_replicas": self.replicas}
+                "batch_size": self.batch, "data_parallel_replicas": self.replicas, "tdp": self.tdp}
 
     def _rows(self):
         rows = [("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)" if self.tokens is not None
@@ -128,13 +129,13 @@ class TrainingPlan:
                  ("step time T_step", quantity(self.step_time, "s")),
                  ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {_amount(self.days)} days"),
                  ("accelerator-hours H_GPU", f"{_amount(self.accelerator_hours)} GPU-h on {self.accelerators:,} GPUs"),
-                 ("energy E_train", f"{_amount(self.energy / 3.6e9)} MWh (roofline steps only)" if self.energy > 0
-                  else "unknown (no TDP)")]
+                 ("energy E_train", f"{_amount(self.energy / 3.6e9)} MWh (roofline time only: see below)"
+                  if self.energy > 0 else "unknown (no TDP)")]
         if self.cost is not None:
             rows.append(("cost C_train", f"${_amount(self.cost)} at ${self.price:g} per GPU-hour"))
         of = "" if self.capacity is None else f" of {quantity(self.capacity, 'B')} HBM"
         rows.append(("memory per accelerator M_total",
-                     f"{quantity(self.memory, 'B')}{of} ({'fits' if self.fits else 'does not fit'})"))
+                     f"{quantity(self.memory, 'B')}{of} ({fit_words(self.memory, self.capacity, self.fits)})"))
         return rows
 
     def _uneven(self):
@@ -147,7 +148,11 @@ class TrainingPlan:
                     f"{self.samples_per_step:,} in all, and the run counts those (as solve() prices the step)")
 
     def __str__(self) -> str:
-        spill = self._uneven()
+        spill = wrap("energy: mlsysim's, each replica's roofline step (compute, memory, overhead) at its share "
+                     "of TDP; communication and bubble time are not charged (the accelerators at TDP for the whole "
+                     f"run: {_amount(self.accelerator_hours * self.tdp / 1e6)} MWh, an upper bound)") \
+            if self.energy > 0 and self.tdp else []
+        spill += self._uneven()
         spill += [] if self.fits else wrap("the training state does not fit in HBM: each step is priced spilling to "
                                           "host memory, as solve() prices it")
         spill += [] if self.runnable else wrap(f"no framework runs this layout as given ({RULES}); it is priced as "
@@ -201,7 +206,8 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
-                        bool(result.node_profile.feasible), a.runnable, samples, batch, dp)
+                        bool(result.node_profile.feasible), a.runnable, samples, batch, dp,
+                        dict(a.fields).get("tdp", a.fleet.node.accelerator.tdp))
 
 
 def _amount(x: float) -> str:

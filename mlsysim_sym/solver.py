@@ -21,7 +21,7 @@ from . import notation, wide
 from .arguments import Arguments, check_switches, describe, from_record, refuse_extended
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
-from .display import html_table, key_values, quantity, wrap
+from .display import fit_words, html_table, key_values, quantity, wrap
 from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet,
                      as_workload, static_values)
 from .mechanisms import ModelChoice
@@ -203,7 +203,7 @@ class DistributedResult:
             rows.append(("GEMM-shape factor f_GEMM", f"{self.extended['gemm_shape_factor']:.4f}"))
         rows += [
             # MFU counts against the precision's own peak: an FP8 step is faster at a lower MFU than a BF16 one
-            ("MFU fleet / node" + (f" (of the {self.arguments.key} peak)" if self.arguments is not None
+            ("MFU fleet / node" + (f" (of {self.mfu_peak})" if self.arguments is not None
                                    and self.arguments.key not in ("fp16", "bf16") else ""),
              f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
@@ -211,7 +211,7 @@ class DistributedResult:
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')}"
                                        + ("" if self.memory_capacity is None else
                                           f" of {quantity(self.memory_capacity, 'B')} HBM")
-                                       + f" ({'fits' if n.feasible else 'does not fit'})"),
+                                       + f" ({fit_words(n.memory_footprint, self.memory_capacity, n.feasible)})"),
             *((f"  {words(name).replace(' per accelerator', '')} {notation.plain(notation.entry(name).latex)}",
                quantity(b, "B"))
               for name, b in self.memory.items()),
@@ -219,6 +219,20 @@ class DistributedResult:
             ("parallelism", ", ".join(f"{k} {v}" for k, v in p.items())),
         ]
         return rows
+
+    @property
+    def mfu_peak(self) -> str:
+        """The peak MFU counts against, in words: the precision's rate (``"the fp8 peak"``), a peak given
+        (``peak_flops``), or the record's ``peak_flops`` where it has no rate for the precision (as mlsysim prices
+        it: ``int4`` on an H100)."""
+        a = self.arguments
+        if a is None:
+            return "the peak"
+        if "peak_flops" in dict(a.fields):
+            return "the peak_flops given"
+        if a.fleet.node.accelerator.flops_for(a.key) is None and a.key not in ("fp16", "bf16"):
+            return f"peak_flops, no {a.key} rate"
+        return f"the {a.key} peak"
 
     def to_dict(self) -> Dict[str, object]:
         """The result under mlsysim's field names, ``node_profile`` nested, SI units, plus fleet ``mfu``, the
@@ -230,6 +244,9 @@ class DistributedResult:
         out["memory"] = self.memory
         if self.extended is not None:
             out["extended"] = self.extended
+        # what the text says beside its numbers: the peak MFU counts against and the HBM the memory is held against
+        out["mfu_peak"] = self.mfu_peak
+        out["memory_capacity"] = self.memory_capacity
         n = self.node_profile
         out["node_profile"] = {f.name: getattr(n, f.name) for f in fields(n)}
         if n.feasible:

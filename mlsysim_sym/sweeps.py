@@ -460,7 +460,10 @@ class SweepResult:
         star = not np.all(fits[ok]) and np.any(fits[ok])     # a mark where some fit and some do not
         runs = np.broadcast_to(True if self.runnable is None else self.runnable, self.shape)
         dag = bool(np.any(ok & ~runs))                      # a mark where a framework runs no such schedule
-        mark = lambda i: ("" if fits[i] or not star else " *") + ("" if runs[i] else " †")  # noqa: E731
+        marked = lambda i: ("" if fits[i] or not star else " *") + ("" if runs[i] else " †")  # noqa: E731
+        # every cell padded to the widest mark, so that the numbers of a right-aligned column stay aligned
+        wide = max((len(marked(i)) for i in np.ndindex(self.shape) if ok[i]), default=0)
+        mark = lambda i: marked(i).ljust(wide)  # noqa: E731
         if not axes:
             lines = wrap(f"one configuration (no argument given a list or a range): {output} = "
                          + (quantity(float(x), unit) + mark(()) if ok else "-"), "")
@@ -481,6 +484,9 @@ class SweepResult:
             lines += text_table(rows, (n0,) + tuple(_axis_value(n1, a) for a in v1), indent="  ", width=WIDTH)
         if dag:
             lines += wrap(f"† no framework runs this schedule ({RULES}); priced as solve() prices it", "  ")
+        if "precision" in self.axes and len(self.axes["precision"]) > 1 and field_named(output) in _OWN_PEAK:
+            lines += wrap(f"{output} counts each precision against its own peak (fp8's is twice bf16's): it does "
+                          "not rank precisions; throughput or step_time does", "  ")
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):
@@ -490,7 +496,7 @@ class SweepResult:
         if examples:
             lines.append("  masked (rule: configurations, e.g.):")
             lines += [line for count, text in examples for line in wrap(f"{count:,} x {text}", "    ")]
-        return "\n".join(lines)
+        return "\n".join(line.rstrip() for line in lines)
 
     def plot(self, path=None, output: str = "mfu", ax=None):
         """A line chart of ``output`` (one swept argument) or a heatmap (two), masked configurations
@@ -734,6 +740,10 @@ def _runnable(a: Arguments, values: Dict[sp.Symbol, object], shape) -> np.ndarra
             ok = np.where(counted, can_run(*schedule, gradient_accumulation_steps=ga, layers=whole("layers")), ok)
         ok = (n % g == 0) & ok
     return np.broadcast_to(ok, shape)
+
+
+#: The outputs that count against the precision's own peak (mlsysim's MFU and HFU).
+_OWN_PEAK = ("mfu", "node_profile.mfu", "node_profile.hfu")
 
 
 def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]] = None, max_memory=None,

@@ -657,3 +657,12 @@ def test_a_whole_number_may_be_written_with_an_exponent():
     assert json.loads(out)["configuration"]["batch_size"] == 1000
     _, out, _ = run("sweep", "--batch-size", "256,2.048e3", "--tp", "8", "--json")
     assert json.loads(out)["swept"]["batch_size"] == [256, 2048]
+
+
+def test_plan_reads_steps_and_negative_numbers_as_the_other_options_do():
+    # --steps 1e6 is a whole number (as --batch-size 1e3 is); argparse's int said "invalid int value"
+    _, out, _ = run("plan", "--steps", "1e6")
+    assert "steps K" in out and "1,000,000" in out
+    assert refused("plan", "--steps", "1.5") == "--steps: expected a whole number, got '1.5'"
+    # -1e12 is a number, not an option (argparse said "expected one argument"): refused by its range
+    assert refused("plan", "--tokens", "-1e12") == "--tokens: tokens must be a finite number > 0, got -1000000000000.0"

@@ -87,3 +87,21 @@ def test_fp32_on_h100_is_priced_at_the_cuda_cores_rate_not_the_16_bit_one():
     bf16 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/H100-SXM-1024", precision="bf16", **kw)
     assert fp32.node_profile.peak_flops_actual / bf16.node_profile.peak_flops_actual == pytest.approx(67 / 989.5)
     assert catalog.fleet("Lab_64_H100").node.accelerator.flops_for("fp32") == 67e12
+
+
+def test_the_peak_mfu_counts_against_is_named():
+    # the modern H100 has an fp8 rate and no int4 one (no datasheet prints it): int4 is priced at peak_flops, as
+    # mlsysim prices a key a record lacks, and the text and JSON say so; the JSON gives the HBM too (80 GiB)
+    kw = dict(batch_size=1024)
+    fp8 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/H100-SXM-1024", precision="fp8", **kw)
+    int4 = DistributedModel().solve("modern/Llama-3.1-8B", "modern/H100-SXM-1024", precision="int4", **kw)
+    assert (fp8.mfu_peak, int4.mfu_peak) == ("the fp8 peak", "peak_flops, no int4 rate")
+    assert "MFU fleet / node (of peak_flops, no int4 rate)" in str(int4)
+    d = int4.to_dict()
+    assert d["mfu_peak"] == "peak_flops, no int4 rate" and d["memory_capacity"] == 80 * GiB
+    # a peak given (the command line's --peak-flops, a record field set through the configuration)
+    from mlsysim_sym.arguments import arguments
+    from mlsysim_sym.solver import price
+    given = price(arguments("modern/Llama-3.1-8B", "modern/H100-SXM-1024",
+                            dict(kw, precision="fp8", peak_flops=3e15), caller="sweep"))
+    assert given.mfu_peak == "the peak_flops given"

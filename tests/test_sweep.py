@@ -353,3 +353,17 @@ def test_outputs_by_their_aliases_as_sensitivities_and_required_take_them():
     s = DistributedModel().solve("Llama3_70B", "Research_256", **kw)
     assert float(r["step_time"]) == s.step_latency_total and float(r["throughput"]) == s.effective_throughput
     assert float(r["memory"]) == s.node_profile.memory_footprint
+
+
+def test_marked_cells_keep_the_numbers_aligned_and_precisions_get_a_note():
+    # tp 1 and 2 at pp 4 run no schedule a framework runs with m 16 here (†); the unmarked cells are padded to the
+    # mark's width, so a right-aligned column keeps its numbers' last digits in one place
+    kw = dict(batch_size=1024, seq_len=8192, pp_size=4, microbatch_count=16, precision="bf16")
+    r = sweep("modern/Llama-3.1-70B", "modern/H100-SXM-1024", fidelity="extended", tp_size=[1, 2, 4, 8], **kw)
+    rows = [line for line in r.table("step_time").splitlines() if line.strip()[:1].isdigit()]
+    ends = {line.rstrip(" †").rindex("s") for line in rows}
+    assert len(rows) == 4 and len(ends) == 1 and any(line.endswith("†") for line in rows)
+    # MFU over precisions: each counts against its own peak, and the table says so
+    p = sweep("modern/Llama-3.1-8B", "modern/B200-1024", batch_size=1024, precision=["bf16", "fp8"])
+    assert "mfu counts each precision against its own peak" in " ".join(p.table("mfu").split())
+    assert "own peak" not in p.table("throughput")

@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
 from ..macros import FORMATS
 from ..mechanisms import FIDELITIES, MECHANISMS
-from .options import BASE, OPTIONS, Option, UsageError
+from .options import BASE, OPTIONS, Option, UsageError, _whole
 
 #: What the command line does, in one line (``mlsysim-sym --help``).
 DESCRIPTION = "The command line: price, sweep, search and explain training steps; print equations; list the catalog."
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2."""
+    """argparse, but a usage error is one line and exit status 2, and a negative number written with an exponent
+    (``--tokens -1e12``) is a value, not an option (argparse's own pattern takes ``-5`` and ``-.5`` only: it said
+    "expected one argument")."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
     def error(self, message):      # noqa: D401 - argparse's hook
         raise UsageError(message)
@@ -134,7 +141,7 @@ def parser() -> argparse.ArgumentParser:
     c = command("plan", "how long and how much: the steps, days, GPU-hours, energy and cost of a token budget on "
                 "the configuration; with --days, the nodes that finish it in time")
     c.add_argument("--tokens", type=float, metavar="N", help="training tokens of the run (e.g. 15e12)")
-    c.add_argument("--steps", type=int, metavar="K", help="optimizer steps of the run (instead of --tokens)")
+    c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K", help="optimizer steps of the run (instead of --tokens)")
     c.add_argument("--price", type=float, metavar="USD", help="price of one accelerator for one hour, in US "
                    "dollars (e.g. 2.5): adds the cost")
     c.add_argument("--days", type=float, metavar="D", help="also answer: how many nodes (runnable layouts only) "
