@@ -337,6 +337,9 @@ def test_discrete_changes_equal_differences_of_two_mlsysim_solves():
                         if reason.endswith("must be >= 1"):
                             assert value < 1 and row.knob in ("count", "layers")
                             continue
+                        if reason == "zero_stage must be in [0, 3]":    # mlsysim prices it (a non-transformer)
+                            assert value in (-1, 4) and row.knob == "zero_stage"
+                            continue
                         w2, f2, kw2 = _neighbour(w, f, kw, row.knob, value)
                         with pytest.raises(ValueError) as exc:
                             O.mlsysim_solve(w2, f2, **kw2)
@@ -432,7 +435,8 @@ def test_relaxed_derivatives():
         tab = tables(i)["step_time"]
         knobs = tab.relaxed
         # seq_len is under no floor: the relaxed derivative is the derivative itself
-        if tab["seq_len"].kink is None and knobs["seq_len"].kink is None:
+        if any(r.parameter == "seq_len" for r in tab.rows) and tab["seq_len"].kink is None \
+                and knobs["seq_len"].kink is None:     # (a non-transformer without TP or EP never reads it)
             assert knobs["seq_len"].elasticity == pytest.approx(tab["seq_len"].elasticity, rel=1e-12)
         # v_stages is under no floor either: mlsysim takes a real v, so its finite difference is the check
         if kw["pp_size"] > 1:
@@ -584,13 +588,15 @@ def test_every_documented_row_is_a_model_symbol():
 
 def test_a_kink_is_explained_only_for_a_row_the_table_shows():
     # the extended model's step time of the bundled example: P_exp (no routed experts here) sits at its kink
-    # P_exp = 0 but moves nothing, so it is under "no effect here" and gets no note; f_strag and R_peak move it
+    # P_exp = 0 but moves nothing, so it is under "no effect here" and gets no note; f_strag moves it. At fp16
+    # every rate is the precision's peak: R_peak sits at no kink (it sat at R_peak,16 = R_peak, where a faster
+    # peak moved the GEMMs alone)
     t = sensitivities("Llama3_70B", "Research_256", output="step_latency_total", fidelity="extended",
                       batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
     text = " ".join(str(t).split())
     assert "routed-expert parameters P_exp sits at a kink" not in text
     assert "straggler factor f_strag sits at a kink (f_strag = 1)" in text
-    assert "peak FLOP/s R_peak sits at a kink (R_peak,16 = R_peak)" in text
+    assert "peak FLOP/s R_peak sits at a kink" not in text and t["peak_flops"].kink is None
 
 
 def test_a_parameter_at_the_end_of_its_range_says_which_way_it_can_move():
@@ -659,3 +665,15 @@ def test_a_knobs_neighbour_that_no_framework_runs_is_marked():
     text = str(t)
     assert "7: -0.00708 †" in text and "† no framework runs the schedule there" in " ".join(text.split())
     assert t.to_dict()["discrete"][0]["previous"]["runnable"] is False
+
+
+def test_values_no_configuration_means_are_not_offered_or_shown():
+    from mlsysim_sym import sensitivities
+    # ZeRO stage -1 is no stage (mlsysim checks the range for transformers only): skipped with the range
+    t = sensitivities("ResNet50", "Research_256", batch_size=4096)
+    z = t.discrete["zero_stage"]
+    assert z.down is None and z.skipped == ((-1, "zero_stage must be in [0, 3]"),) and z.up.value == 1
+    # a non-transformer's sequence length without TP or EP is never read (lowered to 0): no row "S 0"
+    names = [r.parameter for r in sensitivities("DLRM", "Training_1K", batch_size=65536).rows]
+    assert "seq_len" not in names and "hidden_dim" in names
+    assert "seq_len" in [r.parameter for r in sensitivities("DLRM", "Training_1K", batch_size=65536, tp_size=2).rows]

@@ -185,19 +185,21 @@ def test_a_monte_carlo_in_blocks_draws_and_sums_what_one_pass_does(monkeypatch):
 
 
 def test_with_two_kinks_each_note_takes_its_own_smaller_side_alone():
-    u = uncertainty("Llama3_70B", "Research_256", {"efficiency": 0.1, "peak_flops": 0.05, "congestion_factor": 0.3,
-                                                     "straggler_factor": 0.1},
-                    fidelity="extended", output="effective_throughput", **KW)
+    # fp8 on an A100 (its record has no fp8 rate: priced at the 16-bit peak) puts R_peak at the kink
+    # R_peak,16 = R_peak of the extended model's GEMM rate, beside the straggler's at f_strag = 1
+    u = uncertainty("Llama3_70B", "Lab_64_A100", {"efficiency": 0.1, "peak_flops": 0.05, "congestion_factor": 0.3,
+                                                    "straggler_factor": 0.1},
+                    fidelity="extended", output="effective_throughput", precision="fp8", **KW)
     by = {t.parameter: t for t in u.terms}
     assert by["straggler_factor"].kink == "f_strag = 1" and by["peak_flops"].kink == "R_peak,16 = R_peak"
-    # the terms in samples/s: straggler 6.071 (0 below), congestion 4.248, efficiency 3.961, peak 1.981 (0 above)
-    # straggler alone at its smaller side: sqrt(4.248^2 + 3.961^2 + 1.981^2) = sqrt(37.66) = 6.137
-    # peak alone at its smaller side:      sqrt(6.071^2 + 4.248^2 + 3.961^2) = sqrt(70.59) = 8.402
-    # (both at once, std_smaller: sqrt(4.248^2 + 3.961^2) = 5.809, which neither note may claim)
+    # the terms in samples/s: straggler 0.6804 (0 below), efficiency 0.6310, peak 0.3155 (0 above), congestion 0.1216
+    # straggler alone at its smaller side: sqrt(0.6310^2 + 0.3155^2 + 0.1216^2) = sqrt(0.5125) = 0.7159
+    # peak alone at its smaller side:      sqrt(0.6804^2 + 0.6310^2 + 0.1216^2) = sqrt(0.8759) = 0.9359
+    # (both at once, std_smaller: sqrt(0.6310^2 + 0.1216^2) = 0.6426, which neither note may claim)
     notes = " ".join(u.notes())
-    assert "f_strag sits at a kink (f_strag = 1)" in notes and "with its smaller side the first-order sd is 6.137" in notes
-    assert "R_peak sits at a kink (R_peak,16 = R_peak)" in notes and "the first-order sd is 8.402 samples/s" in notes
-    assert round(u.std_smaller, 3) == 5.809 and "5.809" not in notes
+    assert "f_strag sits at a kink (f_strag = 1)" in notes and "with its smaller side the first-order sd is 0.7159" in notes
+    assert "R_peak sits at a kink (R_peak,16 = R_peak)" in notes and "the first-order sd is 0.9359 samples/s" in notes
+    assert round(u.std_smaller, 4) == 0.6426 and "0.6426" not in notes
     # the text gives the sds as bare numbers under one unit, within 80 columns
     text = str(u)
     assert "sd (samples/s)" in text and max(map(len, text.splitlines())) <= 80

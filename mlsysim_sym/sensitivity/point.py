@@ -26,7 +26,8 @@ from ..branches import resolution
 from ..solver import price
 from ..terms.base import Iverson
 from .. import notation
-from ..symbols import BY_SYMBOL, Kind, by_argument, of_kind, sensitivity_rows
+from ..inputs import seq_len_unread
+from ..symbols import BY_SYMBOL, Kind, by_argument, of_kind, sensitivity_rows, sym
 from .gradients import Gradient, at_point, gradient, smooth
 from .table import as_html, as_latex, as_text
 
@@ -221,8 +222,9 @@ def sensitivities_at(variant: Variant, values: Mapping[sp.Symbol, object], outpu
     params = md.parameters
     continuous = set(continuous)
     rows = []
+    unread = _unread(variant, values)
     for name, x in names.items():
-        if x not in params or values.get(x) is None:
+        if x not in params or values.get(x) is None or x in unread:
             continue
         d, v = md.decisions, values[x]
         where = [labels[i] for i in choices if labels[i] and (x in d[i].moves_with if i in continuous else
@@ -308,6 +310,7 @@ def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
 
 
 def _neighbour(a: Arguments, knob, candidates, base, quantity, skipped) -> Optional[Step]:
+    rng = by_argument()[knob].range
     for v in candidates:
         if knob in ("layers", "count") and v < 1:
             skipped.append((v, f"{knob} must be >= 1"))
@@ -317,6 +320,9 @@ def _neighbour(a: Arguments, knob, candidates, base, quantity, skipped) -> Optio
             out, msgs = _solve_output(moved, quantity)
         except (ValueError, TypeError) as exc:
             skipped.append((v, str(exc)))
+            continue
+        if v not in rng:        # a value no configuration means that the solver takes (ZeRO stage -1: mlsysim
+            skipped.append((v, f"{knob} must be {rng.text}"))      # checks the stage for transformers only)
             continue
         return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, moved.runnable)
     return None
@@ -353,8 +359,16 @@ def relaxed_sensitivities(table: "Sensitivities") -> Tuple[Row, ...]:
     full = md.decisions_of(_group(table.quantity))
     f, grad, kinks, _ = at_point(md, _group(table.quantity), table.quantity, table.values, data, full, True,
                                _KNOB_SYMBOLS)
+    unread = _unread(table.variant, table.values)
     return tuple(_row(k, x, table.values[x], f, grad, kinks, "relaxed")
-                 for k, x in knobs_of(table.variant).items() if x is not None)
+                 for k, x in knobs_of(table.variant).items() if x is not None and x not in unread)
+
+
+def _unread(variant: Variant, values: Mapping[sp.Symbol, object]) -> Tuple[sp.Symbol, ...]:
+    """The parameters the configuration never reads, left out of the rows: a non-transformer's sequence length
+    without TP or EP (mlsysim lowers it to 0; a row "S 0" would say the caller's value was 0)."""
+    read = seq_len_unread(variant.family == "transformer", values.get(sym.tp, 1), values.get(sym.ep, 1))
+    return (sym.s,) if read else ()
 
 
 def knobs_of(variant: Variant) -> Dict[str, Optional[sp.Symbol]]:
