@@ -357,7 +357,10 @@ class DistributedModel:
         overlap_efficiency
             Share of the DP communication hidden under overlap, in [0, 1].
         congestion_factor
-            Multiplier on DP, TP and EP communication time (not validated, as in mlsysim).
+            Multiplier on DP, TP and EP communication time: any finite number, as mlsysim takes it (no range is
+            checked, so a value below 1 shortens the communication and a negative one makes it negative; a NaN
+            or an infinity is refused by name, where mlsysim would price a NaN). The sweep-like functions
+            (sensitivities, required, uncertainty) read the meaningful range, >= 0.
         straggler_factor
             Multiplier on the step when above 1 (the slowest worker gates it).
         moe_routing_imbalance_factor
