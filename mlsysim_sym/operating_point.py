@@ -99,6 +99,19 @@ class OperatingPoint:
     def __getitem__(self, name: str) -> RegimeForm:
         return self.forms[name]
 
+    def to_dict(self) -> Dict[str, object]:
+        """The point for a script (``json.dumps`` takes it): the configuration, and per quantity in model order its
+        printed symbol, value (SI units), unit, meaning, its form in this regime (LaTeX and plain text) and the
+        conditions that select it."""
+        def plain_value(v):
+            return bool(v) if isinstance(v, (bool, sp.logic.boolalg.BooleanAtom)) else float(v)
+        return {"configuration": self.configuration,
+                "quantities": {n: {"symbol": notation.plain(notation.entry(n).latex), "value": plain_value(f.value),
+                                   "unit": self.model.quantity(n).unit, "meaning": self.model.quantity(n).meaning,
+                                   "latex": latex(f.structured), "text": notation.plain_expr(f.structured),
+                                   "conditions": [notation.plain_expr(c) for c in f.conditions]}
+                               for n, f in self.forms.items()}}
+
     def value(self, name: str):
         return self.forms[name].value
 

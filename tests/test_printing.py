@@ -330,3 +330,17 @@ def test_environment_uses_latex_delimiters_strict_undefined_and_the_printer():
 def test_text_escaping():
     assert tex_text("a_b & 5% #1 {x} ~^\\") == r"a\_b \& 5\% \#1 \{x\} \~{}\^{}\textbackslash{}"
     assert md_text("a|b*c_d") == r"a\|b\*c\_d"
+
+
+def test_an_operating_point_goes_to_json_with_its_values_and_forms():
+    # the bundled example: T_step = 3.369 s (solve()'s), its form in this regime (no straggler: the step before the
+    # straggler's stretch) and the condition that selects it; feasible stays a yes/no
+    import json
+    from mlsysim_sym import DistributedModel, operating_point_of
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    d = json.loads(json.dumps(operating_point_of("Llama3_70B", "Research_256", **kw).to_dict()))
+    step = d["quantities"]["T_step"]
+    assert step["value"] == pytest.approx(DistributedModel().solve("Llama3_70B", "Research_256", **kw).step_latency_total,
+                                          rel=1e-14)   # (the point evaluates its forms in another order)
+    assert (step["unit"], step["conditions"]) == ("s", ["f_strag ≤ 1"]) and step["latex"] == r"\tilde{T}_{\text{step}}"
+    assert d["quantities"]["feasible"]["value"] is True and "Llama-3.1-70B" in d["configuration"]
