@@ -197,7 +197,8 @@ def test_with_two_kinks_each_note_takes_its_own_smaller_side_alone():
     # peak alone at its smaller side:      sqrt(0.6804^2 + 0.6310^2 + 0.1216^2) = sqrt(0.8759) = 0.9359
     # (both at once, std_smaller: sqrt(0.6310^2 + 0.1216^2) = 0.6426, which neither note may claim)
     notes = " ".join(u.notes())
-    assert "f_strag sits at a kink (f_strag = 1)" in notes and "with its smaller side the first-order sd is 0.7159" in notes
+    assert "f_strag sits at a kink (f_strag = 1)" in notes
+    assert "with its smaller side the first-order sd is 0.7159" in notes
     assert "R_peak sits at a kink (R_peak,16 = R_peak)" in notes and "the first-order sd is 0.9359 samples/s" in notes
     assert round(u.std_smaller, 4) == 0.6426 and "0.6426" not in notes
     # the text gives the sds as bare numbers under one unit, within 80 columns

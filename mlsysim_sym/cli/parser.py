@@ -141,7 +141,8 @@ def parser() -> argparse.ArgumentParser:
     c = command("plan", "how long and how much: the steps, days, GPU-hours, energy and cost of a token budget on "
                 "the configuration; with --days, the nodes that finish it in time")
     c.add_argument("--tokens", type=float, metavar="N", help="training tokens of the run (e.g. 15e12)")
-    c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K", help="optimizer steps of the run (instead of --tokens)")
+    c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K",
+                   help="optimizer steps of the run (instead of --tokens)")
     c.add_argument("--price", type=float, metavar="USD", help="price of one accelerator for one hour, in US "
                    "dollars (e.g. 2.5): adds the cost")
     c.add_argument("--days", type=float, metavar="D", help="also answer: how many nodes (runnable layouts only) "
