@@ -342,8 +342,9 @@ def _compute(b: _Builder) -> None:
     if fp8 or kernels:
         # the weights' GEMMs at the precision's rate, attention and the elementwise work at the 16-bit one
         # (FP8), attention at its kernels' own share of the GEMMs' efficiency
-        R_gemm = q("R_gemm", fw.gemm_rate(S.R_peak, S.R_16, S.eta_8, S.bpp), **_POS) if fp8 else S.R_peak
-        R_rest = q("R_rest", fw.rest_rate(S.R_peak, S.R_16, S.bpp), **_POS) if fp8 else S.R_peak
+        wide = S.bpp >= S.s_16          # 2-byte or wider elements: every rate is the precision's own peak
+        R_gemm = q("R_gemm", fw.gemm_rate(S.R_peak, S.R_16, S.eta_8, wide), **_POS) if fp8 else S.R_peak
+        R_rest = q("R_rest", fw.rest_rate(S.R_peak, S.R_16, wide), **_POS) if fp8 else S.R_peak
         eta_att = S.eta_att if kernels else 1
         b.R_att = R_rest * eta_att * S.eta
         loss = 1 / f_gemm - 1 if shape else 0

@@ -1737,7 +1737,7 @@ function outputs_transformer_extended(v_B, v_eta, v_tp, v_pp, v_ep, v_v, v_m, v_
   const v_x89 = P.add(P.mul(P.mul(P.mul(P.mul(v_kvf, v_x72), v_x86), v_x88), (P.truth(v_x87) ? (v_x8) : (v_x23))), P.mul(v_x86, (P.truth(v_x87) ? (v_alpha_nv) : (v_alpha_fab))));
   const v_x90 = P.mul(v_x77, P.add(P.mul(v_x89, P.add(v_x78, 1n)), v_x89));
   const v_x91 = P.div(1n, v_R_peak);
-  const v_x92 = (P.cmp(v_bpp, 2n, ">="));
+  const v_x92 = (P.cmp(v_bpp, v_s_16, ">="));
   const v_x93 = P.min(v_R_16, v_R_peak);
   const v_x94 = (P.truth(v_x92) ? (v_x91) : (P.div(1n, v_x93)));
   const v_x95 = P.mul(P.div(1n, 2n), v_chi_causal);
@@ -1849,7 +1849,7 @@ function elasticities_transformer_extended(v_B, v_eta, v_tp, v_pp, v_ep, v_v, v_
   const v_x31 = Math.pow(v_w_att, 2)*v_x26;
   const v_x32 = v_A_full*v_x28 + v_A_win*((v_x29) ? (v_x28) : (v_w_att - v_x30*v_x31));
   const v_x33 = 1/v_R_peak;
-  const v_x34 = ((v_bpp) >= (2));
+  const v_x34 = ((v_bpp) >= (v_s_16));
   const v_x35 = pymin(v_R_16, v_R_peak);
   const v_x36 = ((v_x34) ? (v_x33) : (1/v_x35));
   const v_x37 = 1/v_eta_att;

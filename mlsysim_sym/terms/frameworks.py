@@ -22,24 +22,24 @@ import sympy as sp
 from .base import Iverson, labelled
 
 
-def gemm_rate(R_peak, R_16, eta_8, bpp):
-    """The peak the weights' GEMMs reach, before the hardware efficiency. At 2-byte or wider elements (BF16, FP16,
-    FP32) the precision's own peak ``R_peak`` (a 16-bit run's peak is its 16-bit peak, a ``peak_flops`` given
-    for it included); at narrower ones (FP8, INT8) ``eta_8`` of the precision's peak, never below the 16-bit
-    peak: ``max(min(R_peak, R_16), eta_8 R_peak)``.
+def gemm_rate(R_peak, R_16, eta_8, wide):
+    """The peak the weights' GEMMs reach, before the hardware efficiency. Where ``wide`` holds (elements of 2 bytes
+    or more: BF16, FP16, FP32) the precision's own peak ``R_peak`` (a 16-bit run's peak is its 16-bit peak, a
+    ``peak_flops`` given for it included); at narrower ones (FP8, INT8) ``eta_8`` of the precision's peak, never
+    below the 16-bit peak: ``max(min(R_peak, R_16), eta_8 R_peak)``.
 
     >>> b = sp.Symbol("b")
-    >>> gemm_rate(989e12, 989e12, 0.8, b).subs(b, 2), gemm_rate(1979e12, 989e12, 0.8, b).subs(b, 1)
+    >>> gemm_rate(989e12, 989e12, 0.8, b >= 2).subs(b, 2), gemm_rate(1979e12, 989e12, 0.8, b >= 2).subs(b, 1)
     (989000000000000., 1.58320000000000e+15)
     """
-    return labelled(sp.Piecewise((R_peak, bpp >= 2), (sp.Max(sp.Min(R_peak, R_16), eta_8 * R_peak), True)),
+    return labelled(sp.Piecewise((R_peak, wide), (sp.Max(sp.Min(R_peak, R_16), eta_8 * R_peak), True)),
                     (None, None))
 
 
-def rest_rate(R_peak, R_16, bpp):
-    """The peak of the work outside the weights' GEMMs (attention, the elementwise work): the precision's own at
-    2-byte or wider elements, else the 16-bit peak, or the precision's own where it is lower."""
-    return labelled(sp.Piecewise((R_peak, bpp >= 2), (sp.Min(R_peak, R_16), True)), (None, None))
+def rest_rate(R_peak, R_16, wide):
+    """The peak of the work outside the weights' GEMMs (attention, the elementwise work): the precision's own where
+    ``wide`` holds (2-byte or wider elements), else the 16-bit peak, or the precision's own where it is lower."""
+    return labelled(sp.Piecewise((R_peak, wide), (sp.Min(R_peak, R_16), True)), (None, None))
 
 
 def effective_rate(F_tok, F_gemm, shape_loss, R_gemm, R_rest, eta, eta_att=1):
