@@ -207,7 +207,7 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
                         bool(result.node_profile.feasible), a.runnable, samples, batch, dp,
-                        dict(a.fields).get("tdp", a.fleet.node.accelerator.tdp))
+                        a.values.get(sym.TDP))
 
 
 def _amount(x: float) -> str:

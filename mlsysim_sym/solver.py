@@ -228,7 +228,7 @@ class DistributedResult:
         a = self.arguments
         if a is None:
             return "the peak"
-        if "peak_flops" in dict(a.fields):
+        if "peak_flops" in a.named_fields:
             return "the peak_flops given"
         if a.fleet.node.accelerator.flops_for(a.key) is None and a.key not in ("fp16", "bf16"):
             return f"peak_flops, no {a.key} rate"
