@@ -265,6 +265,9 @@ def _moe_layout_rules(N) -> Tuple[Rule, ...]:
         # an architecture card says how many routed experts a layer has (a record without one: 0, not checked)
         Rule(sp.And(sp.Eq(E, 0), A.output_flops > 0), "ep_size ({ep_size}) > 1 needs a mixture of experts: the "
              "architecture card has no routed experts", A.ep_size > 1, transformer=True, **kw),
+        Rule(sp.And(sp.Eq(E, 0), A.output_flops > 0), "etp_size ({etp_size}) > 1 needs a mixture of experts: the "
+             "architecture card has no routed experts whose matrices it would split", A.etp_size > 1,
+             transformer=True, **kw),
         Rule(sp.And(E > 0, sp.Ne(sp.Mod(E, A.ep_size), 0)), "ep_size ({ep_size}) must divide the routed experts "
              "of each MoE layer ({experts}): each rank holds whole experts", A.ep_size > 1, transformer=True,
              shows=(("experts", E),), **kw),

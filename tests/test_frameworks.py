@@ -199,6 +199,15 @@ def test_etp_size_is_checked(kw, message):
     assert message in str(e.value)
 
 
+def test_etp_size_on_a_dense_card_is_refused():
+    # Llama 3.1 8B's card has no routed experts: expert tensor parallelism would split nothing (the ep rule's
+    # twin); a record without a card (mlsysim's Mixtral_8x7B) says nothing of its experts and is not checked
+    with pytest.raises(ValueError) as e:
+        _solve(LLAMA8, H64, batch_size=64, tp_size=1, etp_size=2)
+    assert str(e.value) == ("etp_size (2) > 1 needs a mixture of experts: the architecture card has no routed "
+                            "experts whose matrices it would split")
+
+
 def test_moe_layout_shards_expert_states_over_the_expert_data_parallel_ranks():
     # Megatron-Core's distributed optimizer shards the expert parameters' buffers over the expert data-parallel
     # group (DistributedDataParallel.expert_parallel_buffers on intra_expt_dp_group): ep 8 -> the 8 ranks that
