@@ -109,8 +109,8 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
     What is left out, as vectorized masks over the whole sweep:
 
     * configurations the model cannot tell apart but one (without a pipeline ``m`` and ``v``
-      change nothing, with one replica ZeRO and overlap change nothing; choices of another argument that give
-      the same objective and memory as its first choice): the first choice stays;
+      change nothing, with one replica ZeRO and overlap change nothing; choices of the overlap or another
+      argument that give the same objective and memory as its first choice): the first choice stays;
     * splits with more data-parallel replicas than ``batch_size`` (they would train ``dp``
       samples, one per rank);
     * with ``runnable=True`` (the default), schedules a framework cannot run, by the rules of
@@ -436,6 +436,13 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
         searched = _count(distinct, shape)
         unrunnable = 0 if plan.can is None else _count(distinct & ~plan.can, shape)
         keep = np.broadcast_to(distinct & fits & (True if plan.can is None else plan.can), shape)
+    i = at["overlap_comm"]
+    if shape[i] > 1:
+        # the DP overlap where the step does not read it (ZeRO-3 under the FSDP overlap, or nothing to hide): its
+        # choices tie on the objective and memory, and the first stays
+        score = np.where(keep, objective_values, -np.inf)
+        same = (score == np.take(score, [0], axis=i)) & (memory == np.take(memory, [0], axis=i))
+        keep = keep & (first["overlap_comm"] | ~same)
     count = int(np.count_nonzero(keep))
     if count == 0:
         if code is not None and not np.any(code == 0):

@@ -346,3 +346,16 @@ def test_a_bad_top_k_batch_or_seed_is_refused_by_name():
     # a whole number as a float is a batch: 256.0 ranks as 256
     assert search("Llama3_70B", "Research_256", batch_size=256.0, top_k=1).best.config == \
         search("Llama3_70B", "Research_256", batch_size=256, top_k=1).best.config
+
+
+def test_overlap_choices_that_tie_share_one_row():
+    # ZeRO-3 under the FSDP overlap: the step reads fsdp_overlap, not overlap_comm, so both overlap choices price
+    # the same step (a 0.2913 MFU at tp 1 each, as solve() says) and the first, no overlap, stays
+    kw = dict(zero_stage=3, fsdp_overlap=True)
+    r = search("modern/Llama-3.1-8B", "modern/H100-SXM-1024", 1024, top_k=4, tp_size=(1, 2), pp_size=(1,),
+               activation_recomputation=False, fidelity="extended", **kw)
+    assert [(c.config["tp_size"], c.config["overlap_comm"]) for c in r.candidates] == [(1, False), (2, False)]
+    one = [DistributedModel(fidelity="extended").solve("modern/Llama-3.1-8B", "modern/H100-SXM-1024",
+                                                       batch_size=1024, overlap_comm=ov, **kw).mfu
+           for ov in (False, True)]
+    assert one[0] == one[1] == r.best.objective and round(one[0], 4) == 0.2913
