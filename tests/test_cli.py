@@ -666,3 +666,10 @@ def test_plan_reads_steps_and_negative_numbers_as_the_other_options_do():
     assert refused("plan", "--steps", "1.5") == "--steps: expected a whole number, got '1.5'"
     # -1e12 is a number, not an option (argparse said "expected one argument"): refused by its range
     assert refused("plan", "--tokens", "-1e12") == "--tokens: tokens must be a finite number > 0, got -1000000000000.0"
+
+
+def test_an_option_given_twice_is_refused():
+    # argparse keeps the last of a repeated option silently (--tp 2 --tp 4 priced tp 4); its abbreviation too
+    assert refused("solve", "--tp", "2", "--tp", "4") == "--tp given twice: give each option once"
+    assert refused("sweep", "--batch", "256", "--batch-size=512") == \
+        "--batch-size given twice (first as --batch): give each option once"

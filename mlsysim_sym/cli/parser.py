@@ -28,6 +28,31 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):      # noqa: D401 - argparse's hook
         raise UsageError(message)
 
+    def parse_known_args(self, args=None, namespace=None):
+        if args is not None and " " in self.prog:     # a subcommand's options: each given once
+            self._refuse_repeats(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_repeats(self, args) -> None:
+        """An option given twice (``--tp 2 --tp 4``): argparse keeps the last silently; a list is one option's."""
+        seen = {}
+        for token in args:
+            if token == "--":
+                break
+            if not token.startswith("--"):
+                continue
+            name = token.split("=", 1)[0]
+            action = self._option_string_actions.get(name)
+            if action is None:     # argparse's abbreviations: --batch for --batch-size, where one option starts so
+                starts = {a for o, a in self._option_string_actions.items() if o.startswith(name)}
+                action = starts.pop() if len(starts) == 1 else None
+            if action is None or action.dest == "help":
+                continue
+            if action.dest in seen:
+                first = "" if seen[action.dest] == name else f" (first as {seen[action.dest]})"
+                self.error(f"{name} given twice{first}: give each option once")
+            seen[action.dest] = name
+
 
 def _help(o: Option, many: bool) -> str:
     p = o.param
