@@ -666,6 +666,9 @@ def test_plan_reads_steps_and_negative_numbers_as_the_other_options_do():
     assert refused("plan", "--steps", "1.5") == "--steps: expected a whole number, got '1.5'"
     # -1e12 is a number, not an option (argparse said "expected one argument"): refused by its range
     assert refused("plan", "--tokens", "-1e12") == "--tokens: tokens must be a finite number > 0, got -1000000000000.0"
+    # and so is a list or range that starts with one: the sweep masks the value by its range
+    _, out, _ = run("sweep", "--tp", "-8,8")
+    assert "1 x tp_size must be >= 1, got -8" in out
 
 
 def test_an_option_given_twice_is_refused():

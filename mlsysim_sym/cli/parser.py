@@ -18,12 +18,12 @@ DESCRIPTION = "The command line: price, sweep, search and explain training steps
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit status 2, and a negative number written with an exponent
-    (``--tokens -1e12``) is a value, not an option (argparse's own pattern takes ``-5`` and ``-.5`` only: it said
-    "expected one argument")."""
+    (``--tokens -1e12``), or first in a list or range (``--tp -8,8``), is a value, not an option (argparse's own
+    pattern takes ``-5`` and ``-.5`` only: it said "expected one argument")."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?([,:].*)?$")
 
     def error(self, message):      # noqa: D401 - argparse's hook
         raise UsageError(message)
