@@ -214,3 +214,41 @@ def test_the_readmes_examples_as_links_price_what_solve_prices(page):
         back = dict(x.split("=") for x in page.evaluate("location.hash")[1:].split("&"))
         assert back["model"] == model and back.get("fidelity", "mlsysim") == fidelity
         assert page.errors == [] and page.outside == []
+
+
+def test_text_the_browser_cannot_read_as_a_number_is_refused_not_priced_as_the_default(page):
+    # a number field holding "1e400" or "1e" has an empty value: the page priced tp 1 and said nothing
+    page.goto(PAGE.as_uri())
+    page.wait_for_function("window.calculatorReady === true")
+    for text in ("1e400", "1e"):
+        page.fill("#in-tp_size", "")
+        page.type("#in-tp_size", text)
+        assert page.inner_text("#error") == ("ValueError: tp_size: not a finite number; empty the field for "
+                                             "solve()'s default"), text
+        assert page.is_hidden("#result")
+    page.fill("#in-tp_size", "8")
+    page.dispatch_event("#in-tp_size", "input")
+    assert page.is_visible("#result") and page.inner_text("#out-mfu") == f"{_python(**FIRST).mfu:.4f}"
+
+
+@pytest.mark.parametrize("given,problem", [
+    ("tp_size=abc", "tp_size: 'abc' is not a finite number"),
+    ("efficiency=Infinity", "efficiency: 'Infinity' is not a finite number"),
+    ("zero_stage=5", "zero_stage: '5' is not one of 0, 1, 2, 3"),
+    ("fidelity=bogus", "fidelity: 'bogus' is not one of mlsysim, extended"),
+    ("overlap_comm=yes", "overlap_comm: 'yes' is not true or false"),
+    ("model=Nope", "model: unknown workload 'Nope'"),
+    ("tp=8", "tp: not a setting of this page (tp=8)"),
+])
+def test_a_link_holding_a_value_the_page_cannot_show_says_so(page, given, problem):
+    # each was replaced silently (a default, the first choice, the first model): a colleague saw other numbers
+    link = PAGE.as_uri() + "#model=Llama3_70B&fleet=Research_256&batch_size=256&" + given
+    page.goto("about:blank")
+    page.goto(link)
+    page.wait_for_function("window.calculatorReady === true")
+    assert page.inner_text("#error") == "ValueError: " + problem
+    assert page.is_hidden("#result") and page.evaluate("location.href") == link     # the link stays as it was
+    # editing the form prices what it shows
+    page.fill("#in-batch_size", "512")
+    page.dispatch_event("#in-batch_size", "input")
+    assert page.is_visible("#result") and page.errors == []
