@@ -157,15 +157,18 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "N_EP N_ETP N_PP ranks and their gradients reduced over the N / (N_EP N_ETP N_PP) expert-data-parallel "
        "ranks, the other weights over N_TP N_PP and the data-parallel ranks; each rank dispatches its 1 / N_TP of "
        "the replica's tokens, on NVLink when the N_EP N_ETP ranks of an expert group fit in a node (one NVLink "
-       "domain: 72 accelerators on a GB200 NVL72)",
+       "domain: 72 accelerators on a GB200 NVL72); with N_ETP > 1 the ranks that split an expert's matrices "
+       "all-gather its tokens before it and reduce-scatter its output after it, in each pass",
        None, "NVIDIA Megatron-LM, megatron/core/parallel_state.py initialize_model_parallel (expert groups "
-       "etp-ep-dp-pp beside tp-cp-dp-pp); Rajbhandari et al. (2022), DeepSpeed-MoE, sec. 5 (expert parallelism "
+       "etp-ep-dp-pp beside tp-cp-dp-pp) and megatron/core/transformer/moe/token_dispatcher.py "
+       "(MoEAlltoAllTokenDispatcher: gather_from_sequence_parallel_region over the expert tensor-parallel group "
+       "before the experts, reduce_scatter_to_sequence_parallel_region after them); Rajbhandari et al. (2022), DeepSpeed-MoE, sec. 5 (expert parallelism "
        "inside data parallelism, expert data parallelism); PyTorch torchtitan (EP borrowed from the data-parallel "
        "shard dimension)",
        "EP multiplies the accelerators beside data parallelism (a replica spans N_TP N_PP N_EP), every weight is "
        "split over N_TP N_PP N_EP, and the all-to-all crosses the fabric",
        ("G_exp", "dp_exp", "rpn_exp", "nodes_exp", "M_grad_exp", "T_dp_expert", "M_weight_exp", "T_dp_gather_exp",
-        "beta_ep", "alpha_ep"), short="MoE lay."),
+        "beta_ep", "alpha_ep", "beta_etp", "alpha_etp", "T_etp_layer"), short="MoE lay."),
     _M("fsdp_overlap", "ZeRO-3 / FSDP overlapped",
        "fsdp_overlap with zero_stage 3: the weights' AllGathers are prefetched during the compute of the layer "
        "before and the gradients' ReduceScatter overlaps the backward pass; exposed is what the replica's compute "

@@ -503,7 +503,18 @@ def _model_parallel(b: _Builder) -> None:
         g = S.ep * S.etp
         beta_ep = q("beta_ep", ext_terms.group_link(g, S.apn, S.BW_intra, b["BW_inter"], "EP", alone), **_POS)
         alpha_ep = q("alpha_ep", ext_terms.group_link(g, S.apn, S.alpha_nv, S.alpha_fab, "EP", alone), **_NONNEG)
-        t_ep_def = again * S.n_a2a * nl * AllToAll(_routed(b, msg), S.ep, beta_ep, alpha_ep)
+        routed = _routed(b, msg)
+        t_ep_def = S.n_a2a * AllToAll(routed, S.ep, beta_ep, alpha_ep)
+        # expert tensor parallelism: the N_ETP ranks that split an expert's matrices all-gather the tokens they
+        # received before it and reduce-scatter its output after it (each of a layer's two passes, forward and
+        # backward: a ReduceScatter and an AllGather of the N_ETP ranks' tokens)
+        alone_etp = sp.Eq(S.etp, 1)
+        beta_etp = q("beta_etp", ext_terms.group_link(S.etp, S.apn, S.BW_intra, b["BW_inter"], "ETP", alone_etp),
+                     **_POS)
+        alpha_etp = q("alpha_etp", ext_terms.group_link(S.etp, S.apn, S.alpha_nv, S.alpha_fab, "ETP", alone_etp),
+                      **_NONNEG)
+        t_etp = q("T_etp_layer", ext_terms.sp_pair(S.etp * routed, S.etp, beta_etp, alpha_etp), **_NONNEG)
+        t_ep_def = again * nl * (t_ep_def + S.n_a2a / 2 * t_etp)
     elif b.on("moe_per_layer"):
         # each EP rank exchanges its own tokens: 1 / N_EP of the replica's
         t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(_routed(b, msg), S.ep, b["BW_inter"])

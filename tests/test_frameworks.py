@@ -157,7 +157,11 @@ def test_moe_layout_by_hand(ep, etp, tp, nvlink):
     # T_EP = n_A2A 4 x 32 layers x AllToAll(lb s d s_elem k_e iota / tp, ep): ep 8 -> M = 4 x 2048 x 4096 x 2 x 2
     # = 134,217,728 B, 128 x (7/8 M / 450e9 + 7 x 0.5 us) = 0.0338533 s
     M = lb * 2048 * 4096 * 2 * 2 / tp
-    assert r.ep_communication_latency == approx(4 * 32 * _all_to_all(M, ep, beta, alpha), rel=1e-13)
+    # with etp > 1, each pass of each layer also all-gathers the N_ETP ranks' tokens before the experts and
+    # reduce-scatters after them (Megatron-Core's MoEAlltoAllTokenDispatcher), on NVLink (etp <= 8): a pair of
+    # (etp - 1) / etp x etp M / beta + (etp - 1) alpha each, 2 passes: 2 x 2 (etp - 1) (M / 450e9 + 0.5 us) a layer
+    etp_gathers = 32 * 2 * 2 * (etp - 1) * (M / 450e9 + 5e-7)
+    assert r.ep_communication_latency == approx(4 * 32 * _all_to_all(M, ep, beta, alpha) + etp_gathers, rel=1e-13)
     # the experts' gradients, P_exp s_elem / (ep etp) bytes, reduced over dp_exp = 64 / (ep etp) ranks, one per
     # node (the expert group fills a node): a fabric ring; ep 8: 11,274,289,152 B over 8 ranks, 0.789 s
     n = 64 // (ep * etp)

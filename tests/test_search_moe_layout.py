@@ -201,8 +201,9 @@ def test_cli_search_varies_ep_and_etp_and_its_rows_equal_solve():
 def test_cli_solve_takes_the_new_keywords(extra, kw):
     # the modern catalog's Mixtral: an architecture card, so attention has its FLOPs to hide the CP ring behind
     model = "modern/Mixtral-8x7B"
+    ep = () if "--ep" in extra else ("--ep", "4")        # an option is given once
     status, out, err = run("solve", "--fidelity", "extended", "--model", model, "--fleet", "Training_1K",
-                           "--batch-size", "1024", "--tp", "2", "--ep", "4", *extra, "--json")
+                           "--batch-size", "1024", "--tp", "2", *ep, *extra, "--json")
     assert status == 0, err
     got = json.loads(out)
     kw = dict(dict(ep_size=4), **kw)
