@@ -209,6 +209,9 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
         *own[3:],
         Rule(A.seq_len < cp, "seq_len ({seq_len}) must be >= cp_size ({cp_size}): context parallelism gives each "
              "rank a part of every sequence", cp > 1, extended=True, transformer=True, mechanism="context_parallel"),
+        Rule(sp.Ne(sp.Mod(A.seq_len, cp), 0), "seq_len ({seq_len}) must be a multiple of cp_size ({cp_size}): "
+             "context parallelism gives each rank an equal part of every sequence", sp.And(cp > 1, A.seq_len >= cp),
+             extended=True, transformer=True, mechanism="context_parallel"),
         Rule(G > N, "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * CP({cp_size}) > "
              "Total({N})", extended=True, mechanism="context_parallel", unless="moe_layout"),
         Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * "
@@ -265,6 +268,14 @@ def _moe_layout_rules(N) -> Tuple[Rule, ...]:
         # an architecture card says how many routed experts a layer has (a record without one: 0, not checked)
         Rule(sp.And(sp.Eq(E, 0), A.output_flops > 0), "ep_size ({ep_size}) > 1 needs a mixture of experts: the "
              "architecture card has no routed experts", A.ep_size > 1, transformer=True, **kw),
+        # a card's experts, as its overrides may set them: a token meets at most every expert, and the routed
+        # experts are part of the parameters
+        Rule(sp.And(E > 0, A.active_experts_per_token > E), "active_experts_per_token ({k_e}) must be <= the "
+             "routed experts of each MoE layer ({experts})", transformer=True,
+             shows=(("k_e", A.active_experts_per_token), ("experts", E)), **kw),
+        Rule(A.expert_parameters > A.parameters, "expert_parameters ({P_exp:.6g}) must be <= parameters ({P:.6g}): "
+             "the routed experts are part of the model", transformer=True,
+             shows=(("P_exp", A.expert_parameters), ("P", A.parameters)), **kw),
         Rule(sp.And(sp.Eq(E, 0), A.output_flops > 0), "etp_size ({etp_size}) > 1 needs a mixture of experts: the "
              "architecture card has no routed experts whose matrices it would split", A.etp_size > 1,
              transformer=True, **kw),

@@ -676,3 +676,20 @@ def test_an_option_given_twice_is_refused():
     assert refused("solve", "--tp", "2", "--tp", "4") == "--tp given twice: give each option once"
     assert refused("sweep", "--batch", "256", "--batch-size=512") == \
         "--batch-size given twice (first as --batch): give each option once"
+
+
+def test_a_cards_experts_and_a_sequence_context_parallelism_cannot_split_are_refused():
+    # Qwen3-30B-A3B's card: 128 routed experts of 30.5 B parameters; a token routed to 200 of them, routed experts
+    # larger than the model (the all-to-all's bytes came out negative: "message_bytes must be non-negative"), and
+    # 4096 tokens over 3 context-parallel ranks were priced or refused in mlsysim's internal words
+    q = ("--model", "modern/Qwen3-30B-A3B", "--fleet", "modern/GB200-NVL72-1152", "--fidelity", "extended",
+         "--seq-len", "4096", "--batch-size", "1152")
+    assert refused("solve", *q, "--active-experts-per-token", "200") == (
+        "--active-experts-per-token: active_experts_per_token (200) must be <= the routed experts of each MoE "
+        "layer (128)")
+    assert refused("solve", *q, "--expert-parameters", "1e15") == (
+        "--expert-parameters: expert_parameters (1e+15) must be <= parameters (3.05321e+10): the routed experts "
+        "are part of the model")
+    assert refused("solve", *q, "--cp", "3") == (
+        "--seq-len: seq_len (4096) must be a multiple of cp_size (3): context parallelism gives each rank an equal "
+        "part of every sequence")
