@@ -611,11 +611,40 @@ def _step(b: _Builder) -> None:
 SECTIONS = (_decomposition, _compute, _memory, _roofline, _data_parallel, _model_parallel, _pipeline, _step)
 
 
-@cached_per_arguments()
-def build_model(variant: Variant = Variant()) -> StepTimeModel:
+def _as_variant(variant=Variant(), fidelity=None, family=None, without=None) -> tuple:
+    """``build_model``'s arguments as one :class:`Variant`: a Variant, or a fidelity's name, with the choices
+    given by name (``fidelity``, ``family``, ``without``: the mechanisms priced as mlsysim prices them)."""
+    if isinstance(variant, str):
+        if fidelity is not None:
+            raise TypeError(f"build_model() got the fidelity twice: {variant!r} and fidelity={fidelity!r}")
+        variant, fidelity = Variant(), variant
+    elif not isinstance(variant, Variant):
+        raise TypeError(f"build_model()'s variant must be a Variant or a fidelity ({', '.join(map(repr, FIDELITIES))})"
+                        f", got {variant!r}")
+    if fidelity is not None and fidelity not in FIDELITIES:
+        raise ValueError(f"fidelity must be one of {', '.join(map(repr, FIDELITIES))}, got {fidelity!r}")
+    if isinstance(without, str):
+        without = (without,)
+    named = dict(fidelity=fidelity, family=family, off=None if without is None else tuple(without))
+    named = {k: v for k, v in named.items() if v is not None}
+    return (replace(variant, **named) if named else variant), None, None, None
+
+
+@cached_per_arguments(normalize=_as_variant)
+def build_model(variant: Variant = Variant(), fidelity=None, family=None, without=None) -> StepTimeModel:
     """Build (once per variant) the ordered model of one distributed training step, section by section
     (:data:`SECTIONS`: decomposition, compute, memory, roofline, data parallelism, model parallelism, pipeline,
-    step)."""
+    step).
+
+    ``variant``: a :class:`Variant`, or the name of a fidelity; ``fidelity`` (``"mlsysim"``, ``"extended"``),
+    ``family`` (``"transformer"``, ``"generic"``) and ``without`` (mechanisms of the extended model priced as
+    mlsysim prices them) choose by name, as ``DistributedModel(fidelity=..., without=...)`` does:
+
+    >>> build_model("extended") is build_model(fidelity="extended") is build_model(Variant(fidelity="extended"))
+    True
+    >>> "T_cp" in build_model("extended"), "T_cp" in build_model("extended", without=["context_parallel"])
+    (True, False)
+    """
     b = _Builder(variant)
     sections = []
     for section in SECTIONS:

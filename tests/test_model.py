@@ -59,3 +59,14 @@ def test_symbols_are_declared_once_with_assumptions():
     assert sym.c.is_real and sym.c.is_positive is None          # congestion is not validated by mlsysim
     assert all(p.unit and p.meaning and p.latex for p in PARAMS.values())
     assert PARAMS["tp"].book == r"\TensorParallelDegree"
+
+
+def test_build_model_takes_the_fidelity_by_name_and_refuses_what_is_not_a_model():
+    # build_model("extended") raised "'str' object has no attribute 'on'" from inside the builder
+    from mlsysim_sym.model import Variant
+    assert build_model("extended") is build_model(Variant(fidelity="extended"))
+    assert build_model(family="generic").variant.family == "generic"
+    with pytest.raises(TypeError, match=r"variant must be a Variant or a fidelity \('mlsysim', 'extended'\), got 3"):
+        build_model(3)
+    with pytest.raises(ValueError, match="fidelity must be one of 'mlsysim', 'extended', got 'exact'"):
+        build_model(fidelity="exact")
