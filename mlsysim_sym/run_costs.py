@@ -125,7 +125,7 @@ class TrainingPlan:
     def _rows(self):
         rows = [("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)" if self.tokens is not None
                  else f"{self.steps * self.tokens_per_step:.4g} ({self.tokens_per_step:,} per step)")]
-        rows += [("steps K", f"{self.steps:,}"),
+        rows += [("steps K", _amount(self.steps)),
                  ("step time T_step", quantity(self.step_time, "s")),
                  ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {_amount(self.days)} days"),
                  ("accelerator-hours H_GPU", f"{_amount(self.accelerator_hours)} GPU-h on {self.accelerators:,} GPUs"),
@@ -202,6 +202,12 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
         k = int(positive("steps", steps, whole=True))
     values[_S["K_steps"]] = k
     num = {n: float(PLAN[n].xreplace(values)) for n in ("T_train", "H_acc", "E_train", "C_train")}
+    words = {"T_train": "wall-clock time", "H_acc": "accelerator-hours", "E_train": "energy", "C_train": "cost"}
+    over = [f"{words[n]} {x:g}" for n, x in num.items() if not math.isfinite(x)
+            and (n != "C_train" or price_per_gpu_hour is not None)]
+    if over:      # as the JSON refuses them: a person's table would print inf or a 300-digit number
+        raise ValueError(f"the run's {', '.join(over)} is not finite at these values (a step of "
+                         f"{result.step_latency_total:.4g} s, {k:.4g} steps): an extreme input")
     return TrainingPlan(result.configuration, None if tokens is None else float(tokens), per_step, k,
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
@@ -213,4 +219,6 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
 def _amount(x: float) -> str:
     """A plan's amount for a person: whole, with thousands separators, from 100 up; 3 significant digits below
     (a one-step plan is 0.239 GPU-h, not 0)."""
+    if abs(x) >= 1e15:        # digits beyond a double's precision: a power of ten, not 300 columns of them
+        return f"{x:.4g}"
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"

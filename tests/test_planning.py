@@ -188,3 +188,14 @@ def test_the_cli_refuses_a_bad_price_or_sigma_in_its_own_words():
     p = _cli("uncertainty", "--sigma", "fabric-bandwidth=-1")
     assert p.returncode == 2 and p.stderr.startswith(
         "mlsysim-sym: error: --sigma: fabric-bandwidth must be a finite number >= 0 (a relative standard deviation")
+
+
+def test_a_budget_beyond_a_doubles_digits_prints_powers_of_ten_and_an_overflow_is_refused():
+    # 1e200 tokens over 524,288 a step: 1.907e194 steps, printed as 300 columns of digits before
+    r = DistributedModel().solve("Llama3_70B", "Research_256", **KW)
+    text = str(r.plan(tokens=1e200))
+    assert "  steps K                                             1.907e+194" in text.splitlines()
+    assert max(map(len, text.splitlines())) <= 80
+    # a dispatch overhead of 1e300 s: the energy overflows (the table printed "inf MWh", the JSON refused it)
+    with pytest.raises(ValueError, match=r"^the run's energy inf is not finite at these values \(a step of 1e\+300 s"):
+        DistributedModel().solve("Llama3_70B", "Research_256", dispatch_tax=1e300, **KW).plan(tokens=1e12)
