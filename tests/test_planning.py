@@ -197,5 +197,7 @@ def test_a_budget_beyond_a_doubles_digits_prints_powers_of_ten_and_an_overflow_i
     assert "  steps K                                             1.907e+194" in text.splitlines()
     assert max(map(len, text.splitlines())) <= 80
     # a dispatch overhead of 1e300 s: the energy overflows (the table printed "inf MWh", the JSON refused it)
-    with pytest.raises(ValueError, match=r"^the run's energy inf is not finite at these values \(a step of 1e\+300 s"):
-        DistributedModel().solve("Llama3_70B", "Research_256", dispatch_tax=1e300, **KW).plan(tokens=1e12)
+    r = _cli("plan", "--tokens", "1e12", "--dispatch-tax", "1e300")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.startswith("mlsysim-sym: error: --dispatch-tax/--tokens: the run's energy inf is not finite at "
+                               "these values (a step of 1e+300 s, 1.907e+06 steps)")
