@@ -220,7 +220,11 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     if experts and "ep_size" in split_names and base.model.on("moe_layout"):
         # each rank holds whole experts: an EP degree that does not divide the card's experts is no layout
         i = split_names.index("ep_size")
-        choices = tuple(c if j != i else tuple(e for e in c if experts % e == 0) for j, c in enumerate(choices))
+        whole = tuple(e for e in choices[i] if experts % e == 0)
+        if not whole:
+            raise ValueError(f"ep_size ({', '.join(map(str, choices[i]))}) must divide the routed experts of each "
+                             f"MoE layer ({experts}): each rank holds whole experts")
+        choices = tuple(c if j != i else whole for j, c in enumerate(choices))
     splits = _splits(n, choices, groups)
     if not len(splits):
         say = " and ".join(" x ".join(split_names[i].split("_")[0] for i in g) for g in groups)
@@ -452,8 +456,15 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 check(base)
-            raise ValueError("every configuration breaks one of solve()'s checks; price one with solve() to see "
-                             "which, or widen the choices")
+                # else the first configuration's, in solve()'s words
+                config = dict(zip(split_names, (int(x) for x in splits[0])))
+                config.update({ax.name: chosen_value(ax.name, ax.values[0]) for ax in axes[1:]})
+                try:
+                    check(base.replace(**config))
+                    first = ""
+                except (ValueError, TypeError) as e:
+                    first = f" (the first: {e})"
+            raise ValueError(f"every configuration breaks one of solve()'s checks{first}; widen the choices")
         if runnable and np.any(fits):
             raise ValueError(f"no runnable configuration fits in accelerator memory: the "
                              f"{int(np.count_nonzero(fits)):,} that fit break the schedule rules of can_run() "

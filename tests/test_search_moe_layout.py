@@ -112,7 +112,8 @@ def test_the_split_keeps_only_rows_where_both_groups_divide_the_fleet_as_the_che
     # a split choice outside the parameter table's range is refused as solve() refuses it
     with pytest.raises(ValueError, match=r"^etp_size must be >= 1, got 0$"):
         search(w, f, batch, fidelity="extended", etp_size=[1, 0])
-    with pytest.raises(ValueError, match=r"no tp x pp x cp and ep x etp x pp among the choices divides"):
+    # EP degrees that divide neither the experts nor the fleet: the experts are checked first, as solve() does
+    with pytest.raises(ValueError, match=r"^ep_size \(5, 7\) must divide the routed experts of each MoE layer"):
         search(w, f, batch, fidelity="extended", ep_size=[5, 7])
 
 
@@ -256,3 +257,16 @@ def test_cli_bad_values_answer_one_line_naming_the_option(args, message):
     assert status == 2 and out == ""
     assert err.startswith("mlsysim-sym: error: " + message), err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_search_whose_every_choice_breaks_a_check_says_which():
+    # ep 3 and 5 divide neither Qwen3-30B-A3B's 128 experts (the message blamed the fleet's 1152 accelerators);
+    # ep 2 and 4 on a dense card: solve()'s own message for the first configuration
+    with pytest.raises(ValueError) as e:
+        search("modern/Qwen3-30B-A3B", "modern/GB200-NVL72-1152", 1152, fidelity="extended", ep_size=[3, 5])
+    assert str(e.value) == ("ep_size (3, 5) must divide the routed experts of each MoE layer (128): each rank holds "
+                            "whole experts")
+    with pytest.raises(ValueError) as e:
+        search("modern/Llama-3.1-70B", "modern/H100-SXM-1024", 1024, fidelity="extended", ep_size=[2, 4])
+    assert str(e.value) == ("every configuration breaks one of solve()'s checks (the first: ep_size (2) > 1 needs a "
+                            "mixture of experts: the architecture card has no routed experts); widen the choices")
