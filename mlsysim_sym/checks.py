@@ -234,6 +234,10 @@ def _schedule_rules() -> Tuple[Rule, ...]:
              "gradient_accumulation_steps ({gradient_accumulation_steps}) > the {lb} samples a replica trains per "
              "step: microbatches of less than one sample, which no framework runs (priced as mlsysim prices them)",
              warning=True, shows=(("lb", lb),), extended=True, transformer=True),
+        Rule(sp.And(A.layers > 0, A.pp_size * A.v_stages > A.layers), "pp_size ({pp_size}) x v_stages "
+             "({v_stages}) > the {layers} layers: pipeline stages without a layer, which no framework runs (priced "
+             "as mlsysim prices them)", warning=True, shows=(("layers", A.layers),), extended=True,
+             transformer=True),
     )
 
 

@@ -595,3 +595,13 @@ def test_moe_permutation_prices_the_all_to_all_dispatchers_kernels_and_fused_dis
     # a dense card routes nothing
     d, _ = _quantities(LLAMA70, H64, ["T_perm"], batch_size=64, tp_size=8)
     assert d["T_perm"] == 0
+
+
+def test_stages_without_a_layer_are_priced_with_a_warning():
+    # Qwen3-30B-A3B's 48 layers over 96 pipeline stages: mlsysim prices it; the extended model says no framework
+    # runs it (as it says of microbatches of less than one sample)
+    from mlsysim_sym import DistributedModel
+    with pytest.warns(UserWarning, match=r"^pp_size \(96\) x v_stages \(1\) > the 48 layers: pipeline stages "
+                                         r"without a layer, which no framework runs"):
+        DistributedModel(fidelity="extended").solve("modern/Qwen3-30B-A3B", "modern/GB200-NVL72-1152",
+                                                    batch_size=1152, pp_size=96, microbatch_count=12)
