@@ -207,7 +207,7 @@ class DistributedResult:
                                    and self.arguments.key not in ("fp16", "bf16") else ""),
              f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
-            ("throughput", quantity(self.effective_throughput, "1/s")),
+            ("throughput", quantity(self.effective_throughput, "1/s") + self._idle_replicas()),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')}"
                                        + ("" if self.memory_capacity is None else
                                           f" of {quantity(self.memory_capacity, 'B')} HBM")
@@ -219,6 +219,14 @@ class DistributedResult:
             ("parallelism", ", ".join(f"{k} {v}" for k, v in p.items())),
         ]
         return rows
+
+    def _idle_replicas(self) -> str:
+        """Where the batch is smaller than the replicas, what the throughput counts: mlsysim gives every replica
+        one sample (its warning: "Using local_batch=1"), more samples a step than the batch."""
+        a, dp = self.arguments, self.parallelism["dp"]
+        if a is None or dp <= a["batch_size"]:
+            return ""
+        return f" ({dp:,} a step, not the batch {int(a['batch_size']):,})"
 
     @property
     def mfu_peak(self) -> str:

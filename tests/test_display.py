@@ -174,3 +174,16 @@ def test_answers_and_plans_show_in_a_notebook_as_their_text():
         assert shown.startswith("<pre>") and shown.endswith("</pre>")
         assert text is None or html_.unescape(shown[5:-6]) == text
     assert "<td>&nbsp;&nbsp;replica step time T_node</td>" in result._repr_html_()
+
+
+def test_the_throughput_says_it_counts_every_replica_where_the_batch_is_smaller():
+    # batch 4 over 8 replicas (tp 8 x pp 4 of 256): mlsysim gives each replica one sample ("Using
+    # local_batch=1"), so the throughput counts 8 samples a step, not the batch's 4
+    import warnings
+    from mlsysim_sym import DistributedModel
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=4, tp_size=8, pp_size=4)
+    line = next(x for x in str(r).splitlines() if x.lstrip().startswith("throughput"))
+    assert line.endswith(" samples/s (8 a step, not the batch 4)")
+    assert r.effective_throughput == pytest.approx(8 / r.step_latency_total, rel=1e-12)
