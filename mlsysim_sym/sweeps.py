@@ -43,7 +43,7 @@ from .display import PREFIXED, WIDTH, as_given, html_table, number, quantity, te
 from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread, static_values
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
-from .outputs import EXTENDED_OUTPUTS, OUTPUTS, field_named, unit_of
+from .outputs import EXTENDED_OUTPUTS, OUTPUTS, field_named, quantity_of, unit_of
 from .schedules import RULES, can_run
 from .symbols import Kind, by_argument, keywords, sym
 
@@ -434,16 +434,24 @@ class SweepResult:
         """The swept arguments and every output as nested lists of the full shape (``None`` where a
         configuration is masked or an output is undefined), with ``valid`` and ``reason``: plain
         Python values, so ``json.dumps`` takes it."""
-        def plain(x):
+        from .checks import is_count
+        valid = np.broadcast_to(self.valid, self.shape)
+
+        def plain(x, count=False):
+            # a masked configuration has no value (None), a count is a whole number (dp 32, not 32.0)
             x = np.broadcast_to(np.asarray(x), self.shape)
             if x.dtype.kind == "f":
-                x = np.where(np.isnan(x) | ~np.broadcast_to(self.valid, self.shape), None, x.astype(object))
+                shown = x.astype(object)
+                if count:
+                    shown = np.frompyfunc(lambda v: int(v) if math.isfinite(v) else v, 1, 1)(x)
+                x = np.where(np.isnan(x) | ~valid, None, shown)
+            elif x.dtype.kind == "b":
+                x = np.where(valid, x.astype(object), None)
             return x.tolist()
         return {"shape": list(self.shape), "swept": {k: np.asarray(v).tolist() for k, v in self.axes.items()},
-                "outputs": {n: plain(x) for n, x in self.values.items()},
-                "valid": np.broadcast_to(self.valid, self.shape).tolist(),
-                **({} if self.runnable is None else
-                   {"runnable": np.broadcast_to(self.runnable, self.shape).tolist()}),
+                "outputs": {n: plain(x, is_count(quantity_of(n))) for n, x in self.values.items()},
+                "valid": valid.tolist(),
+                **({} if self.runnable is None else {"runnable": plain(self.runnable)}),
                 "reason": np.broadcast_to(self.reason, self.shape).tolist()}
 
     def table(self, output: str = "mfu", limit: int = 200) -> str:

@@ -367,3 +367,13 @@ def test_marked_cells_keep_the_numbers_aligned_and_precisions_get_a_note():
     p = sweep("modern/Llama-3.1-8B", "modern/B200-1024", batch_size=1024, precision=["bf16", "fp8"])
     assert "mfu counts each precision against its own peak" in " ".join(p.table("mfu").split())
     assert "own peak" not in p.table("throughput")
+
+
+def test_the_json_of_a_masked_configuration_holds_no_value_and_counts_are_whole():
+    # tp 0 breaks solve()'s range check and tp 3 the split: neither has a value, not even "runnable" or "feasible"
+    # (tp 0 said runnable: true, feasible: false); tp 8 leaves 256 / 8 = 32 replicas, a count: 32, not 32.0
+    d = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[0, 3, 8]).to_dict()
+    assert d["valid"] == [False, False, True] and d["runnable"] == [None, None, True]
+    assert d["outputs"]["dp"] == [None, None, 32] and isinstance(d["outputs"]["dp"][2], int)
+    assert d["outputs"]["node_profile.feasible"][:2] == [None, None]
+    assert d["outputs"]["node_profile.memory_bound"][2] in (0, 1) and d["outputs"]["mfu"][2] > 0
