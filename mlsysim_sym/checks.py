@@ -198,11 +198,16 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
         else:
             own.append(Rule(sp.Or(NonFinite(x), _outside(x, r)), f"{name} must be {r.text}, got {{{name}}}",
                             extended=True, bools=False))
+    # mlsysim's parallel degrees: it multiplies a fractional one into its split check ("TP(2.5) * PP(1) must
+    # divide ..."); the extended model names it first
+    degrees = [Rule(Fractional(getattr(A, name)), f"{name} must be a whole number, got {{{name}}}", extended=True,
+                    bools=False) for name in ("tp_size", "pp_size", "ep_size")]
     cp = A.cp_size
     # the five-way product of the arguments (not the quantity G, which excludes N_CP where context
     # parallelism is priced as mlsysim prices it: folded into data parallelism)
     G = A.tp_size * A.pp_size * A.ep_size * cp
     return (
+        *degrees,
         *own[:3],
         Rule(cp > 1, "cp_size ({cp_size}) > 1 needs a transformer workload: context parallelism splits sequences",
              extended=True, generic_only=True, mechanism="context_parallel"),

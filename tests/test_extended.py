@@ -347,7 +347,9 @@ def test_pipeline_sends_use_nvlink_only_within_one_node():
     (dict(cp_size=1.5), "cp_size must be a whole number, got 1.5"),
     (dict(cp_size=float("nan")), "cp_size must be finite"),
     # EP is carved out of the data-parallel ranks (the MoE layout): the replica's split is TP x PP x CP
-    (dict(cp_size=3, tp_size=8), "Infeasible parallelism: TP(8) * PP(1) * CP(3) must divide"),
+    (dict(cp_size=3, tp_size=8, seq_len=6144), "Infeasible parallelism: TP(8) * PP(1) * CP(3) must divide"),
+    (dict(cp_size=3, tp_size=8), "seq_len (2048) must be a multiple of cp_size (3): context parallelism gives each "
+                                 "rank an equal part of every sequence"),
     (dict(cp_size=512), "Infeasible parallelism: TP(1) * PP(1) * CP(512) > Total(256)"),
     (dict(ep_size=3), "Infeasible expert parallelism: EP(3) * ETP(1) * PP(1) must divide total accelerators (256)"),
     (dict(ep_size=64, etp_size=8), "Infeasible expert parallelism: EP(64) * ETP(8) * PP(1) > Total(256)"),
@@ -394,7 +396,9 @@ def test_sweep_of_the_extended_model_equals_solve_and_masks_bad_splits():
     r = sweep("Llama3_70B", "Research_256", fidelity="extended", batch_size=256, tp_size=[4, 8], pp_size=4,
               microbatch_count=8, cp_size=[1, 2, 3], sequence_parallel=True)
     assert r.valid.tolist() == [[True, True, False], [True, True, False]]
-    assert "Infeasible parallelism: TP(4) * PP(4) * CP(3)" in r.reason[0, 2]
+    # cp 3 splits neither the 2048 tokens of a sequence nor the 256 accelerators: the sequence is checked first
+    assert r.reason[0, 2] == ("seq_len (2048) must be a multiple of cp_size (3): context parallelism gives each rank "
+                              "an equal part of every sequence")
     for i, tp in enumerate((4, 8)):
         for j, cp in enumerate((1, 2)):
             with warnings.catch_warnings():

@@ -605,3 +605,14 @@ def test_stages_without_a_layer_are_priced_with_a_warning():
                                          r"without a layer, which no framework runs"):
         DistributedModel(fidelity="extended").solve("modern/Qwen3-30B-A3B", "modern/GB200-NVL72-1152",
                                                     batch_size=1152, pp_size=96, microbatch_count=12)
+
+
+def test_a_fractional_parallel_degree_is_named_in_the_extended_model():
+    # mlsysim multiplies tp 2.5 into its split check ("Infeasible parallelism: TP(2.5) * PP(1) ... must divide");
+    # the extended model says what is wrong with it first (2.0 is a whole number and prices as 2)
+    from mlsysim_sym import DistributedModel
+    ext = DistributedModel(fidelity="extended")
+    with pytest.raises(ValueError, match=r"^tp_size must be a whole number, got 2.5$"):
+        ext.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=2.5)
+    assert ext.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=2.0).step_latency_total == \
+        ext.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=2).step_latency_total
