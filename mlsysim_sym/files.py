@@ -14,7 +14,12 @@ The fleet is built as ``mlsysim eval`` builds it (``MlsysPlanSchema``): accelera
 else the hardware's own count (72 for ``GB200_NVL72``), else 1; the NVLink bandwidth from the plan, else the
 hardware's NVLink, else its host link, else the fabric's; a fabric of ``fabric_bandwidth`` (50 GB/s when not
 given). The plan's batch, sequence length, precision and efficiency are ``solve()``'s keywords
-(:attr:`Document.keywords`). The extension adds, beside mlsysim's keys:
+(:attr:`Document.keywords`); whole numbers and reals are read as mlsysim's schema reads them (pydantic's lax mode:
+``256.0`` and ``"256"`` are 256, ``"0.45"`` is 0.45). ``workload.name`` and ``hardware.name`` may name a model
+or hardware file in mlsysim's own layout (a name ending in ``.yaml`` or ``.yml``, found beside the plan or from
+the working directory, where ``mlsysim eval`` opens it), read as mlsysim reads it: its classes' fields, pint's
+units; a model file alone is a workload too (``solve("mymodel.yaml", "Research_256")``). The extension adds,
+beside mlsysim's keys:
 
 * ``architecture:`` an architecture card (:class:`~mlsysim_sym.architecture.Architecture`'s fields) as the
   workload (``workload.name`` then names it, or is left out);
@@ -28,9 +33,10 @@ given). The plan's batch, sequence length, precision and efficiency are ``solve(
   :func:`mlsysim_sym.symbols.keywords`, but the batch, sequence and efficiency of mlsysim's sections) and the
   model choice (``fidelity``, ``without``): ``{tp_size: 8, pp_size: 4, fidelity: extended, cp_size: 2}``.
 
-Magnitudes are numbers in SI units or strings with a unit (``"400 Gb/s"``, ``"80 GiB"``, ``"989.5 TFLOP/s"``,
-``"700 W"``, ``"5 us"``), read by a small parser (never evaluated). A bad file is a ``ValueError`` of one line
-naming the file, the field and the allowed values.
+Magnitudes are numbers in SI units or strings with a unit (``"400 Gb/s"``, ``"80 GiB"``, ``"3.35 TB / s"``,
+``"989.5 TFLOP/s"``, ``"700 W"``, ``"5 us"``): pint's spellings of mlsysim's units and a few more, read by a small
+parser (never evaluated). A bad file is a ``ValueError`` of one line naming the file, the field and the allowed
+values.
 """
 from __future__ import annotations
 
@@ -76,7 +82,10 @@ class Document:
     ``model``: the model choice its ``training:`` section gives (``fidelity``, ``without``: the arguments of
     :class:`~mlsysim_sym.solver.DistributedModel`); ``training``: the keywords that section sets, in its order.
 
-    ``DistributedModel(**doc.model).solve(path, path, **doc.keywords)`` prices the plan ``doc = load(path)``."""
+    ``DistributedModel(**doc.model).solve(path, path, **doc.keywords)`` prices the plan ``doc = load(path)``.
+
+    ``kind``: ``"plan"``, or ``"model"`` for a model file in mlsysim's own layout (a workload, nothing else);
+    ``sources``: the model and hardware files the plan names, each as (name, path read, its mtime and size)."""
 
     path: str
     workload: Optional[Workload] = None
@@ -85,6 +94,8 @@ class Document:
     name: str = ""
     model: Dict[str, object] = field(default_factory=dict)
     training: Tuple[str, ...] = ()
+    kind: str = "plan"
+    sources: Tuple[Tuple[str, str, Tuple[int, int]], ...] = field(default=(), compare=False, repr=False)
 
     def section_keywords(self, section: str) -> Dict[str, object]:
         """The keywords one section sets: ``"workload"`` (batch, sequence), ``"hardware"`` (precision,
@@ -97,67 +108,221 @@ class Document:
 # --------------------------------------------------------------------------------------------
 # Magnitudes with units (a parser, not an evaluator)
 # --------------------------------------------------------------------------------------------
-# exact factors (Fractions), so "5 us" is the float nearest 5e-6, as the decimal was written
-_PREFIX = {"": Fraction(1), "k": Fraction(10 ** 3), "K": Fraction(10 ** 3), "M": Fraction(10 ** 6),
-           "G": Fraction(10 ** 9), "T": Fraction(10 ** 12), "P": Fraction(10 ** 15), "E": Fraction(10 ** 18)}
-_BINARY = {"Ki": Fraction(2 ** 10), "Mi": Fraction(2 ** 20), "Gi": Fraction(2 ** 30), "Ti": Fraction(2 ** 40),
-           "Pi": Fraction(2 ** 50)}
+# A unit is a product of the units below joined by "/" and "*" (spaces around them allowed: mlsysim's own files
+# write "3.35 TB / s"); each unit has an exact factor (a Fraction), so "5 us" is the float nearest 5e-6, as the
+# decimal was written, and a dimension over these bases:
+_BASES = ("B", "flop", "s", "W", "count")
+Dim = Tuple[int, ...]
+
+
+def _dim(**exponents: int) -> Dim:
+    return tuple(exponents.get(b, 0) for b in _BASES)
+
+
+#: Each kind of magnitude: the words of its message, its SI unit and its dimension.
 _KINDS = {
-    "bandwidth": ("a bandwidth such as '50 GB/s', '400 Gb/s' or '400 Gbps'", "B/s"),
-    "bytes": ("a size such as '80 GiB' or '141 GB'", "B"),
-    "rate": ("a rate such as '989.5 TFLOP/s' or '2.25 PFLOPS'", "flop/s"),
-    "power": ("a power such as '700 W' or '1.2 kW'", "W"),
-    "time": ("a time such as '5 us', '500 ns' or '1e-5 s'", "s"),
+    "bandwidth": ("a bandwidth such as '50 GB/s', '3.35 TB / s', '50 GiB/s', '400 Gb/s' or '400 Gbps'", "B/s",
+                  _dim(B=1, s=-1)),
+    "bytes": ("a size such as '80 GiB', '141 GB' or '80 gigabyte'", "B", _dim(B=1)),
+    "rate": ("a rate such as '989.5 TFLOP/s', '1200 TFLOPs / s', '2.25 PFLOPS' or '1979 TOPS'", "flop/s",
+             _dim(flop=1, s=-1)),
+    "power": ("a power such as '700 W', '800 watt' or '1.2 kW'", "W", _dim(W=1)),
+    "time": ("a time such as '5 us', '500 ns', '0.01 ms' or '5 microsecond'", "s", _dim(s=1)),
+    "flops": ("a number of operations such as '26e9 flop' or '26 GFLOP'", "flop", _dim(flop=1)),
+    "count": ("a count such as '13e9 param' or '13 Bparam'", "1", _dim(count=1)),
 }
-_NUMBER = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)"
-_TIME = {"s": Fraction(1), "ms": Fraction(1, 10 ** 3), "us": Fraction(1, 10 ** 6), "µs": Fraction(1, 10 ** 6),
-         "ns": Fraction(1, 10 ** 9)}
+#: The words where a file of mlsysim's own layout (read with pint) allows fewer spellings.
+_PINT_WORDS = {"bandwidth": "a bandwidth such as '50 GB/s', '3.35 TB / s', '50 GiB/s', '400 Gbit/s' or '400 Gbps'",
+               "rate": "a rate such as '989.5 TFLOP/s', '1200 TFLOPs / s' or '1979 TOPS'"}
+_DECIMAL = {"k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18, "Z": 21}
+_DECIMAL_WORDS = {"kilo": 3, "mega": 6, "giga": 9, "tera": 12, "peta": 15, "exa": 18, "zetta": 21}
+_SMALL = {"m": -3, "u": -6, "\u00b5": -6, "\u03bc": -6, "n": -9, "p": -12}     # µ (micro sign) and μ (Greek mu)
+_SMALL_WORDS = {"milli": -3, "micro": -6, "nano": -9, "pico": -12}
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_BINARY_WORDS = {"kibi": 10, "mebi": 20, "gibi": 30, "tebi": 40, "pebi": 50, "exbi": 60}
 
 
-def _unit_factor(unit: str, kind: str) -> Optional[Fraction]:
-    u = unit.strip()
-    if kind == "time":
-        return _TIME.get(u)
-    if kind == "power":
-        m = re.fullmatch(r"([kMG]?)W", u)
-        return _PREFIX[m.group(1)] if m else None
-    if kind == "rate":
-        m = re.fullmatch(r"([kMGTPE]?)(?:FLOP/s|FLOPS|flop/s|flops)", u)
-        return _PREFIX[m.group(1)] if m else None
-    if kind == "bytes":
-        m = re.fullmatch(r"(Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)B", u)
-        if not m:
+def _pint_units() -> Dict[str, Tuple[Fraction, Dim]]:
+    """The unit names mlsysim's pint registry reads (pint's own and ``mlsysim/core/mlsysim_units.txt``) that these
+    kinds use, each with its exact factor and its dimension; ``tests/test_files.py`` checks every one with pint."""
+    out: Dict[str, Tuple[Fraction, Dim]] = {}
+
+    def put(names, factor, dim):
+        for n in names:
+            out[n] = (Fraction(factor), dim)
+
+    ten, two = Fraction(10), Fraction(2)
+    byte, bit, flop, sec, watt = _dim(B=1), _dim(B=1), _dim(flop=1), _dim(s=1), _dim(W=1)
+    put(("B", "byte", "bytes"), 1, byte)
+    put(("bit", "bits"), Fraction(1, 8), bit)
+    for p, e in _DECIMAL.items():
+        put((p + "B", p + "byte"), ten ** e, byte)
+        put((p + "bit",), ten ** e / 8, bit)
+        put((p + "flop", p + "flops"), ten ** e, flop)
+        put((p + "OPS",), ten ** e, _dim(flop=1, s=-1))              # pint's kOPS; mlsysim's MOPS ... TOPS
+    for w, e in _DECIMAL_WORDS.items():
+        put((w + "byte", w + "bytes"), ten ** e, byte)
+        put((w + "bit", w + "bits"), ten ** e / 8, bit)
+        put((w + "flop", w + "flops"), ten ** e, flop)
+    for p, e in _BINARY.items():
+        put((p + "B", p + "byte"), two ** e, byte)
+        put((p + "bit",), two ** e / 8, bit)
+    for w, e in _BINARY_WORDS.items():
+        put((w + "byte", w + "bytes"), two ** e, byte)
+        put((w + "bit", w + "bits"), two ** e / 8, bit)
+    put(("KB",), 10 ** 3, byte)                                           # mlsysim's (pint's K is the kelvin)
+    put(("Gbps",), Fraction(10 ** 9, 8), _dim(B=1, s=-1))                 # mlsysim's: 1e9 bit/s
+    put(("flop", "flops"), 1, flop)                                       # pint: "flops" is the plural of flop
+    for p, e in {"K": 3, **{k: v for k, v in _DECIMAL.items() if k != "k"}}.items():
+        put((p + "FLOP", p + "FLOPs"), ten ** e, flop)                    # mlsysim's KFLOP ... ZFLOPs
+    put(("OPS",), 1, _dim(flop=1, s=-1))
+    put(("KOPS",), 10 ** 3, _dim(flop=1, s=-1))                           # mlsysim's OPS ... TOPS: flop/s
+    put(("s", "sec", "second", "seconds"), 1, sec)
+    for p, e in _SMALL.items():
+        put((p + "s", p + "sec"), ten ** e, sec)
+    for w, e in _SMALL_WORDS.items():
+        put((w + "second", w + "seconds"), ten ** e, sec)
+    put(("MS",), Fraction(1, 10 ** 3), sec)
+    put(("US",), Fraction(1, 10 ** 6), sec)                               # mlsysim's legacy MS, US, NS
+    put(("NS",), Fraction(1, 10 ** 9), sec)
+    put(("min", "minute", "minutes"), 60, sec)
+    put(("h", "hr", "hour", "hours"), 3600, sec)
+    put(("W", "watt", "watts"), 1, watt)
+    for p, e in {**{k: _DECIMAL[k] for k in "kMGT"}, **_SMALL}.items():
+        put((p + "W",), ten ** e, watt)
+    for w, e in {**{k: _DECIMAL_WORDS[k] for k in ("kilo", "mega", "giga", "tera")}, **_SMALL_WORDS}.items():
+        put((w + "watt", w + "watts"), ten ** e, watt)
+    put(("J", "joule", "joules"), 1, _dim(W=1, s=1))
+    put(("kJ", "kilojoule", "kilojoules"), 10 ** 3, _dim(W=1, s=1))
+    put(("MJ", "megajoule", "megajoules"), 10 ** 6, _dim(W=1, s=1))
+    put(("count", "counts", "param", "params"), 1, _dim(count=1))
+    for p, e in {"K": 3, "M": 6, "B": 9, "T": 12}.items():
+        put((p + "param",), ten ** e, _dim(count=1))                      # mlsysim's Kparam ... Tparam
+    return out
+
+
+#: The units mlsysim (pint) reads: name -> (exact factor to the SI unit, dimension).
+PINT_UNITS = _pint_units()
+#: The spellings this package reads beside pint's (in a plan, not in a file of mlsysim's own layout): FLOP and FLOPs
+#: alone (pint knows only KFLOP ... ZFLOPs), FLOPS as a rate (2.25 PFLOPS), and Byte.
+_EXTRA_UNITS = {
+    **{n: (Fraction(f), _dim(flop=1)) for n, f in (("FLOP", 1), ("FLOPs", 1), ("kFLOP", 10 ** 3),
+                                                   ("kFLOPs", 10 ** 3))},
+    **{p + "FLOPS": (Fraction(10) ** e, _dim(flop=1, s=-1)) for p, e in (("", 0), ("K", 3), *_DECIMAL.items())},
+    **{p + "Byte": (Fraction(10) ** e, _dim(B=1)) for p, e in (("", 0), ("K", 3), *_DECIMAL.items())},
+}
+#: Whole bandwidths read beside pint's: b for a bit before /s (pint's Gb is the gilbert), bps and Bps
+#: (pint's bps is the baud), K for 1000.
+_EXTRA_BANDWIDTHS = {p + u: Fraction(10) ** e / (8 if u in ("b/s", "bps", "bit/s") else 1)
+                     for p, e in (("", 0), ("k", 3), ("K", 3), ("M", 6), ("G", 9), ("T", 12), ("P", 15))
+                     for u in ("b/s", "bps", "bit/s", "B/s", "Bps", "Byte/s")}
+_NUMBER = r"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+
+
+def _unit_factor(unit: str, kind: str, strict: bool = False) -> Optional[Fraction]:
+    """The exact factor of ``unit`` to the SI unit of ``kind``, or None when it is not a unit of that kind;
+    ``strict``: pint's spellings only."""
+    u = re.sub(r"\s*([/*])\s*", r"\1", unit.strip())
+    if not strict and kind == "bandwidth" and u in _EXTRA_BANDWIDTHS:
+        return _EXTRA_BANDWIDTHS[u]
+    parts = re.split(r"([/*])", u)
+    factor, dim = Fraction(1), [0] * len(_BASES)
+    for i in range(0, len(parts), 2):
+        entry = PINT_UNITS.get(parts[i]) or (None if strict else _EXTRA_UNITS.get(parts[i]))
+        if entry is None:
             return None
-        return _BINARY.get(m.group(1)) or _PREFIX[m.group(1)]
-    # bandwidth: bytes or bits per second
-    m = re.fullmatch(r"([kKMGTP]?)(B/s|Bps|b/s|bps|bit/s|Byte/s)", u)
-    if not m:
-        return None
-    bits = m.group(2) in ("b/s", "bps", "bit/s")
-    return _PREFIX[m.group(1)] / (8 if bits else 1)
+        sign = -1 if i and parts[i - 1] == "/" else 1        # left to right, as pint reads a/b*c: (a/b)*c
+        factor *= entry[0] ** sign
+        dim = [d + sign * e for d, e in zip(dim, entry[1])]
+    if tuple(dim) == _KINDS[kind][2]:
+        return factor
+    if not strict and kind == "rate" and len(parts) == 1 and parts[0].lower().endswith("flops") \
+            and tuple(dim) == _dim(flop=1):
+        return factor             # 2.25 PFLOPS, 989.5 flops, 1200 TFLOPs: a rate (pint: flops is a count)
+    return None
 
 
-def magnitude(value: object, kind: str, where: str) -> float:
+def magnitude(value: object, kind: str, where: str, strict: bool = False) -> float:
     """A number in SI units, or a string ``"<number> <unit>"`` of the kind (``"bandwidth"``, ``"bytes"``,
-    ``"rate"``, ``"power"``, ``"time"``), as a float in SI units; else a :class:`FileError` naming ``where``."""
-    words, si = _KINDS[kind]
-    if isinstance(value, bool):
-        raise FileError(f"{where}: expected {words} (or a number in {si}), got {value!r}")
-    if isinstance(value, (int, float)):
-        x = float(value)
-    else:
-        m = re.fullmatch(r"\s*" + _NUMBER + r"\s*([^\d\s].*?)?\s*", str(value))
-        factor = _unit_factor(m.group(2), kind) if m and m.group(2) else (Fraction(1) if m else None)
-        if factor is None:
-            raise FileError(f"{where}: expected {words} (or a number in {si}), got {value!r}")
+    ``"rate"``, ``"power"``, ``"time"``, ``"flops"``, ``"count"``), as a float in SI units; else a
+    :class:`FileError` naming ``where``. ``strict``: as mlsysim reads its own files (pint's spellings, and the
+    unit is required)."""
+    words, si, _ = _KINDS[kind]
+    if strict:
+        words = _PINT_WORDS.get(kind, words)
+    x = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not strict:
         try:
-            x = float(Fraction(m.group(1)) * factor)
+            x = float(value)
         except OverflowError:
             x = math.inf
+    elif isinstance(value, str):
+        m = re.fullmatch(r"\s*" + _NUMBER + r"\s*([^\d\s].*?)?\s*", value)
+        factor = None
+        if m and m.group(2):
+            factor = _unit_factor(m.group(2), kind, strict)
+            if factor is None and strict and _unit_factor(m.group(2), kind) is not None:
+                raise FileError(f"{where}: expected {words}, got {value!r}: mlsysim reads its files' units with "
+                                f"pint, which does not read {m.group(2).strip()!r} as {si}")
+        elif m and not strict:
+            factor = Fraction(1)
+        if factor is not None:
+            try:
+                x = float(Fraction(m.group(1)) * factor)
+            except OverflowError:
+                x = math.inf
+    if x is None:
+        if strict and (isinstance(value, (int, float)) and not isinstance(value, bool)
+                       or isinstance(value, str) and re.fullmatch(r"\s*" + _NUMBER + r"\s*", value)):
+            raise FileError(f"{where}: expected {words}, got {value!r}: mlsysim needs the unit here (pint reads a "
+                            "bare number as dimensionless)")
+        raise FileError(f"{where}: expected {words}" + ("" if strict else f" (or a number in {si})")
+                        + f", got {value!r}")
     ok = 0 <= x < math.inf if kind == "time" else 0 < x < math.inf
     if not ok:
         raise FileError(f"{where}: must be {'>= 0' if kind == 'time' else '> 0'} and finite, got {value!r}")
     return x
+
+
+# --------------------------------------------------------------------------------------------
+# Numbers as mlsysim's plan schema (pydantic, lax mode) reads them
+# --------------------------------------------------------------------------------------------
+_DIGITS = r"[0-9]+(?:_[0-9]+)*"
+#: pydantic's whole number in a string: digits (single underscores between them), and a fraction of zeros
+_WHOLE_TEXT = re.compile(r"[-+]?" + _DIGITS + r"(?:\.0+)?")
+#: pydantic's (and Python's) real number in a string, without inf and nan
+_REAL_TEXT = re.compile(r"[-+]?(?:" + _DIGITS + r"(?:\.(?:" + _DIGITS + r")?)?|\." + _DIGITS + r")(?:[eE][-+]?"
+                        + _DIGITS + r")?")
+
+
+def lax_whole(v) -> Optional[int]:
+    """``v`` as a whole number the way pydantic's lax mode reads an ``int`` field (256, 256.0, "256", " 256 ",
+    "256.0", "1_024"), or None; never a boolean (pydantic's True is 1: not here)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v) if math.isfinite(v) and v.is_integer() else None
+    if isinstance(v, str) and len(v) <= 100 and _WHOLE_TEXT.fullmatch(v.strip()):
+        return int(v.strip().split(".")[0].replace("_", ""))
+    return None
+
+
+def lax_real(v) -> Optional[float]:
+    """``v`` as a finite real number the way pydantic's lax mode reads a ``float`` field (0.45, 1, "0.45",
+    "4.5e-1"), or None; never a boolean, NaN or an infinity."""
+    if isinstance(v, bool):
+        return None
+    x = None
+    if isinstance(v, (int, float)):
+        try:
+            x = float(v)
+        except OverflowError:
+            return None
+    elif isinstance(v, str) and len(v) <= 1000 and _REAL_TEXT.fullmatch(v.strip()):
+        x = float(v.strip().replace("_", ""))
+    return x if x is not None and math.isfinite(x) else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,7 +354,7 @@ def _unique_keys_loader(yaml):
     return Loader
 
 
-def _read(path: str) -> Dict[str, Any]:
+def _read(path: str, what: str = "sections (version, name, workload, hardware, ...)") -> Dict[str, Any]:
     fmt = SUFFIXES.get(os.path.splitext(path)[1].lower())
     try:
         with open(path, "rb") as fh:
@@ -220,8 +385,7 @@ def _read(path: str) -> Dict[str, Any]:
                      + (f", {e.context} from line {start.line + 1}" if start is not None and e.context else ""))
         raise FileError(f"{path}: not valid {fmt.upper()}: {first}") from None
     if not isinstance(data, dict):
-        raise FileError(f"{path}: expected a mapping of sections (version, name, workload, hardware, ...), got "
-                        f"{type(data).__name__}")
+        raise FileError(f"{path}: expected a mapping of {what}, got {type(data).__name__}")
     return data
 
 
@@ -251,12 +415,14 @@ def _section(doc: Dict[str, Any], key: str, allowed, path: str) -> Dict[str, Any
 
 
 def _whole(sec, key, at, lo=1):
+    """A whole number as mlsysim's schema (pydantic's lax mode) reads one: 256, 256.0 or "256"."""
     v = sec.get(key)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo or v > MAX_WHOLE:
-        raise FileError(f"{at}.{key}: must be a whole number >= {lo} and at most 2**53, got {v!r}")
-    return v
+    n = lax_whole(v)
+    if n is None or n < lo or n > MAX_WHOLE:
+        raise FileError(f"{at}.{key}: must be a whole number >= {lo} and at most 2**53, got {_shown(v)}")
+    return n
 
 
 def _name(sec, key, at) -> Optional[str]:
@@ -267,36 +433,50 @@ def _name(sec, key, at) -> Optional[str]:
 
 
 def load(path: str) -> Document:
-    """The workload, fleet and keywords a plan file describes (see the module docstring); read once while the
-    file is unchanged."""
+    """The workload, fleet and keywords a plan file describes (see the module docstring), or the workload of a
+    model file in mlsysim's own layout; read once while the file and the files it names are unchanged."""
     path = os.fspath(path)
     try:
         st = os.stat(path)
     except OSError as e:
         raise FileError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    return _load(path, st.st_mtime_ns, st.st_size)
+    doc = _load(path, st.st_mtime_ns, st.st_size)
+    if doc.sources and not all(_found(name, path) == (read, stamp) for name, read, stamp in doc.sources):
+        _load.cache_clear()               # a file it names changed (or the working directory did): read again
+        doc = _load(path, st.st_mtime_ns, st.st_size)
+    return doc
 
 
 @lru_cache(maxsize=64)
 def _load(path: str, mtime: int, size: int) -> Document:
     doc = _read(path)
+    own = _own_layout(doc)           # a model file of mlsysim's own layout, as mlsysim eval MODEL.yaml reads it
+    if own == "model":
+        if SUFFIXES.get(os.path.splitext(path)[1].lower()) != "yaml":
+            raise FileError(f"{path}: a model file in mlsysim's own layout is YAML (.yaml or .yml), as mlsysim "
+                            "reads it; or write a plan with an architecture: section")
+        w = _own_workload(doc, path)
+        return Document(path, workload=w, name=w.name, kind="model")
+    if own == "hardware":
+        raise FileError(f"{path}: a hardware file in mlsysim's own layout describes one accelerator, not a fleet: "
+                        "name it in a plan's hardware.name, with node_count and accelerators_per_node")
     for k in doc:
         if k not in _TOP:
             raise FileError(f"{path}: {k}: unknown section; a plan has {', '.join(_TOP)}")
     ops = _section(doc, "ops", ("region", "duration_days"), path)
-    if "duration_days" in ops and not (isinstance(ops["duration_days"], (int, float))
-                                       and not isinstance(ops["duration_days"], bool) and ops["duration_days"] > 0):
-        raise FileError(f"{path}: ops.duration_days: must be a number > 0, got {ops['duration_days']!r}")
+    if "duration_days" in ops and not (lax_real(ops["duration_days"]) or 0) > 0:
+        raise FileError(f"{path}: ops.duration_days: must be a number > 0, got {_shown(ops['duration_days'])}")
     constraints = _section(doc, "constraints", ("assert",), path)
     for i, rule in enumerate(constraints.get("assert") or ()):
         if not isinstance(rule, dict) or "metric" not in rule or set(rule) - {"metric", "max", "min"}:
             raise FileError(f"{path}: constraints.assert[{i}]: expected metric and max or min, got {rule!r}")
     keywords: Dict[str, object] = {}
-    workload = _workload(doc, path, keywords)
-    fleet = _fleet(doc, path, keywords)
+    sources: list = []
+    workload = _workload(doc, path, keywords, sources)
+    fleet = _fleet(doc, path, keywords, sources)
     model, training = _training(doc, path, keywords)
     name = doc.get("name") if isinstance(doc.get("name"), str) else ""
-    return Document(path, workload, fleet, keywords, name, model, training)
+    return Document(path, workload, fleet, keywords, name, model, training, sources=tuple(sources))
 
 
 #: The keywords of the parameter table that mlsysim's own sections carry, and the section that carries each.
@@ -360,16 +540,13 @@ def _keyword(v, name: str, p, at: str):
             return bool(v)
         raise FileError(f"{at}: must be true or false (or 1 or 0), got {v!r}")
     if p.kind in (Kind.COUNT, Kind.FLAG):                  # zero_stage is a FLAG-kind count
-        if isinstance(v, bool) or not isinstance(v, int) or abs(v) > MAX_WHOLE:
-            raise FileError(f"{at}: must be a whole number {r.text} (at most 2**53), got {v!r}")
+        v = lax_whole(v)                                   # 8, 8.0 or "8", as the workload: section reads it
+        if v is None or abs(v) > MAX_WHOLE:
+            raise FileError(f"{at}: must be a whole number {r.text} (at most 2**53), got {_shown(raw)}")
     else:
         # YAML 1.1 reads 1e-3 (no dot) as a string: a number written plainly is one, no other string
-        plain = isinstance(v, str) and re.fullmatch(_NUMBER, v.strip())
-        try:
-            v = float(v) if plain or isinstance(v, (int, float)) and not isinstance(v, bool) else None
-        except OverflowError:
-            v = None
-        if v is None or not math.isfinite(v):
+        v = lax_real(v)
+        if v is None:
             raise FileError(f"{at}: must be a finite number {r.text}, got {_shown(raw)}")
     if r is not None and v not in r:
         raise FileError(f"{at}: must be {r.text}, got {_shown(raw)}")
@@ -382,7 +559,7 @@ def _shown(v) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _workload(doc, path, keywords) -> Optional[Workload]:
+def _workload(doc, path, keywords, sources) -> Optional[Workload]:
     w = _section(doc, "workload", _WORKLOAD, path)
     at = f"{path}: workload"
     for key in ("batch_size", "seq_len"):
@@ -392,18 +569,29 @@ def _workload(doc, path, keywords) -> Optional[Workload]:
     name = _name(w, "name", at)
     card = doc.get("architecture")
     if card is not None:
+        if name is not None and is_reference(name):
+            raise FileError(f"{at}.name: {name!r} names a model file; with an architecture: section, name the card "
+                            "itself (or leave workload.name out)")
         if name is not None and (name in catalog.workload_names() or name.startswith(modern.PREFIX)):
             raise FileError(f"{at}.name: {name!r} names a catalog workload; with an architecture: section, name "
                             "the card itself (or leave workload.name out)")
         return _card(card, name, path).workload()
     if name is None:
         return None
+    if is_reference(name):                 # a model file, as mlsysim eval reads one (its _resolve_model)
+        read, data = _reference(name, path, f"{at}.name", sources, "model")
+        return _own_workload(data, f"{at}.name: {read}")
+    if name.startswith("hf://"):
+        raise FileError(f"{at}.name: {name!r}: mlsysim's import from the Hugging Face Hub is not read here (it needs "
+                        "the network); save the model as a model file (.yaml) or describe it in an architecture: "
+                        "section")
     try:
         if name.startswith(modern.PREFIX):
             return modern.workload(name)
         return catalog.workload(name)
     except KeyError as e:
-        raise FileError(f"{at}.name: {e.args[0]}; or describe the model in an architecture: section") from None
+        raise FileError(f"{at}.name: {e.args[0]}{_not_a_reference(name)}; or describe the model in an "
+                        "architecture: section") from None
 
 
 def _card(card, name, path) -> Architecture:
@@ -419,7 +607,7 @@ def _card(card, name, path) -> Architecture:
         raise FileError(f"{at}: {str(e).split(': ', 1)[-1]}") from None
 
 
-def _fleet(doc, path, keywords) -> Optional[Fleet]:
+def _fleet(doc, path, keywords, sources) -> Optional[Fleet]:
     h = _section(doc, "hardware", _HARDWARE, path)
     if not h:
         return None
@@ -431,24 +619,28 @@ def _fleet(doc, path, keywords) -> Optional[Fleet]:
             raise FileError(f"{at}.precision: must be one of {', '.join(PRECISION_BYTES)}, got {p!r}")
         keywords["precision"] = p.lower()
     if "efficiency" in h:
-        e = h["efficiency"]
-        if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0 < e <= 1:
-            raise FileError(f"{at}.efficiency: must be a number in (0, 1], got {e!r}")
-        keywords["efficiency"] = float(e)
-    sources = [k for k in ("name", "accelerator", "fleet") if k in h]
-    if len(sources) != 1:
+        e = lax_real(h["efficiency"])         # 0.45 or "0.45", as mlsysim's schema reads it
+        if e is None or not 0 < e <= 1:
+            raise FileError(f"{at}.efficiency: must be a number in (0, 1], got {_shown(h['efficiency'])}")
+        keywords["efficiency"] = e
+    given = [k for k in ("name", "accelerator", "fleet") if k in h]
+    if len(given) != 1:
         raise FileError(f"{at}: give exactly one of name (mlsysim's Hardware registry: H100, B200, GB200_NVL72, "
-                        f"...), accelerator (a full record) or fleet (a catalog fleet), got "
-                        f"{', '.join(sources) or 'none'}")
+                        f"..., or a hardware file), accelerator (a full record) or fleet (a catalog fleet), got "
+                        f"{', '.join(given) or 'none'}")
     if "fleet" in h:
         return _catalog_fleet(h, at)
     count = nvlink = host = None
-    if "name" in h:
+    if "name" in h and is_reference(h["name"]):         # a hardware file, as mlsysim eval reads one
+        label = h["name"]
+        read, data = _reference(label, path, f"{at}.name", sources, "hardware")
+        acc, count, nvlink, host = _own_hardware(data, f"{at}.name: {read}")
+    elif "name" in h:
         name = _name(h, "name", at)
         try:
             acc, count, nvlink, host = catalog.hardware(name)
         except KeyError as e:
-            raise FileError(f"{at}.name: {e.args[0]}") from None
+            raise FileError(f"{at}.name: {e.args[0]}{_not_a_reference(name)}") from None
         label = name
         if count and acc.name.endswith(f"NVL{count}"):      # mlsysim's record of a whole rack, counted 72 a node
             warnings.warn(f"{at}.name: {name} is mlsysim's registry entry, whose accelerator record "
@@ -524,6 +716,224 @@ def _fabric(sec, at) -> Fabric:
                   oversubscription_ratio=float(osr), latency=latency)
 
 
+# --------------------------------------------------------------------------------------------
+# Model and hardware files in mlsysim's own layout (mlsysim.cli.schemas._resolve_model / _resolve_hardware)
+# --------------------------------------------------------------------------------------------
+# The fields of mlsysim 0.3.0's pydantic classes, each with how it is read: a kind of magnitude (read, with
+# pint's units: "rate", "bytes", ...), "whole" (read, >= 1), "int", "real", "str" (checked, not used), "any" (a
+# magnitude not used: a number or a string), a nested class (a tuple: its fields, its required fields, its
+# name) or a list of one (a list of that tuple). Every class forbids other fields, as mlsysim's do
+# (extra="forbid"); tests/test_files.py holds these tables equal to mlsysim's.
+_METADATA = ({"provenance": "map", "description": "str", "last_verified": "str", "version": "str"}, (), "Metadata")
+_OWN_WORKLOAD = {
+    "name": "str", "architecture": "str", "metadata": _METADATA, "parameters": "count", "model_size": "bytes",
+    "embedding_entries": "any", "inference_flops": "flops", "inference_energy": "any", "data_rate": "any",
+    "training_dataset_size": "any", "parameter_range_min": "any", "parameter_range_max": "any",
+    "release_year": "int"}
+_OWN_TRANSFORMER = {
+    **_OWN_WORKLOAD, "layers": "whole", "hidden_dim": "whole", "heads": "int", "kv_heads": "int", "head_dim": "int",
+    "kv_lora_rank": "int", "qk_rope_head_dim": "int", "training_ops": "any", "training_tokens": "any",
+    "training_accelerators_ref": "any", "training_days_ref": "any", "training_energy_mwh": "any",
+    "training_gpu_days": "real", "training_hardware_label": "str", "context_length": "int", "vocab_size": "int",
+    "training_co2e": "any"}
+#: mlsysim picks a model file's class by the first of these words in its ``architecture`` (lower case), else the
+#: plain Workload: (word, class, the workload kind here, fields, required fields)
+_OWN_WORKLOADS = (
+    ("transformer", "TransformerWorkload", "transformer", _OWN_TRANSFORMER,
+     ("name", "architecture", "parameters", "layers")),
+    ("cnn", "CNNWorkload", "cnn", {**_OWN_WORKLOAD, "layers": "whole", "width_multiplier": "real"},
+     ("name", "architecture", "parameters", "inference_flops")),
+    ("ssm", "SSMWorkload", "ssm", {**_OWN_WORKLOAD, "layers": "whole", "state_size": "int", "hidden_dim": "whole"},
+     ("name", "architecture", "parameters", "layers", "state_size", "hidden_dim")),
+    ("diffusion", "DiffusionWorkload", "diffusion",
+     {**_OWN_WORKLOAD, "denoising_steps": "whole", "resolution": "int"},
+     ("name", "architecture", "parameters", "denoising_steps", "resolution")),
+    ("", "Workload", "workload", _OWN_WORKLOAD, ("name", "architecture")),
+)
+_OWN_LINK = ({"name": "str", "bandwidth": "bandwidth", "latency": "time", "direction": "direction"},
+             ("name", "bandwidth"), "IOInterconnect")
+_OWN_HARDWARE = ({
+    "name": "str", "release_year": "int",
+    "compute": ({"peak_flops": "rate", "precision_flops": "rates", "sm_count": "int", "clock_rate": "any",
+                 "core_count": "int", "fp32_cores_per_sm": "int", "tensor_cores_per_sm": "int",
+                 "systolic_array_dim": "int", "max_threads_per_sm": "int", "max_registers_per_thread": "int",
+                 "warp_size": "int"}, ("peak_flops",), "ComputeCore"),
+    "memory": ({"capacity": "bytes", "bandwidth": "bandwidth", "sram_capacity": "bytes",
+                "sram_bandwidth": "bandwidth", "flash_capacity": "any", "flash_bandwidth": "bandwidth",
+                "l2_cache": "any", "register_file_per_sm": "any", "shared_memory_per_sm": "any", "bus_width": "any",
+                "pin_data_rate": "any", "hbm_stacks": "int"}, ("capacity", "bandwidth"), "MemoryHierarchy"),
+    "storage": ({"capacity": "any", "bandwidth": "any", "latency": "any"}, ("capacity", "bandwidth"),
+                "StorageHierarchy"),
+    "interconnect": _OWN_LINK, "nvlink": _OWN_LINK, "tdp": "power", "tdp_min": "any", "tdp_max": "any",
+    "die_area": "any", "transistor_count": "real", "die_to_die_bandwidth": "any", "battery_capacity": "any",
+    "unit_cost": "any", "unit_cost_max": "any", "accelerator_count": "whole", "embodied_carbon_kg": "real",
+    "dispatch_tax": "time",
+    "mig_profiles": [({"name": "str", "gpu_memory": "any", "sm_count": "int", "typical_workload": "str"},
+                      ("name", "gpu_memory", "sm_count"), "MigProfile")],
+    "metadata": _METADATA}, ("name", "release_year", "compute", "memory"), "HardwareNode")
+#: fields mlsysim gives a default but no None (pydantic refuses null for them)
+_NOT_NULL = ("metadata", "precision_flops", "dispatch_tax", "direction")
+_DIRECTIONS = ("per_direction", "bidirectional_total")
+#: what a model or hardware file holds, for the message of a file that holds no mapping
+_OWN_WHAT = {"model": "a model's fields (name, architecture, parameters, layers, ...)",
+             "hardware": "an accelerator's fields (name, release_year, compute, memory, ...)"}
+
+
+def _own_layout(doc: Dict[str, Any]) -> str:
+    """What a file is: ``"plan"``, or a ``"model"`` or ``"hardware"`` file in mlsysim's own layout (no section of
+    a plan; a model names its architecture, a hardware file has compute: and memory:)."""
+    if any(k in doc for k in ("version", "workload", "hardware", "ops", "constraints", "training")):
+        return "plan"
+    if isinstance(doc.get("architecture"), str) or any(k in doc for k in ("parameters", "layers")):
+        return "model"
+    return "hardware" if "compute" in doc or "memory" in doc else "plan"
+
+
+def _own_fields(data, spec, at: str, prefix: str = "") -> Dict[str, Any]:
+    """The values of one class of mlsysim's (``spec``: its fields, required fields and name) that the model reads,
+    each checked as mlsysim checks it; the others are checked for their type only."""
+    fields_, required, cls = spec
+    where = f"{at}: {prefix}"
+    if not isinstance(data, dict):
+        raise FileError(f"{at}{': ' + prefix[:-1] if prefix else ''}: expected a mapping of mlsysim's {cls} fields "
+                        f"({', '.join(fields_)}), got {_shown(data)}")
+    for k in data:
+        if k not in fields_:
+            raise FileError(f"{where}{k}: unknown field; mlsysim's {cls} has {', '.join(fields_)}")
+    for k in required:
+        if data.get(k) is None:
+            raise FileError(f"{where}{k}: missing (mlsysim's {cls} requires {', '.join(required)})")
+    out: Dict[str, Any] = {}
+    for k, v in data.items():
+        how, here = fields_[k], f"{where}{k}"
+        if v is None:
+            if k in _NOT_NULL:
+                raise FileError(f"{here}: must be given a value or left out, got null")
+            continue
+        if isinstance(how, tuple):
+            out[k] = _own_fields(v, how, at, f"{prefix}{k}.")
+        elif isinstance(how, list):              # a tuple of records: checked, not used
+            if not isinstance(v, (list, tuple)):
+                raise FileError(f"{here}: expected a list of mlsysim's {how[0][2]} records, got {_shown(v)}")
+            for i, item in enumerate(v):
+                _own_fields(item, how[0], at, f"{prefix}{k}[{i}].")
+        elif how in ("str", "direction"):
+            if not isinstance(v, str) or (how == "direction" and v not in _DIRECTIONS):
+                raise FileError(f"{here}: must be " + ("one of " + ", ".join(_DIRECTIONS) if how == "direction"
+                                                       else "a string") + f", got {_shown(v)}")
+            out[k] = v
+        elif how in ("int", "whole"):
+            n = lax_whole(v)
+            if n is None or how == "whole" and not 1 <= n <= MAX_WHOLE:
+                raise FileError(f"{here}: must be a whole number" + (" >= 1 and at most 2**53" if how == "whole"
+                                                                     else "") + f", got {_shown(v)}")
+            out[k] = n
+        elif how == "real":
+            if lax_real(v) is None:
+                raise FileError(f"{here}: must be a finite number, got {_shown(v)}")
+        elif how in ("any", "map"):
+            ok = isinstance(v, dict) if how == "map" else isinstance(v, (str, int, float)) and not isinstance(v, bool)
+            if not ok:
+                raise FileError(f"{here}: expected " + ("a mapping" if how == "map" else "a magnitude with its unit")
+                                + f", got {_shown(v)}")
+        elif how == "rates":
+            if not isinstance(v, dict) or not all(isinstance(p, str) for p in v):
+                raise FileError(f"{here}: expected a mapping of precision to a rate, got {_shown(v)}")
+            out[k] = tuple((p, magnitude(r, "rate", f"{here}.{p}", strict=True)) for p, r in v.items())
+        else:
+            out[k] = magnitude(v, how, here, strict=True)
+    return out
+
+
+def _own_workload(data: Dict[str, Any], at: str) -> Workload:
+    """The workload of a model file in mlsysim's own layout (``at``: the file, as the messages name it)."""
+    arch = data.get("architecture")
+    if not isinstance(arch, str):
+        raise FileError(f"{at}: architecture: " + ("missing" if arch is None else f"must be a string, got "
+                                                   f"{_shown(arch)}")
+                        + " (mlsysim picks the model's class by it: Transformer, CNN, SSM, Diffusion, or another "
+                          "name for a plain Workload)")
+    _, cls, kind, fields_, required = next(c for c in _OWN_WORKLOADS if c[0] in arch.lower())
+    v = _own_fields(data, (fields_, required, cls), at)
+    return Workload(name=v["name"], kind=kind, **{k: v.get(k) for k in ("parameters", "model_size",
+                                                                        "inference_flops", "layers", "hidden_dim",
+                                                                        "denoising_steps")})
+
+
+def _own_hardware(data: Dict[str, Any], at: str):
+    """What a plan reads of a hardware file in mlsysim's own layout, as :func:`catalog.hardware` gives a registry
+    entry: (accelerator, accelerator_count, NVLink and host-link bandwidths per direction)."""
+    v = _own_fields(data, _OWN_HARDWARE, at)
+    compute, memory, links = v["compute"], v["memory"], {}
+    for k in ("interconnect", "nvlink"):       # mlsysim's bandwidth_per_direction
+        link = v.get(k)
+        if link is not None:
+            links[k] = link["bandwidth"] / (2 if link.get("direction") == "bidirectional_total" else 1)
+    nv_latency = (v.get("nvlink") or {}).get("latency")
+    acc = Accelerator(
+        name=v["name"], peak_flops=compute["peak_flops"], memory_capacity=memory["capacity"],
+        memory_bandwidth=memory["bandwidth"], precision_flops=compute.get("precision_flops", ()), tdp=v.get("tdp"),
+        pcie_bandwidth=links.get("interconnect"), nvlink_latency=nv_latency,
+        sram_capacity=memory.get("sram_capacity"), sram_bandwidth=memory.get("sram_bandwidth"),
+        flash_bandwidth=memory.get("flash_bandwidth"),
+        **({"dispatch_tax": v["dispatch_tax"]} if "dispatch_tax" in v else {}))
+    return acc, v.get("accelerator_count"), links.get("nvlink"), links.get("interconnect")
+
+
+def is_reference(name: object) -> bool:
+    """Whether a plan's ``workload.name`` or ``hardware.name`` names a file: as mlsysim reads them, a name ending in
+    ``.yaml`` or ``.yml`` (letter case as written)."""
+    return isinstance(name, str) and name.endswith((".yaml", ".yml"))
+
+
+def _not_a_reference(name: str) -> str:
+    """The hint for a name that looks like a file but is not one mlsysim reads."""
+    return "; mlsysim reads a file here only from a name ending in .yaml or .yml" if is_file_name(name) else ""
+
+
+def _found(name: str, plan: str) -> Tuple[str, Tuple[int, int]]:
+    """The file a plan's reference names (and its mtime and size), found as :func:`_reference` finds it; an
+    unreadable one gives ("", (0, 0))."""
+    try:
+        read = _resolve(name, plan, "")
+        st = os.stat(read)
+    except (FileError, OSError):
+        return "", (0, 0)
+    return read, (st.st_mtime_ns, st.st_size)
+
+
+def _resolve(name: str, plan: str, at: str) -> str:
+    beside = os.path.join(os.path.dirname(plan), name)
+    # mlsysim eval opens the name from the working directory (Path(name)); a plan is read beside itself as well,
+    # so it reads alike from anywhere: the two may not name two different files
+    found = [p for p in dict.fromkeys((beside, name)) if os.path.isfile(p)]
+    if len(found) == 2 and not os.path.samefile(*found):
+        raise FileError(f"{at}: {name!r} names two files: {beside} beside the plan and {os.path.abspath(name)} in "
+                        "the working directory (where mlsysim eval looks); give a path that names one")
+    if not found:
+        where = f"beside the plan ({beside}) or " if beside != name else ""
+        raise FileError(f"{at}: no file {name!r} {where}in the working directory (where mlsysim eval looks)")
+    return found[0]
+
+
+def _reference(name: str, plan: str, at: str, sources: list, what: str) -> Tuple[str, Dict[str, Any]]:
+    """The path and the fields of the ``what`` (``"model"``, ``"hardware"``) file a plan's ``name`` gives: beside
+    the plan, or from the working directory as mlsysim eval opens it (the same file when both exist); noted in
+    ``sources``."""
+    read, stamp = _found(name, plan)
+    if not read:
+        _resolve(name, plan, at)           # its message
+        raise FileError(f"{at}: cannot read {name!r}")
+    sources.append((name, read, stamp))
+    try:
+        data = _read(read, _OWN_WHAT[what])
+    except FileError as e:
+        raise FileError(f"{at}: {e}") from None
+    if any(k in data for k in ("version", "workload", "hardware")):
+        raise FileError(f"{at}: {read} is a plan, not a {what} file in mlsysim's own layout")
+    return read, data
+
+
 def workload(path: str) -> Workload:
     """The workload of a plan file (its ``architecture:`` card, else ``workload.name``)."""
     w = load(path).workload
@@ -534,7 +944,11 @@ def workload(path: str) -> Workload:
 
 def fleet(path: str) -> Fleet:
     """The fleet of a plan file (its ``hardware:`` section)."""
-    f = load(path).fleet
+    doc = load(path)
+    if doc.kind == "model":
+        raise FileError(f"{path}: a model file in mlsysim's own layout has no fleet; give a catalog fleet or a plan "
+                        "with a hardware: section")
+    f = doc.fleet
     if f is None:
         raise FileError(f"{path}: no fleet: give a hardware: section")
     return f

@@ -392,7 +392,9 @@ def test_plan_sections_and_options_combine_as_documented(tmp_path):
     assert r.stderr == (f"mlsysim-sym: error: {m}: training.fidelity: mlsysim's model cannot take {f}'s "
                         "training.cp_size (the extended model's); give extended\n")
     # a value from a file that solve() refuses: the line names the file and the field, not an option not typed
-    cp3 = _write(tmp_path, "cp3.yaml", PLAN + "training: {fidelity: extended, cp_size: 3}\n")
+    # (6144 tokens: cp 3 splits the sequence, and the split of the 256 accelerators is what fails)
+    cp3 = _write(tmp_path, "cp3.yaml", PLAN.replace("seq_len: 4096", "seq_len: 6144")
+                 + "training: {fidelity: extended, cp_size: 3}\n")
     r = _cli("solve", "--model", cp3)
     assert r.returncode == 2
     assert r.stderr.startswith(f"mlsysim-sym: error: {cp3}: training.cp_size: Infeasible parallelism: TP(1) * PP(1) "
@@ -400,3 +402,410 @@ def test_plan_sections_and_options_combine_as_documented(tmp_path):
     # typed beside the file, the option is named
     r = _cli("solve", "--model", cp3, "--tp", "1")
     assert r.returncode == 2 and r.stderr.startswith("mlsysim-sym: error: --tp/--pp/--cp: Infeasible"), r.stderr
+
+
+# --------------------------------------------------------------------------------------------
+# mlsysim's own model and hardware files named by a plan; unit spellings; numbers read as pydantic's lax mode
+# --------------------------------------------------------------------------------------------
+MODEL_FILE = """\
+name: My-13B
+architecture: Transformer
+parameters: 13e9 param
+inference_flops: 26e9 flop
+layers: 40
+hidden_dim: 5120
+heads: 40
+kv_heads: 8
+"""
+
+# mlsysim's own hardware layout, with its spellings ("1200 TFLOPs / s", "4.0 TB / s")
+HARDWARE_FILE = """\
+name: My Accelerator
+release_year: 2025
+compute:
+  peak_flops: 1200 TFLOPs / s
+  precision_flops:
+    fp8: 2400 TFLOPs / s
+memory:
+  capacity: 96 GiB
+  bandwidth: 4.0 TB / s
+interconnect:
+  name: PCIe Gen5 x16
+  bandwidth: 64.0 GB / s
+nvlink:
+  name: NVLink
+  direction: bidirectional_total
+  bandwidth: 900.0 GB / s
+tdp: 800 W
+dispatch_tax: 0.01 ms
+"""
+
+PLAN_FILES = """\
+version: "1"
+name: my13b-on-myhw
+workload: {name: mymodel.yaml, batch_size: 512, seq_len: 4096}
+hardware:
+  name: myhw.yaml
+  node_count: 16
+  accelerators_per_node: 8
+  fabric_bandwidth: 50 GB/s
+  precision: fp16
+  efficiency: 0.45
+"""
+
+
+def _mlsysim_plan(text):
+    """mlsysim eval's reading of a plan (its schema), in the working directory, where it opens the files named."""
+    import yaml
+    from mlsysim.cli.schemas import MlsysPlanSchema
+    return MlsysPlanSchema.model_validate(yaml.safe_load(text))
+
+
+def _files_dir(tmp_path, model=MODEL_FILE, hardware=HARDWARE_FILE, plan=PLAN_FILES):
+    _write(tmp_path, "mymodel.yaml", model)
+    _write(tmp_path, "myhw.yaml", hardware)
+    return _write(tmp_path, "plan.yaml", plan)
+
+
+def test_a_plan_names_mlsysim_model_and_hardware_files_as_mlsysim_eval_reads_them(tmp_path, monkeypatch):
+    pytest.importorskip("mlsysim")
+    from mlsysim_sym import catalog
+    from tests.mlsysim_oracle import compare, flatten, mlsysim_solve
+    path = _files_dir(tmp_path)
+    monkeypatch.chdir(tmp_path)               # mlsysim eval opens the named files from the working directory
+    theirs = _mlsysim_plan(PLAN_FILES)
+    doc = files.load(path)
+    # the records mlsysim builds, field for field (the catalog's converter of mlsysim's objects is the reference)
+    assert doc.workload == catalog.from_mlsysim(theirs.model_obj)
+    assert doc.fleet.node == catalog.from_mlsysim(theirs.fleet_obj).node
+    assert doc.fleet.fabric == catalog.from_mlsysim(theirs.fleet_obj).fabric
+    # and the values written: 13e9 parameters, 26e9 flop a token, 96 GiB, the NVLink's 900 GB/s total halved
+    w, acc = doc.workload, doc.fleet.node.accelerator
+    assert (w.name, w.kind, w.parameters, w.inference_flops, w.layers, w.hidden_dim) == \
+        ("My-13B", "transformer", 13e9, 26e9, 40, 5120)
+    assert (acc.peak_flops, acc.memory_capacity, acc.memory_bandwidth, acc.flops_for("fp8")) == \
+        (1.2e15, 96 * 2 ** 30, 4e12, 2.4e15)
+    assert (acc.tdp, acc.dispatch_tax, acc.pcie_bandwidth) == (800.0, 1e-5, 64e9)
+    assert (doc.fleet.count, doc.fleet.node.accelerators_per_node, doc.fleet.node.intra_node_bw) == (16, 8, 450e9)
+    assert doc.keywords == {"batch_size": 512, "seq_len": 4096, "precision": "fp16", "efficiency": 0.45}
+    # priced as mlsysim prices the objects its schema built
+    for kw in (dict(tp_size=8, pp_size=2, microbatch_count=4), dict(tp_size=4, precision="fp8", zero_stage=1)):
+        kw = dict(doc.keywords, **kw)
+        ours = flatten(DistributedModel().solve(path, path, **kw))
+        assert compare(ours, mlsysim_solve(theirs.model_obj, theirs.fleet_obj, **kw)) == []
+    # the command line reads the plan alone, from another directory (the files are found beside the plan)
+    monkeypatch.chdir(tmp_path.parent)
+    r = _cli("solve", "--model", path, "--tp", "8", "--pp", "2", "--microbatches", "4", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    one = DistributedModel().solve(path, path, **dict(doc.keywords, tp_size=8, pp_size=2, microbatch_count=4))
+    assert out["mfu"] == pytest.approx(one.mfu, rel=1e-12) and one.mfu > 0.1
+
+
+def test_a_model_file_alone_is_a_workload(tmp_path):
+    pytest.importorskip("mlsysim")
+    import yaml
+    from mlsysim.models.types import TransformerWorkload
+
+    from tests.mlsysim_oracle import compare, flatten, mlsysim_solve
+    model = _write(tmp_path, "mymodel.yaml", MODEL_FILE)
+    doc = files.load(model)
+    assert doc.kind == "model" and doc.fleet is None and doc.keywords == {} and doc.workload.parameters == 13e9
+    theirs = TransformerWorkload(**yaml.safe_load(MODEL_FILE))      # what mlsysim eval mymodel.yaml H100 builds
+    kw = dict(batch_size=256, tp_size=8, pp_size=2, microbatch_count=4)
+    ours = flatten(DistributedModel().solve(model, "Research_256", **kw))
+    assert compare(ours, mlsysim_solve(theirs, "Research_256", **kw)) == []
+    r = _cli("solve", "--model", model, "--fleet", "Research_256", "--tp", "8", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["mfu"] == pytest.approx(
+        DistributedModel().solve(model, "Research_256", batch_size=256, tp_size=8).mfu, rel=1e-12)
+    # a model file is no fleet, a hardware file alone no fleet either (one accelerator): one line each
+    with pytest.raises(files.FileError, match=r"mymodel.yaml: a model file in mlsysim's own layout has no fleet"):
+        DistributedModel().solve("Llama3_8B", model)
+    hw = _write(tmp_path, "myhw.yaml", HARDWARE_FILE)
+    with pytest.raises(files.FileError, match=r"myhw.yaml: a hardware file in mlsysim's own layout describes one "
+                                              r"accelerator, not a fleet: name it in a plan's hardware.name"):
+        DistributedModel().solve("Llama3_8B", hw)
+    # mlsysim reads a model file from YAML only
+    toml = _write(tmp_path, "mymodel.toml", 'name = "x"\narchitecture = "Transformer"\nparameters = "1e9 param"\n'
+                                            'layers = 4\n')
+    with pytest.raises(files.FileError, match=r"mymodel.toml: a model file in mlsysim's own layout is YAML"):
+        files.load(toml)
+
+
+# each: (the file changed, the text replaced, its replacement, our message; None: both read it, to equal values)
+OWN_FILE_CASES = [
+    ("mymodel.yaml", "layers: 40", "layers: 40.5", "workload.name: {d}/mymodel.yaml: layers: must be a whole number "
+                                                   ">= 1 and at most 2**53, got 40.5"),
+    ("mymodel.yaml", "layers: 40\n", "", "layers: missing (mlsysim's TransformerWorkload requires name, architecture, "
+                                         "parameters, layers)"),
+    ("mymodel.yaml", "kv_heads: 8", "experts: 8", "experts: unknown field; mlsysim's TransformerWorkload has name, "
+                                                  "architecture, metadata, parameters"),
+    ("mymodel.yaml", "13e9 param", "13e9", "parameters: expected a count such as '13e9 param' or '13 Bparam', got "
+                                           "'13e9': mlsysim needs the unit here"),
+    ("mymodel.yaml", "13e9 param", "13 GB", "parameters: expected a count such as '13e9 param'"),
+    ("mymodel.yaml", "architecture: Transformer\n", "", "architecture: missing (mlsysim picks the model's class"),
+    # a CNN has no hidden_dim (the first field of the file that it lacks)
+    ("mymodel.yaml", "architecture: Transformer", "architecture: CNN", "hidden_dim: unknown field; mlsysim's "
+                                                                       "CNNWorkload has"),
+    ("mymodel.yaml", "heads: 40", "heads: many", "heads: must be a whole number, got 'many'"),
+    ("myhw.yaml", "1200 TFLOPs / s\n  precision", "1200 TFLOPS\n  precision",
+     "hardware.name: {d}/myhw.yaml: compute.peak_flops: expected a rate such as '989.5 TFLOP/s', '1200 TFLOPs / s' "
+     "or '1979 TOPS', got '1200 TFLOPS': mlsysim reads its files' units with pint, which does not read 'TFLOPS'"),
+    ("myhw.yaml", "4.0 TB / s", "32 Tb/s", "memory.bandwidth: expected a bandwidth such as"),
+    ("myhw.yaml", "4.0 TB / s", "4.0 TFLOP/s", "memory.bandwidth: expected a bandwidth such as"),
+    ("myhw.yaml", "release_year: 2025\n", "", "release_year: missing (mlsysim's HardwareNode requires name, "
+                                              "release_year, compute, memory)"),
+    ("myhw.yaml", "  bandwidth: 4.0 TB / s\n", "", "memory.bandwidth: missing (mlsysim's MemoryHierarchy requires "
+                                                   "capacity, bandwidth)"),
+    ("myhw.yaml", "bidirectional_total", "both", "nvlink.direction: must be one of per_direction, "
+                                                 "bidirectional_total, got 'both'"),
+    ("myhw.yaml", "tdp: 800 W", "tdp: 800 K", "tdp: expected a power such as '700 W'"),
+    ("myhw.yaml", "dispatch_tax: 0.01 ms", "dispatch_tax: 1e-5", "dispatch_tax: expected a time such as '5 us', "
+                                                                 "'500 ns', '0.01 ms' or '5 microsecond', got '1e-5'"),
+    ("myhw.yaml", "tdp: 800 W", "tdp: 800 W\ncolour: red", "colour: unknown field; mlsysim's HardwareNode has"),
+    ("myhw.yaml", "  name: NVLink\n", "", "nvlink.name: missing (mlsysim's IOInterconnect requires name, "
+                                          "bandwidth)"),
+    # read by both, to the same records
+    ("mymodel.yaml", "layers: 40", "layers: '40'", None),
+    ("mymodel.yaml", "layers: 40", "layers: 40.0", None),
+    ("mymodel.yaml", "13e9 param", "13 Bparam", None),
+    ("mymodel.yaml", "26e9 flop", "26 GFLOPs", None),
+    ("myhw.yaml", "1200 TFLOPs / s\n  precision", "1979 TOPS\n  precision", None),
+    ("myhw.yaml", "96 GiB", "96 gibibyte", None),
+    ("myhw.yaml", "4.0 TB / s", "4 terabyte / second", None),
+    ("myhw.yaml", "800 W", "800 watt", None),
+    ("myhw.yaml", "800 W", "800 J/s", None),
+    ("myhw.yaml", "0.01 ms", "10 \u03bcs", None),           # Greek mu
+    ("myhw.yaml", "0.01 ms", "10 \u00b5s", None),           # the micro sign
+    ("myhw.yaml", "0.01 ms", "5 microsecond", None),
+    ("myhw.yaml", "release_year: 2025", "release_year: 2025\naccelerator_count: 4", None),
+    ("myhw.yaml", "direction: bidirectional_total", "direction: per_direction", None),
+]
+
+
+@pytest.mark.parametrize("which,old,new,words", OWN_FILE_CASES,
+                         ids=[f"{c[0]}:{c[2].splitlines()[0] if c[2] else 'no ' + c[1].split(':')[0].strip()}"
+                              for c in OWN_FILE_CASES])
+def test_model_and_hardware_files_refuse_what_mlsysim_refuses(tmp_path, monkeypatch, which, old, new, words):
+    pytest.importorskip("mlsysim")
+    from mlsysim_sym import catalog
+    model, hardware = MODEL_FILE, HARDWARE_FILE
+    if which == "mymodel.yaml":
+        assert old in model
+        model = model.replace(old, new)
+    else:
+        assert old in hardware
+        hardware = hardware.replace(old, new)
+    path = _files_dir(tmp_path, model, hardware)
+    monkeypatch.chdir(tmp_path)
+    if words is None:
+        theirs = _mlsysim_plan(PLAN_FILES)
+        doc = files.load(path)
+        assert doc.workload == catalog.from_mlsysim(theirs.model_obj)
+        assert doc.fleet.node == catalog.from_mlsysim(theirs.fleet_obj).node
+        return
+    with pytest.raises(Exception):            # mlsysim refuses it too
+        _mlsysim_plan(PLAN_FILES)
+    with pytest.raises(files.FileError) as e:
+        files.load(path)
+    line = str(e.value)
+    assert "\n" not in line and line.startswith(f"{path}: {'workload' if which == 'mymodel.yaml' else 'hardware'}"
+                                                f".name: {tmp_path}/{which}: "), line
+    assert words.format(d=tmp_path) in line, line
+
+
+def test_where_a_referenced_file_is_found(tmp_path, monkeypatch):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    plan = _files_dir(sub)
+    # beside the plan, from any working directory
+    monkeypatch.chdir(tmp_path)
+    assert files.load("sub/plan.yaml").workload.name == "My-13B"
+    assert [s[:2] for s in files.load("sub/plan.yaml").sources] == [("mymodel.yaml", "sub/mymodel.yaml"),
+                                                                    ("myhw.yaml", "sub/myhw.yaml")]
+    # from the working directory, as mlsysim eval opens it
+    other = tmp_path / "other"
+    other.mkdir()
+    cwd_plan = _write(other, "plan.yaml", PLAN_FILES.replace("name: my", "name: sub/my"))
+    assert files.load(cwd_plan).fleet.node.accelerator.name == "My Accelerator"
+    # two different files of that name: refused, naming both
+    _write(tmp_path, "mymodel.yaml", MODEL_FILE.replace("My-13B", "Another"))
+    with pytest.raises(files.FileError, match=r"sub/plan.yaml: workload.name: 'mymodel.yaml' names two files: "
+                                              r"sub/mymodel.yaml beside the plan and .*/mymodel.yaml in the working "
+                                              r"directory \(where mlsysim eval looks\)"):
+        files.load("sub/plan.yaml")
+    (tmp_path / "mymodel.yaml").unlink()
+    # a referenced file edited since: read again (the plan itself unchanged)
+    assert files.load(plan).workload.layers == 40
+    (sub / "mymodel.yaml").write_text(MODEL_FILE.replace("layers: 40", "layers: 48"))
+    assert files.load(plan).workload.layers == 48
+    # none
+    monkeypatch.chdir(other)
+    with pytest.raises(files.FileError, match=r"plan.yaml: workload.name: no file 'sub/mymodel.yaml' beside the plan "
+                                              r"\(.*other/sub/mymodel.yaml\) or in the working directory"):
+        files.load(cwd_plan)
+    # a name mlsysim does not read as a file, and a card beside a model file
+    bad = _write(tmp_path, "toml.yaml", PLAN_FILES.replace("name: mymodel.yaml", "name: mymodel.toml"))
+    with pytest.raises(files.FileError, match=r"unknown workload 'mymodel.toml'.*; mlsysim reads a file here only "
+                                              r"from a name ending in .yaml or .yml"):
+        files.load(bad)
+    both = _write(tmp_path, "both.yaml", PLAN_FILES + "architecture: {layers: 2, hidden: 64, heads: 2, vocab: 100}\n")
+    with pytest.raises(files.FileError, match=r"workload.name: 'mymodel.yaml' names a model file; with an "
+                                              r"architecture: section, name the card itself"):
+        files.load(both)
+
+
+def test_unit_spellings_are_pints_with_pints_values():
+    pytest.importorskip("mlsysim")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from mlsysim.core.types import require_unit_family
+        from mlsysim.core.units import Q_, ureg
+    si = {"B": ureg.byte, "flop": ureg.flop, "s": ureg.second, "W": ureg.watt, "count": ureg.count}
+    families = {(1, 0, -1, 0, 0): (ureg.byte / ureg.second, "data"), (1, 0, 0, 0, 0): (ureg.byte, "data"),
+                (0, 1, -1, 0, 0): (ureg.flop / ureg.second, "operation"), (0, 1, 0, 0, 0): (ureg.flop, "operation"),
+                (0, 0, 0, 0, 1): (ureg.count, "count")}
+    assert files._BASES == tuple(si)
+    for name, (factor, dim) in files.PINT_UNITS.items():
+        unit = 1
+        for base, e in zip(files._BASES, dim):
+            unit = unit * si[base] ** e
+        # every spelling read as mlsysim's pint reads it: the same value, and a unit of the family mlsysim asks for
+        assert Q_(f"1 {name}").m_as(unit) == pytest.approx(float(factor), rel=1e-15), name
+        if dim in families:
+            require_unit_family(f"1 {name}", *families[dim][:1], "f", families[dim][1])
+    # the spellings mlsysim's own files use, as exact SI values
+    m = files.magnitude
+    assert m("50 GB / s", "bandwidth", "x") == 50e9 and m("3.35 TB / s", "bandwidth", "x") == 3.35e12
+    assert m("50 GiB/s", "bandwidth", "x") == 50 * 2 ** 30 and m("50 gigabyte/second", "bandwidth", "x") == 50e9
+    assert m("400 Gbit/s", "bandwidth", "x") == m("400 Gbps", "bandwidth", "x") == 50e9
+    assert m("1200 TFLOPs / s", "rate", "x") == 1.2e15 and m("1 teraflop/s", "rate", "x") == 1e12
+    assert m("800 watt", "power", "x") == 800.0 and m("1.2 kilowatt", "power", "x") == 1200.0
+    assert m("10 \u03bcs", "time", "x") == m("10 \u00b5s", "time", "x") == m("10 us", "time", "x") == 1e-5
+    assert m("5 microsecond", "time", "x") == 5e-6 and m("0.01 ms", "time", "x") == 1e-5
+    assert m("80 gibibyte", "bytes", "x") == 80 * 2 ** 30 and m("1 PiB", "bytes", "x") == 2 ** 50
+    # TOPS is mlsysim's 1e12 flop/s (its OPS is flop/s): 1979 TOPS is 1.979e15 flop/s, as pint reads it
+    assert m("1979 TOPS", "rate", "x") == Q_("1979 TOPS").m_as("flop/s") == 1.979e15
+    with pytest.raises(files.FileError, match="x: expected a rate"):
+        m("1979 TOPS/s", "rate", "x")                          # flop/s²
+    # beside pint's spellings a plan reads a few more (same values); a file of mlsysim's own layout does not
+    assert m("400 Gb/s", "bandwidth", "x") == m("50 Bps", "bandwidth", "x") * 1e9 == 50e9
+    assert m("2.25 PFLOPS", "rate", "x") == m("2250 TFLOPs", "rate", "x") == 2.25e15
+    for text, kind in (("400 Gb/s", "bandwidth"), ("2.25 PFLOPS", "rate"), ("989.5 FLOP/s", "rate")):
+        with pytest.raises(files.FileError, match="mlsysim reads its files' units with pint, which does not read"):
+            m(text, kind, "x", strict=True)
+    with pytest.raises(files.FileError, match="mlsysim needs the unit here"):
+        m(50e9, "bandwidth", "x", strict=True)
+    for bad in ("__import__('os')", "1e400 B/s", "-5 GB/s", "50 GB//s", "50 GB s", "50 kelvin/s", "50 GB/s/s"):
+        with pytest.raises(files.FileError, match="x: "):
+            m(bad, "bandwidth", "x")
+
+
+@pytest.mark.parametrize("fb", ["50 GB / s", "50 GiB/s", "50 gigabyte/second", "400 Gbit/s", "3.35 TB / s"])
+def test_a_plans_fabric_bandwidth_as_mlsysim_eval_reads_it(tmp_path, fb):
+    pytest.importorskip("mlsysim")
+    from mlsysim_sym import catalog
+    text = PLAN.replace("fabric_bandwidth: 50 GB/s", f"fabric_bandwidth: {fb}")
+    theirs = catalog.from_mlsysim(_mlsysim_plan(text).fleet_obj).fabric
+    assert files.load(_write(tmp_path, "fb.yaml", text)).fleet.fabric == theirs
+
+
+# (the section, the field, the value written, what mlsysim's schema reads, our keyword or fleet value)
+LAX = [("workload", "batch_size", "256.0", 256), ("workload", "batch_size", "'256'", 256),
+       ("workload", "batch_size", "' 1_024 '", 1024), ("workload", "seq_len", "4096.0", 4096),
+       ("hardware", "node_count", "'32'", 32), ("hardware", "accelerators_per_node", "8.0", 8),
+       ("hardware", "efficiency", "'0.45'", 0.45), ("hardware", "efficiency", "'4.5e-1'", 0.45)]
+
+
+@pytest.mark.parametrize("section,key,text,value", LAX, ids=[f"{c[1]}={c[2]}" for c in LAX])
+def test_plan_numbers_read_as_mlsysims_schema_reads_them(tmp_path, section, key, text, value):
+    pytest.importorskip("mlsysim")
+    plan = re.sub(rf"({key}: )[^,}}\n]+", lambda mt: mt.group(1) + text, PLAN, count=1)
+    assert f"{key}: {text}" in plan
+    theirs = _mlsysim_plan(plan)
+    assert getattr(getattr(theirs, section), key) == value              # mlsysim's schema reads it so
+    doc = files.load(_write(tmp_path, "lax.yaml", plan))
+    ours = doc.keywords.get(key) if key in doc.keywords else \
+        {"node_count": doc.fleet.count, "accelerators_per_node": doc.fleet.node.accelerators_per_node}[key]
+    assert ours == value and type(ours) is type(value)
+
+
+LAX_BAD = [("batch_size: 256", "batch_size: 256.5", "workload.batch_size: must be a whole number >= 1 and at most "
+                                                    "2**53, got 256.5"),
+           ("batch_size: 256", "batch_size: abc", "workload.batch_size: must be a whole number >= 1 and at most "
+                                                  "2**53, got 'abc'"),
+           ("batch_size: 256", "batch_size: '2.56e2'", "workload.batch_size: must be a whole number >= 1"),
+           ("batch_size: 256", "batch_size: true", "workload.batch_size: must be a whole number >= 1 and at most "
+                                                   "2**53, got True"),
+           ("node_count: 32", "node_count: '32.5'", "hardware.node_count: must be a whole number >= 1"),
+           ("efficiency: 0.45", "efficiency: .nan", "hardware.efficiency: must be a number in (0, 1], got nan"),
+           ("efficiency: 0.45", "efficiency: '.inf'", "hardware.efficiency: must be a number in (0, 1], got '.inf'"),
+           ("efficiency: 0.45", "efficiency: abc", "hardware.efficiency: must be a number in (0, 1], got 'abc'"),
+           ("efficiency: 0.45", "efficiency: yes", "hardware.efficiency: must be a number in (0, 1], got True"),
+           ("duration_days: 30", "duration_days: '-3'", "ops.duration_days: must be a number > 0, got '-3'")]
+
+
+@pytest.mark.parametrize("old,new,words", LAX_BAD, ids=[c[1] for c in LAX_BAD])
+def test_plan_numbers_refused_as_before(tmp_path, old, new, words):
+    # booleans are refused although pydantic's lax mode reads True as 1; the rest mlsysim's schema refuses too
+    path = _write(tmp_path, "bad.yaml", PLAN.replace(old, new))
+    with pytest.raises(files.FileError, match=re.escape(f"{path}: {words}")):
+        files.load(path)
+
+
+def test_training_counts_read_as_the_workload_section_reads_them(tmp_path):
+    path = _write(tmp_path, "tr.yaml", PLAN + "training: {tp_size: '8', pp_size: 4.0, overlap_efficiency: '0.5'}\n")
+    kw = files.load(path).keywords
+    assert (kw["tp_size"], kw["pp_size"], kw["overlap_efficiency"]) == (8, 4, 0.5)
+    assert type(kw["tp_size"]) is int and type(kw["pp_size"]) is int
+
+
+def test_the_own_layout_tables_are_mlsysims():
+    pytest.importorskip("mlsysim")
+    import typing
+
+    from mlsysim.hardware import types as ht
+    from mlsysim.models import types as mt
+
+    def check(spec, cls):
+        fields_, required, name = spec
+        assert name == cls.__name__
+        assert list(fields_) == list(cls.model_fields), name
+        assert set(required) == {k for k, f in cls.model_fields.items() if f.is_required()}, name
+        for k, how in fields_.items():
+            ann = cls.model_fields[k].annotation
+            base = [a for a in typing.get_args(ann) if a is not type(None)] or [ann]
+            if how in ("int", "whole"):
+                assert base == [int], (name, k)
+            elif how == "real":
+                assert base == [float], (name, k)
+            elif how == "str":
+                assert base == [str], (name, k)
+            elif isinstance(how, tuple):
+                check(how, base[0])
+            elif isinstance(how, list):
+                check(how[0], typing.get_args(base[0])[0])
+    for _, cls, _, fields_, required in files._OWN_WORKLOADS:
+        check((fields_, required, cls), getattr(mt, cls))
+    check(files._OWN_HARDWARE, ht.HardwareNode)
+
+
+def test_the_documented_mlsysim_files_read_and_price(tmp_path, monkeypatch):
+    # docs/files.md's model file, hardware file and the plan naming them (its yml blocks), read as mlsysim reads them
+    pytest.importorskip("mlsysim")
+    from pathlib import Path
+
+    from mlsysim_sym import catalog
+    text = (Path(__file__).resolve().parents[1] / "docs" / "files.md").read_text()
+    model, hw, plan = re.findall(r"```yml\n(.*?)```", text, re.S)
+    assert model.startswith("# mymodel.yaml") and hw.startswith("# myhw.yaml")
+    path = _files_dir(tmp_path, model, hw, plan)
+    monkeypatch.chdir(tmp_path)
+    theirs = _mlsysim_plan(plan)
+    doc = files.load(path)
+    assert doc.workload == catalog.from_mlsysim(theirs.model_obj)
+    assert doc.fleet.node == catalog.from_mlsysim(theirs.fleet_obj).node
+    r = DistributedModel().solve(path, path, **doc.keywords, tp_size=8, pp_size=2, microbatch_count=4)
+    assert 0.1 < r.mfu < 0.7
