@@ -664,7 +664,7 @@ TERMS += (
          ("T_detect", "T_restart", "T_load", "T_warmup"), "time from a failure until useful work resumes"),
     Term("AllUpAvailability", rf"A_{{{T}{{all-up}}}}", None, ("A_comp", "N_coll"),
          "probability that N independent components are all up at once"),
-    Term("ReplicatedAvailability", rf"A_{{{T}{{system}}}}", None, ("A_comp", "k_rep"),
+    Term("ReplicatedAvailability", rf"A_{{{T}{{system}}}}", r"\RedundantServiceAvailability", ("A_comp", "k_rep"),
          "availability of k independent replicas of which one suffices"),
 )
 # ---- issue 24 --------------------------------------------------------------------------------- end

@@ -461,9 +461,6 @@ EXTENSION.update({
     "AllUpAvailability": _P(r"\AllUpAvailability", "scalar",
                             "probability that every one of a set of independent components is up at the same instant",
                             "performance", "1"),
-    "ReplicatedAvailability": _P(r"\ReplicatedServiceAvailability", "scalar",
-                                 "availability of a service with independent replicas of which any one suffices",
-                                 "performance", "1"),
 })
 # ---- issue 24 --------------------------------------------------------------------------------- end
 # ---- issue 24: the Distributed Training chapter's training dynamics ---------------------------- begin
