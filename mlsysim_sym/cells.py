@@ -13,7 +13,8 @@ equations, from the model instead of typing them::
 
 * :func:`equation`: a model quantity's or cost term's defining equation as a display equation with a
   Quarto cross-reference label, in plain LaTeX or with the book's macros (which the page then needs:
-  ``docs/macros/``), printed by the functions the documents use (:mod:`mlsysim_sym.printing`);
+  ``docs/macros/``), printed by the functions the documents use (:mod:`mlsysim_sym.printing`); its math alone,
+  :func:`equation_tex`; its label, :func:`default_label`;
 * :func:`number`: one output of ``solve()`` at a configuration, formatted with its unit (an SI prefix
   chosen for it, or the unit asked for);
 * :func:`inline`: a quantity's, parameter's or cost term's symbol (or any expression) as inline math;
@@ -33,9 +34,9 @@ from . import display as _display
 from . import notation
 from .inputs import as_fleet, as_workload
 from .model import Variant, build_model
-from .outputs import EXTENDED_OUTPUTS, output as _output, quantity_of
-from .printing import (TERM_CLASSES, equation as _equation, equation_label, latex, md_math, number as _number_latex,
-                       quantity_latex, term_call, term_latex, value_latex)
+from .outputs import EXTENDED_OUTPUTS, field_named, output as _output, quantity_of
+from .printing import (TERM_CLASSES, definition_latex, equation as _equation, equation_label, latex, md_math,
+                       number as _number_latex, term_call, term_latex, value_latex)
 from .solver import DistributedModel
 
 #: The forms :func:`equation` prints: a quantity's definition in earlier quantities (``structured``), in
@@ -67,24 +68,94 @@ def _plan():
     return PLAN
 
 
+def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
+    """The quantity, cost term or plan quantity ``name`` names in the model: its own name; a result field or an
+    alias (``step_time``); the symbol a table prints for a quantity (``M_total``) or for a cost term (``T_ring``),
+    when no quantity of either fidelity has that name. Else a ``ValueError`` saying why, with the close names and,
+    for the extended model's quantity, ``extended_hint`` (how the caller adds it)."""
+    m = _model(family, fidelity)
+    if name in m or name in TERM_CLASSES or name in _plan():
+        return name
+    # a result field, an alias or the symbol a table prints for a quantity names its quantity
+    q = quantity_of(field_named(name))
+    if q not in m and q not in _plan():
+        every = build_model(Variant(family=family, fidelity="extended"))
+        q = notation.printed_as(name, every) or notation.printed_as(name, _plan()) or q
+    if q in m or q in _plan():
+        return q
+    elsewhere = fidelity == "mlsysim" and q in build_model(Variant(family, fidelity="extended"))
+    terms = [t.name for t in notation.TERMS if notation.plain(t.latex) == name]
+    if len(terms) == 1 and not elsewhere:
+        return terms[0]
+    why = f"no quantity or cost term {name!r} in the {family} {fidelity} model"
+    if elsewhere:
+        why += f"; it is one of the extended model's: {extended_hint}"
+        if terms:
+            why += f"; or the cost term {terms[0]}, printed {name}"
+    elif len(terms) > 1:
+        why += f"; the cost terms {', '.join(terms)} print as {name}: give one by name"
+    else:
+        from .catalog import close_names
+        # (a one- or two-letter name, N or dp, is close only by its spelling: in 'nope' it is no hint)
+        close = [k for k in close_names(name, list(m) + list(TERM_CLASSES) + list(_plan()))
+                 if len(k) >= min(3, len(name))]
+        why += f"; close names: {', '.join(close)}" if close else ""
+    raise ValueError(why)
+
+
+def _one_form(name: str, form: str) -> None:
+    """A run's quantity (:data:`mlsysim_sym.run_costs.PLAN`) is written in the step's quantities: it has one form."""
+    if form != "structured":
+        raise ValueError(f"form: {name} is a run's quantity, written in the step's quantities: it has only the "
+                         f"structured form, got {form!r}")
+
+
+def _named(name: str, family: str, fidelity: str) -> str:
+    """:func:`_resolve` for this module's functions: a name they cannot read is a ``ValueError`` naming ``name``."""
+    try:
+        return _resolve(name, family, fidelity, "pass fidelity='extended'")
+    except ValueError as e:
+        raise ValueError(f"name: {e}") from None
+
+
+#: Labels the documents gave an equation before the rule of :func:`default_label` named it otherwise, by
+#: ``(name, form, fidelity, family)``: ``docs/quarto/memory.qmd``'s generic memory.
+_DOCUMENTED = {("M_acc", "structured", "mlsysim", "generic"): "eq-memory-generic"}
+
+
+def _right_side(m, name: str, form: str):
+    return {"structured": m.definition, "expanded": m.__getitem__, "closed": m.closed_form}[form](name)
+
+
 def default_label(name: str, form: str = "structured", fidelity: str = "mlsysim", family: str = "transformer") -> str:
-    """The label ``docs/quarto/*.qmd`` and ``mlsysim-sym equations --quarto`` give the equation of ``name``: a
-    quantity's from its name (``eq-t-dp``; ``eq-extended-t-dp`` in the extended model; ``-closed`` or
-    ``-expanded`` for those forms), a cost term's from its symbol (``eq-t-ring``; ``-term`` where a quantity
-    has that label, ``-expanded`` for its call and formula alone)."""
+    """The label ``docs/quarto/*.qmd`` and ``mlsysim-sym equations --quarto`` give the equation of ``name``, one
+    label for each distinct equation: a quantity's from its name (``eq-t-dp``; ``eq-extended-t-dp`` in the
+    extended model; ``-closed`` or ``-expanded`` for those forms; ``generic`` after ``eq-`` or ``extended`` where
+    the generic family's equation is not the transformer's, ``eq-generic-o-model``, but ``eq-memory-generic`` for
+    its memory, as ``docs/quarto/memory.qmd`` names it), a cost term's from its symbol (``eq-t-ring``; ``-term``
+    where a quantity has that label, ``-expanded`` for its call and formula alone: ``form="expanded"`` or
+    ``"closed"``), a run's (``mlsysim_sym.run_costs.PLAN``, only its one form) ``eq-plan-`` and its name. ``name``
+    as :func:`equation` takes it."""
     m = _model(family, fidelity)
     _choice(form, "form", FORMS)
-    name = quantity_of(name)
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a quantity or cost term name, got {name!r}")
+    name = _named(name, family, fidelity)
     if name in TERM_CLASSES:
         label = equation_label(notation.term(name).latex)
         label += "-term" if label in {equation_label(n) for n in m} else ""
         return label + ("-expanded" if form != "structured" else "")
     if name in _plan():
+        _one_form(name, form)
         return equation_label("plan " + name)
-    if name not in m:
-        raise ValueError(f"name: no quantity or cost term {name!r} in the {family} {fidelity} model")
-    return equation_label(("extended " if fidelity == "extended" else "") + name,
-                          "" if form == "structured" else form)
+    if (name, form, fidelity, family) in _DOCUMENTED:
+        return _DOCUMENTED[name, form, fidelity, family]
+    model = ("extended " if fidelity == "extended" else "")
+    if family == "generic":
+        t = _model("transformer", fidelity)
+        if name not in t or _right_side(t, name, form) != _right_side(m, name, form):
+            model += "generic "
+    return equation_label(model + name, "" if form == "structured" else form)
 
 
 def _math_problem(tex: str) -> Optional[str]:
@@ -116,37 +187,43 @@ def display(tex: str, label: Union[str, bool]) -> str:
     return f"$$\n{md_math(tex.strip())}\n$$" + (f" {{#{label}}}" if label else "")
 
 
-def equation(name: str, book: bool = False, label: Optional[Union[str, bool]] = None, form: str = "structured",
-             fidelity: str = "mlsysim", family: str = "transformer") -> str:
-    r"""The defining equation of a model quantity (``T_dp``, or a result field or alias: ``step_time``) or a cost
-    term (``RingAllReduce``) as a labelled Markdown display equation.
-
-    ``book``: the book's macros (``\DataParallelDegree``) instead of their LaTeX; ``label``: Quarto's label
-    (default :func:`default_label`; ``False``: none); ``form``: one of :data:`FORMS`; ``fidelity``:
-    ``"mlsysim"`` or ``"extended"`` (the extended model's quantities); ``family``: ``"transformer"`` or
-    ``"generic"``.
-    """
+def equation_tex(name: str, book: bool = False, form: str = "structured", fidelity: str = "mlsysim",
+                 family: str = "transformer") -> str:
+    r"""The LaTeX :func:`equation` displays (the math alone, no ``$$``, no label; the arguments as it takes them).
+    A quantity's definition (:func:`mlsysim_sym.printing.definition_latex`: one that is a cost term goes on
+    to its formula); a cost term's definition (structured: the call, its formula and shorter forms) or its call and
+    formula alone (expanded or closed); a run's quantity in the step's quantities (structured only)."""
     _flag(book, "book")
     if not isinstance(name, str):
         raise ValueError(f"name must be a quantity or cost term name, got {name!r}")
     m = _model(family, fidelity)
     _choice(form, "form", FORMS)
-    q = quantity_of(name)
+    q = _named(name, family, fidelity)
     if q in TERM_CLASSES:
         if form == "structured":
-            tex = term_latex(notation.term(q), book=book)
-        else:
-            call = term_call(notation.term(q))
-            tex = _equation(call, call.doit(), book=book)
-    elif q in m:
-        tex = quantity_latex(m, q, form, book=book)
-    elif q in _plan():
-        tex = _equation(notation.symbol(q), _plan()[q], book=book)
-    else:
-        hint = ("; it is one of the extended model's: pass fidelity='extended'"
-                if fidelity == "mlsysim" and q in build_model(Variant(family, fidelity="extended")) else "")
-        raise ValueError(f"name: no quantity or cost term {name!r} in the {family} {fidelity} model{hint}")
-    return display(tex, default_label(q, form, fidelity, family) if label is None else label)
+            return term_latex(notation.term(q), book=book)
+        call = term_call(notation.term(q))
+        return _equation(call, call.doit(), book=book)
+    if q in _plan():
+        _one_form(q, form)
+        return _equation(notation.symbol(q), _plan()[q], book=book)
+    return definition_latex(m, q, form, book=book)
+
+
+def equation(name: str, book: bool = False, label: Optional[Union[str, bool]] = None, form: str = "structured",
+             fidelity: str = "mlsysim", family: str = "transformer") -> str:
+    r"""The defining equation of a model quantity (``T_dp``, or a result field or alias: ``step_time``; or the
+    symbol a table prints for it, ``M_total``), a cost term (``RingAllReduce``, or its symbol ``T_ring``) or a run's
+    quantity (``T_train``) as a labelled Markdown display equation.
+
+    ``book``: the book's macros (``\DataParallelDegree``) instead of their LaTeX; ``label``: Quarto's label
+    (default :func:`default_label`, one for each distinct equation; ``False``: none); ``form``: one of
+    :data:`FORMS` (a run's quantity has only ``"structured"``); ``fidelity``: ``"mlsysim"`` or ``"extended"`` (the
+    extended model's quantities); ``family``: ``"transformer"`` or ``"generic"``. A quantity defined as one cost
+    term goes on to the term's formula (``T_bubble = T_bubble(T_node, N_PP, V, m) = T_node (N_PP - 1) / (m V)``).
+    """
+    tex = equation_tex(name, book, form, fidelity, family)
+    return display(tex, default_label(name, form, fidelity, family) if label is None else label)
 
 
 def inline(what, book: bool = False) -> str:

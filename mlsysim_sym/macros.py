@@ -13,7 +13,9 @@ registry's and the ones we propose, ``macro -> LaTeX``), written four ways:
   lines for the HTML page's math engine (MathJax or KaTeX), and a raw LaTeX block of ``\providecommand`` lines
   for a PDF.
 
-The MathJax formats also raise MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`) for long equations.
+The MathJax formats also raise MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`) for long equations, and the
+qmd include KaTeX's ``maxExpand`` (:data:`KATEX_MAX_EXPAND`); a page that calls KaTeX with :func:`katex`'s JSON
+passes that ``maxExpand`` beside it.
 
 A macro whose LaTeX uses arguments (``#1``) is declared with their count in each format. ``python -m
 derivations`` writes the four files into ``docs/macros/``; ``mlsysim-sym equations --macros --format
@@ -44,6 +46,14 @@ FORMATS: Dict[str, str] = {"tex": "book_macros.tex", "mathjax": "book_macros.htm
 #: ("MathJax internal buffer size exceeded"; the longest, an extended model's closed form, expands to about 240 000
 #: characters; tests/test_chapter_fragment.py checks every equation :func:`mlsysim_sym.cells.equation` prints).
 MATHJAX_MAX_BUFFER = 1 << 20
+
+#: KaTeX's ``maxExpand`` a page needs (at least): how many macro expansions KaTeX makes in one equation before it
+#: stops with "Too many expansions", 1000 by default, which the long equations the package prints with the book's
+#: macros exceed (each macro is one expansion): the default model's closed ``T_step``, ``mfu``,
+#: ``scaling_efficiency`` and ``effective_throughput`` (about 1 200), the extended model's up to about 10 500 (its
+#: closed ``scaling_efficiency``). KaTeX takes it as an option beside ``macros`` (its JSON, :func:`katex`, is that
+#: option's value alone); the qmd include raises it in KaTeX's render functions (:func:`qmd`).
+KATEX_MAX_EXPAND = 1 << 15
 
 _SOURCE = ("the book's macros (the registry mlsysim.Symbols and the proposals of docs/registry/*.yaml) for the "
            "equations mlsysim-sym prints with book=True; written by python -m derivations from "
@@ -90,8 +100,33 @@ def mathjax(macros: Optional[Dict[str, str]] = None) -> str:
 
 
 def katex(macros: Optional[Dict[str, str]] = None) -> str:
-    """The JSON object KaTeX's ``macros`` option takes (KaTeX counts a macro's ``#n`` arguments itself)."""
+    """The JSON object KaTeX's ``macros`` option takes (KaTeX counts a macro's ``#n`` arguments itself). The long
+    equations need KaTeX's ``maxExpand`` option too, at least :data:`KATEX_MAX_EXPAND` (an option of its own, not a
+    macro: not in this object)."""
     return _json(_macros(macros)) + "\n"
+
+
+#: For the qmd include's HTML: raise KaTeX's ``maxExpand`` (:data:`KATEX_MAX_EXPAND`; a larger one the caller gave is
+#: kept) in ``katex.render`` and ``katex.renderToString``, which pandoc's and Quarto's KaTeX script call with options
+#: of their own and no ``maxExpand``. KaTeX loaded before the include is changed at once; one loaded after it (pandoc
+#: loads it ``defer``, after the body's scripts ran) when it sets ``window.katex``.
+_KATEX_RAISE = ("(function () {\n"
+                f"  var n = {KATEX_MAX_EXPAND}, done = '__maxExpandRaised';\n"
+                "  function more(o) { o = Object.assign({}, o); o.maxExpand = Math.max(o.maxExpand || 0, n); "
+                "return o; }\n"
+                "  function raise(k) {\n"
+                "    if (!k || k[done]) return k;\n"
+                "    var render = k.render, toString = k.renderToString;\n"
+                "    if (render) k.render = function (tex, el, o) { return render.call(k, tex, el, more(o)); };\n"
+                "    if (toString) k.renderToString = function (tex, o) { return toString.call(k, tex, more(o)); };\n"
+                "    k[done] = true;\n"
+                "    return k;\n"
+                "  }\n"
+                "  if (window.katex) { raise(window.katex); return; }\n"
+                "  var held;\n"
+                "  Object.defineProperty(window, 'katex', {configurable: true, enumerable: true,\n"
+                "    get: function () { return held; }, set: function (k) { held = raise(k); }});\n"
+                "})();\n")
 
 
 #: For the qmd include's HTML: raise MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`), whether MathJax
@@ -105,7 +140,7 @@ _MAXBUFFER_SCRIPT = ("<script>\n(function () {\n"
                      "  var doc = mj.startup && mj.startup.document;\n"
                      "  ((doc && doc.inputJax) || []).forEach(function (jax) { raise(jax.parseOptions && "
                      "jax.parseOptions.options); });\n"
-                     "})();\n</script>")
+                     "})();\n" + _KATEX_RAISE + "</script>")
 
 
 def qmd(macros: Optional[Dict[str, str]] = None) -> str:
@@ -117,12 +152,14 @@ def qmd(macros: Optional[Dict[str, str]] = None) -> str:
     with one shared ``macros`` object: a ``\gdef`` persists in it, a ``\def`` ends with its equation. MathJax keeps
     a ``\def`` for the whole page but has no ``\gdef``: the first block, ``\def\gdef{\def}``, gives it one
     (KaTeX forgets that local definition when the block ends and keeps its own ``\gdef``). A raw HTML script
-    raises MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`) for the long equations."""
+    raises MathJax's ``tex.maxBuffer`` (:data:`MATHJAX_MAX_BUFFER`) and KaTeX's ``maxExpand``
+    (:data:`KATEX_MAX_EXPAND`) for the long equations."""
     m = _macros(macros)
     defs = "\n".join(rf"\gdef{m}" + "".join(f"#{i}" for i in range(1, arity(t) + 1)) + f"{{{t}}}"
                      for m, t in m.items())
     return (f"<!-- {_SOURCE}. Quarto: include this file once with the include shortcode, before the first equation. "
-            "HTML with MathJax or with KaTeX (Quarto's html-math-method, or pandoc --mathjax or --katex): nothing more; "
+            "HTML with MathJax or with KaTeX (Quarto's html-math-method, or pandoc --mathjax or --katex): "
+            "nothing more; "
             "PDF: the raw LaTeX block below defines them (or include-in-header book_macros.tex). -->\n\n"
             '::: {.content-visible when-format="html"}\n::: {.hidden}\n```{=html}\n' + _MAXBUFFER_SCRIPT
             + "\n```\n\n$$\n\\def\\gdef{\\def}\n$$\n\n$$\n" + defs + "\n$$\n:::\n:::\n\n"

@@ -197,6 +197,21 @@ def quantity_latex(model, name: str, form: str = "structured", book: bool = Fals
     return equation(q.symbol, rhs[form](name), book=book)
 
 
+def definition_latex(model, name: str, form: str = "structured", book: bool = False) -> str:
+    r""":func:`quantity_latex`, except that a right side that is one cost term goes on to the term's formula, as
+    the documents (``docs/step_time.md``) and the calculator print it: ``T_bubble = T_bubble(T_node, N_PP, V, m)``
+    alone would say x = x(...), the quantity and its cost term sharing a glyph. The formula is the term's own
+    (``NamedTerm.doit``), shortened as the documents shorten it in the structured form, and in the expanded form the
+    closed form (:meth:`~mlsysim_sym.model.StepTimeModel.closed_form`); the chain breaks as the documents break it
+    (:func:`broken_chain`). What :func:`mlsysim_sym.cells.equation` and ``mlsysim-sym equations`` print."""
+    tex = quantity_latex(model, name, form, book)        # checks the name and the form
+    rhs = model.definition(name) if form == "structured" else model[name] if form == "expanded" else None
+    if not isinstance(rhs, NamedTerm):
+        return tex
+    formula = shorten(rhs.doit()) if form == "structured" else model.closed_form(name)
+    return broken_chain([model.quantity(name).symbol, rhs, formula], book=book)
+
+
 #: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`, in that order): the
 #: registry every :class:`~mlsysim_sym.terms.base.NamedTerm` joins when its family is imported (``terms``
 #: imports every family).
@@ -208,6 +223,23 @@ def term_call(term: notation.Term) -> sp.Basic:
     args = [notation.FORMAL[a] if a in notation.FORMAL else PARAMS[a].symbol if a in PARAMS
             else notation.symbol(a, positive=True) for a in term.args]  # a model quantity (``T_comm``)
     return TERM_CLASSES[term.name](*args)
+
+
+#: The units a cost term's value is written in (:func:`term_unit`), each a unit of the notation's table, the first
+#: of its dimension.
+_TERM_UNITS = ("1", "s", "B", "flop", "W", "J", "B/s", "flop/s", "flop/B", "J/B", "1/s")
+
+
+def term_unit(term: notation.Term) -> str:
+    """The SI unit of a cost term's value (``"s"`` for ``RingAllReduce``, ``"1"`` for a share): its formula's
+    dimension over its arguments' units (:func:`mlsysim_sym.units.dimension`, which checks every sum of it), as
+    the notation writes a unit (``"B/s"``, ``"J"``; one with no such name as :func:`mlsysim_sym.units.show`
+    writes it)."""
+    from .units import dimension, parse_unit, show
+
+    call = term_call(term)
+    d = dimension(call, {s: notation.entry(s.name).unit for s in call.free_symbols})
+    return next((u for u in _TERM_UNITS if parse_unit(u) == d), None) or show(d)
 
 
 def term_latex(term: notation.Term, book: bool = False) -> str:

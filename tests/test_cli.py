@@ -673,9 +673,9 @@ def test_plan_reads_steps_and_negative_numbers_as_the_other_options_do():
 
 def test_an_option_given_twice_is_refused():
     # argparse keeps the last of a repeated option silently (--tp 2 --tp 4 priced tp 4); its abbreviation too
-    assert refused("solve", "--tp", "2", "--tp", "4") == "--tp given twice: give each option once"
+    assert refused("solve", "--tp", "2", "--tp", "4") == "--tp: given twice; give each option once"
     assert refused("sweep", "--batch", "256", "--batch-size=512") == \
-        "--batch-size given twice (first as --batch): give each option once"
+        "--batch-size: given twice (first as --batch); give each option once"
 
 
 def test_a_cards_experts_and_a_sequence_context_parallelism_cannot_split_are_refused():

@@ -333,10 +333,10 @@ def cmd_plan(args) -> int:
 
 def cmd_equations(args) -> int:
     from .. import macros, notation
-    from ..cells import default_label, display
+    from ..cells import _resolve, default_label, display, equation_tex
+    from ..display import written
     from ..model import Variant, build_model
-    from ..printing import TERM_CLASSES, equation, quantity_latex, term_call, term_latex
-    from ..outputs import field_named, quantity_of
+    from ..printing import TERM_CLASSES, term_unit
     from ..run_costs import PLAN
     if args.format is not None and not args.macros:
         raise UsageError("--format: only with --macros")
@@ -347,8 +347,14 @@ def cmd_equations(args) -> int:
             raise UsageError(f"{clash}: --macros prints every macro, as one file (for JSON: --format katex)")
         print(macros.text(args.format or "tex"), end="")
         return 0
-    m = build_model(Variant(family=args.family, fidelity=args.fidelity))
     if args.name is None:
+        # these shape one equation: with no NAME (the list of names) they would do nothing
+        clash = next((o for o, on in (("--book", args.book), ("--expanded", args.expanded), ("--quarto", args.quarto))
+                      if on), None)
+        if clash:
+            raise UsageError(f"{clash}: prints the equation of a NAME; give one ('mlsysim-sym equations' alone lists "
+                             f"the names; every macro --book prints: --macros)")
+        m = build_model(Variant(family=args.family, fidelity=args.fidelity))
         rows = [(n, notation.entry(n).meaning) for n in m] + [(t.name, t.meaning) for t in notation.TERMS]
         rows += [(n, notation.entry(n).meaning) for n in PLAN]
         if args.json:
@@ -357,47 +363,42 @@ def cmd_equations(args) -> int:
             from ..display import glossary
             print("\n".join(glossary(rows, ("name", "meaning"))))
         return 0
-    # a result field, an alias (memory, step_time) or the symbol the tables print (M_total, G_shard) names its quantity
-    name = args.name if args.name in m or args.name in TERM_CLASSES else quantity_of(field_named(args.name))
-    if name not in m and name not in TERM_CLASSES and name not in PLAN:
-        every = build_model(Variant(family=args.family, fidelity="extended"))
-        name = notation.printed_as(name, every) or notation.printed_as(name, PLAN) or name
-    if name in PLAN:
-        # a run's time and cost (mlsysim_sym.run_costs): in the step's quantities, whatever the model
-        tex = equation(notation.symbol(name), PLAN[name], book=args.book)
-        meaning, unit = notation.entry(name).meaning, notation.entry(name).unit
-    elif name in TERM_CLASSES:
+    # a quantity, cost term or run's quantity by its name; a result field, an alias (memory, step_time); the symbol
+    # the tables print for a quantity (M_total, G_shard) or for a cost term (T_ring), as cells.equation reads it
+    try:
+        name = _resolve(args.name, args.family, args.fidelity, "add --fidelity extended")
+    except ValueError as e:
+        raise UsageError(f"NAME: {e}; run 'mlsysim-sym equations' for the names") from None
+    if args.expanded and name in PLAN:
+        raise UsageError(f"--expanded: {name} is a run's quantity, written in the step's quantities (T_step, N_GPU, "
+                         f"...), with no other form; for those in parameters: mlsysim-sym equations T_step --expanded")
+    # --expanded: a quantity in parameters with its cost terms written out; a cost term's call and formula alone
+    form = ("expanded" if name in TERM_CLASSES else "closed") if args.expanded else "structured"
+    tex = equation_tex(name, args.book, form, args.fidelity, args.family)
+    label = default_label(name, form, args.fidelity, args.family)      # cells.equation's, the documents' labels
+    if name in TERM_CLASSES:
         term = notation.term(name)
-        if args.expanded:
-            call = term_call(term)
-            tex = equation(call, call.doit(), book=args.book)
-        else:
-            tex = term_latex(term, book=args.book)
-        meaning, unit = term.meaning, ""
-    elif name in m:
-        tex = quantity_latex(m, name, "closed" if args.expanded else "structured", book=args.book)
-        meaning, unit = notation.entry(name).meaning, notation.entry(name).unit
+        meaning, unit, shown = term.meaning, term_unit(term), notation.plain(term.latex)
     else:
-        model = args.family + (" extended" if args.fidelity == "extended" else "")
-        hint = ("; it is one of the extended model's: add --fidelity extended"
-                if args.fidelity == "mlsysim" and name in build_model(Variant(args.family, fidelity="extended"))
-                else "; run 'mlsysim-sym equations' for the names")
-        raise UsageError(f"NAME: no quantity or cost term {args.name!r} in the {model} model{hint}")
-    # the labels of docs/quarto/*.qmd: a quantity's from its name, a term's from its symbol
-    label = default_label(name, "closed" if args.expanded and name not in TERM_CLASSES else "structured",
-                          args.fidelity, args.family)
+        entry = notation.entry(name)
+        meaning, unit, shown = entry.meaning, entry.unit, notation.plain(entry.latex)
+    # the model, when not the default one (a cost term or a run's quantity is the same in every model)
+    model = ""
+    if name not in TERM_CLASSES and name not in PLAN:
+        model = ", ".join(([f"{args.family} family"] if args.family != "transformer" else [])
+                          + (["extended model"] if args.fidelity == "extended" else []))
+    # the unit as solve() writes it (samples/s, FLOP); --json: the SI unit, as the other commands' JSON
+    tail = (f", {model}" if model else "") + f": {meaning}" + (f" [{written(unit)}]" if written(unit) else "")
     if args.json:
         _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
                "fidelity": args.fidelity,
                "book": args.book, "expanded": args.expanded, "label": label})
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
-        print(f"<!-- {name}: {meaning}" + (f" [{unit}]" if unit and unit != "1" else "") + " -->")
+        print(f"<!-- {name}{tail} -->")
         print(display(tex, label))          # as cells.equation writes it: math GitHub's Markdown keeps too
     else:
-        shown = "" if name in TERM_CLASSES else notation.plain(notation.entry(name).latex)   # as the tables print it
-        print(f"% {name}" + (f" ({shown})" if shown and shown != name else "") + f": {meaning}"
-              + (f" [{unit}]" if unit and unit != "1" else ""))
+        print(f"% {name}" + (f" ({shown})" if shown and shown != name else "") + tail)     # as the tables print it
         print(tex)
     return 0
 

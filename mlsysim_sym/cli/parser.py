@@ -50,7 +50,7 @@ class _Parser(argparse.ArgumentParser):
                 continue
             if action.dest in seen:
                 first = "" if seen[action.dest] == name else f" (first as {seen[action.dest]})"
-                self.error(f"{name} given twice{first}: give each option once")
+                self.error(f"{name}: given twice{first}; give each option once")
             seen[action.dest] = name
 
 
@@ -177,10 +177,12 @@ def parser() -> argparse.ArgumentParser:
                                    "--macros: the book's macros, as a file to include (docs/macros/)")
     e.add_argument("name", nargs="?", metavar="NAME", help="a model quantity (T_step, mfu, M_acc, ...), the "
                    "symbol a table prints for it (M_total, N_DP), a solve() result field (step_latency_total), an "
-                   "output's short name (memory, step_time) or a cost term (RingAllReduce)")
+                   "output's short name (memory, step_time), a cost term (RingAllReduce) or its symbol (T_ring), or "
+                   "a run's quantity (T_train, C_train)")
     e.add_argument("--book", action="store_true", help="print the book's macros (\\TensorParallelDegree)")
-    e.add_argument("--expanded", action="store_true", help="in parameters, cost terms written out (not in other "
-                   "quantities)")
+    e.add_argument("--expanded", action="store_true", help="a quantity in parameters, its cost terms written "
+                   "out (not in other quantities); a cost term's call and formula alone; a run's quantity has no other "
+                   "form")
     e.add_argument("--fidelity", default="mlsysim", choices=FIDELITIES,
                    help="the model: mlsysim (default) or extended (docs/step_time_extended.md)")
     e.add_argument("--family", default="transformer", choices=("transformer", "generic"),
