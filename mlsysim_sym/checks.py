@@ -200,8 +200,10 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
                             extended=True, bools=False))
     # mlsysim's parallel degrees: it multiplies a fractional one into its split check ("TP(2.5) * PP(1) must
     # divide ..."); the extended model names it first
-    degrees = [Rule(Fractional(getattr(A, name)), f"{name} must be a whole number, got {{{name}}}", extended=True,
-                    bools=False) for name in ("tp_size", "pp_size", "ep_size")]
+    # (a NaN or an infinity is left to the split check, as mlsysim's model leaves it)
+    degrees = [Rule(Fractional(getattr(A, name)), f"{name} must be a whole number, got {{{name}}}",
+                    sp.Not(NonFinite(getattr(A, name))), extended=True, bools=False)
+               for name in ("tp_size", "pp_size", "ep_size")]
     cp = A.cp_size
     # the five-way product of the arguments (not the quantity G, which excludes N_CP where context
     # parallelism is priced as mlsysim prices it: folded into data parallelism)

@@ -855,6 +855,10 @@ def _own_workload(data: Dict[str, Any], at: str) -> Workload:
                           "name for a plain Workload)")
     _, cls, kind, fields_, required = next(c for c in _OWN_WORKLOADS if c[0] in arch.lower())
     v = _own_fields(data, (fields_, required, cls), at)
+    if v.get("parameters") is None:
+        # mlsysim reads such a file, but its step cannot be priced: mlsysim's lowering needs the parameters too
+        raise FileError(f"{at}: parameters: missing (mlsysim's {cls} reads the file without it, but the step's "
+                        "weights, gradients and FLOPs are priced from the parameters)")
     return Workload(name=v["name"], kind=kind, **{k: v.get(k) for k in ("parameters", "model_size",
                                                                         "inference_flops", "layers", "hidden_dim",
                                                                         "denoising_steps")})

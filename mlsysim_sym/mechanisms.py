@@ -162,8 +162,8 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        None, "NVIDIA Megatron-LM, megatron/core/parallel_state.py initialize_model_parallel (expert groups "
        "etp-ep-dp-pp beside tp-cp-dp-pp) and megatron/core/transformer/moe/token_dispatcher.py "
        "(MoEAlltoAllTokenDispatcher: gather_from_sequence_parallel_region over the expert tensor-parallel group "
-       "before the experts, reduce_scatter_to_sequence_parallel_region after them); Rajbhandari et al. (2022), DeepSpeed-MoE, sec. 5 (expert parallelism "
-       "inside data parallelism, expert data parallelism); PyTorch torchtitan (EP borrowed from the data-parallel "
+       "before the experts, reduce_scatter_to_sequence_parallel_region after them); Rajbhandari et al. (2022), "
+       "DeepSpeed-MoE, sec. 5 (expert parallelism inside data parallelism, expert data parallelism); PyTorch torchtitan (EP borrowed from the data-parallel "
        "shard dimension)",
        "EP multiplies the accelerators beside data parallelism (a replica spans N_TP N_PP N_EP), every weight is "
        "split over N_TP N_PP N_EP, and the all-to-all crosses the fabric",

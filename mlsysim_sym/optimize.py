@@ -461,8 +461,8 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
                 config.update({ax.name: chosen_value(ax.name, ax.values[0]) for ax in axes[1:]})
                 try:
                     check(base.replace(**config))
-                    first = ""
-                except (ValueError, TypeError) as e:
+                    first = "; price one with solve() to see which"
+                except (ValueError, TypeError, ArithmeticError) as e:
                     first = f" (the first: {e})"
             raise ValueError(f"every configuration breaks one of solve()'s checks{first}; widen the choices")
         if runnable and np.any(fits):

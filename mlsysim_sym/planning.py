@@ -22,6 +22,11 @@ from .solver import price
 __all__ = ["PLAN", "Finish", "TrainingPlan", "accelerators_to_finish", "plan", "plan_of"]
 
 
+def _days(x: float) -> str:
+    """Days for a person: one decimal, thousands separated; a power of ten beyond a double's digits."""
+    return f"{x:.4g}" if abs(x) >= 1e15 else f"{x:,.1f}"
+
+
 def plan(model, fleet, tokens=None, steps=None, price_per_gpu_hour=None, fidelity: str = "mlsysim",
          without=(), **solve_kwargs) -> TrainingPlan:
     """:func:`plan_of` the configuration ``(model, fleet, **solve_kwargs)`` in the chosen model (``solve_kwargs``
@@ -60,17 +65,17 @@ class Finish:
 
     def text(self) -> str:
         head = f"nodes to finish {self.tokens:.4g} tokens in {self.days:g} days (runnable layouts that fit in HBM):"
-        now = (f"  now: {self.now_nodes:,} nodes take {self.now_days:,.1f} days"
+        now = (f"  now: {self.now_nodes:,} nodes take {_days(self.now_days)} days"
                + ("" if self.now_fits else " (the state does not fit in HBM)") if self.now_days is not None
                else f"  now: {self.now_nodes:,} nodes (not a runnable layout)")
         if self.nodes is None:
             best = (f"; the fastest runnable count is {self.best.accelerators // self.per_node:,} nodes "
-                    f"({self.best.accelerators:,} GPUs), {self.best.days:,.1f} days" if self.best else "")
+                    f"({self.best.accelerators:,} GPUs), {_days(self.best.days)} days" if self.best else "")
             none = "fits in HBM" if self.searched and self.unfit == self.searched else "finishes in time"
             answer = f"no runnable node count {none}: {self.reason}{best}"
         else:
-            answer = (f"answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take {self.plan.days:,.1f} "
-                      f"days; {self.searched:,} runnable counts searched"
+            answer = (f"answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take "
+                      f"{_days(self.plan.days)} days; {self.searched:,} runnable counts searched"
                       + (f", {self.unfit:,} of them left out: the state does not fit in HBM" if self.unfit else ""))
         return "\n".join([*wrap(head, ""), now, *wrap(answer, "  ")])
 

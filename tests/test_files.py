@@ -809,3 +809,13 @@ def test_the_documented_mlsysim_files_read_and_price(tmp_path, monkeypatch):
     assert doc.fleet.node == catalog.from_mlsysim(theirs.fleet_obj).node
     r = DistributedModel().solve(path, path, **doc.keywords, tp_size=8, pp_size=2, microbatch_count=4)
     assert 0.1 < r.mfu < 0.7
+
+
+def test_a_plain_model_file_without_parameters_is_refused_by_name(tmp_path):
+    # mlsysim reads a plain Workload with no parameters, but no step can be priced from it: it was an
+    # "internal error" (NotImplementedError from the lowering)
+    path = _write(tmp_path, "m_plain.yaml", "name: P\narchitecture: MLP\n")
+    with pytest.raises(files.FileError) as e:
+        files.load(path)
+    assert str(e.value) == (f"{path}: parameters: missing (mlsysim's Workload reads the file without it, but the "
+                            "step's weights, gradients and FLOPs are priced from the parameters)")

@@ -616,3 +616,21 @@ def test_a_fractional_parallel_degree_is_named_in_the_extended_model():
         ext.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=2.5)
     assert ext.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=2.0).step_latency_total == \
         ext.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=2).step_latency_total
+
+
+def test_a_model_without_routed_expert_weights_pays_no_expert_tensor_parallel_gathers():
+    # mlsysim's Llama3_70B record (no card: not refused) at etp 2 splits no expert matrices, so it exchanges
+    # nothing: the step is etp 1's (the gathers cost 24 ms a step before they were bound to the experts' weights)
+    from mlsysim_sym import DistributedModel
+    ext = DistributedModel(fidelity="extended")
+    one, two = (ext.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, etp_size=e) for e in (1, 2))
+    assert two.step_latency_total == one.step_latency_total and two.ep_communication_latency == 0
+
+
+def test_a_parallel_degree_that_is_no_number_is_left_to_the_split_check():
+    # NaN is not "fractional": the split check names it, as mlsysim's does (the whole-number check raised "cannot
+    # convert float NaN to integer")
+    from mlsysim_sym import DistributedModel
+    with pytest.raises(ValueError, match=r"^Infeasible parallelism: TP\(nan\) \* PP\(1\)"):
+        DistributedModel(fidelity="extended").solve("Llama3_70B", "Research_256", batch_size=256,
+                                                    tp_size=float("nan"))
