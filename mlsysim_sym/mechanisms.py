@@ -163,12 +163,13 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "etp-ep-dp-pp beside tp-cp-dp-pp) and megatron/core/transformer/moe/token_dispatcher.py "
        "(MoEAlltoAllTokenDispatcher: gather_from_sequence_parallel_region over the expert tensor-parallel group "
        "before the experts, reduce_scatter_to_sequence_parallel_region after them); Rajbhandari et al. (2022), "
-       "DeepSpeed-MoE, sec. 5 (expert parallelism inside data parallelism, expert data parallelism); PyTorch torchtitan (EP borrowed from the data-parallel "
-       "shard dimension)",
+       "DeepSpeed-MoE, sec. 5 (expert parallelism inside data parallelism, expert data parallelism); PyTorch "
+       "torchtitan (EP borrowed from the data-parallel shard dimension)",
        "EP multiplies the accelerators beside data parallelism (a replica spans N_TP N_PP N_EP), every weight is "
        "split over N_TP N_PP N_EP, and the all-to-all crosses the fabric",
        ("G_exp", "dp_exp", "rpn_exp", "nodes_exp", "M_grad_exp", "T_dp_expert", "M_weight_exp", "T_dp_gather_exp",
-        "beta_ep", "alpha_ep", "beta_etp", "alpha_etp", "T_etp_layer"), short="MoE lay."),
+        "beta_ep", "alpha_ep", "beta_etp", "alpha_etp", "T_etp_layer"),
+       short="MoE lay."),
     _M("fsdp_overlap", "ZeRO-3 / FSDP overlapped",
        "fsdp_overlap with zero_stage 3: the weights' AllGathers are prefetched during the compute of the layer "
        "before and the gradients' ReduceScatter overlaps the backward pass; exposed is what the replica's compute "
