@@ -202,7 +202,7 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
     # divide ..."); the extended model names it first
     # (a NaN or an infinity is left to the split check, as mlsysim's model leaves it)
     degrees = [Rule(Fractional(getattr(A, name)), f"{name} must be a whole number, got {{{name}}}",
-                    sp.Not(NonFinite(getattr(A, name))), extended=True, bools=False)
+                    sp.Not(NonFinite(getattr(A, name))), extended=True)       # (True is 1, as mlsysim reads it)
                for name in ("tp_size", "pp_size", "ep_size")]
     cp = A.cp_size
     # the five-way product of the arguments (not the quantity G, which excludes N_CP where context

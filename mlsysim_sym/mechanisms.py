@@ -168,7 +168,7 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "EP multiplies the accelerators beside data parallelism (a replica spans N_TP N_PP N_EP), every weight is "
        "split over N_TP N_PP N_EP, and the all-to-all crosses the fabric",
        ("G_exp", "dp_exp", "rpn_exp", "nodes_exp", "M_grad_exp", "T_dp_expert", "M_weight_exp", "T_dp_gather_exp",
-        "beta_ep", "alpha_ep", "beta_etp", "alpha_etp", "T_etp_layer"),
+        "beta_ep", "alpha_ep", "beta_etp", "alpha_etp", "M_etp", "T_etp_layer", "T_ep_layer"),
        short="MoE lay."),
     _M("fsdp_overlap", "ZeRO-3 / FSDP overlapped",
        "fsdp_overlap with zero_stage 3: the weights' AllGathers are prefetched during the compute of the layer "

@@ -513,10 +513,11 @@ def _model_parallel(b: _Builder) -> None:
                      **_POS)
         alpha_etp = q("alpha_etp", ext_terms.group_link(S.etp, S.apn, S.alpha_nv, S.alpha_fab, "ETP", alone_etp),
                       **_NONNEG)
+        gathered = q("M_etp", S.etp * routed, **_NONNEG)
+        t_etp = q("T_etp_layer", ext_terms.sp_pair(gathered, S.etp, beta_etp, alpha_etp), **_NONNEG)
         # (a model without routed-expert weights has no expert matrices to split: no gathers)
-        t_etp = q("T_etp_layer", fw.only_with_experts(S.P_exp, ext_terms.sp_pair(S.etp * routed, S.etp, beta_etp,
-                                                                                 alpha_etp)), **_NONNEG)
-        t_ep_def = again * nl * (t_ep_def + S.n_a2a / 2 * t_etp)
+        t_ep_def = again * nl * q("T_ep_layer", t_ep_def + fw.only_with_experts(S.P_exp, S.n_a2a / 2 * t_etp),
+                                  **_NONNEG)
     elif b.on("moe_per_layer"):
         # each EP rank exchanges its own tokens: 1 / N_EP of the replica's
         t_ep_def = again * S.n_a2a * nl * comm.ep_alltoall(_routed(b, msg), S.ep, b["BW_inter"])

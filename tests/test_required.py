@@ -545,7 +545,8 @@ def test_a_root_that_solve_refuses_is_no_answer_and_says_why():
                  ep_size=8, tp_size=2, pp_size=8, batch_size=4096, microbatch_count=16)
     assert not r.reachable and r.reason.startswith("no valid value of parameters meets it")
     assert r.notes == ("the root of this regime is parameters = 4.58125e+11, where solve() refuses the configuration "
-                       "(message_bytes must be non-negative, got -24472911261.41609 B)",)
+                       "(expert_parameters (6.53909e+11) must be <= parameters (4.58125e+11): the routed experts are "
+                       "part of the model)",)
     assert "answer:" not in r.text()
 
 
