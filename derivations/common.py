@@ -8,10 +8,9 @@ import sympy as sp
 
 from mlsysim_sym import notation
 from mlsysim_sym.model import build_model
-from mlsysim_sym.printing import broken_chain, chain, equation, latex, term_latex
+from mlsysim_sym.printing import broken_chain, chain, definition_parts, equation, latex, term_latex
 from mlsysim_sym.operating_point import tidy
-from mlsysim_sym.simplify import DECOMPOSITION, expand_keeping, floor_depth, shorten, shorten_deep, size
-from mlsysim_sym.terms.base import NamedTerm
+from mlsysim_sym.simplify import DECOMPOSITION, expand_keeping, floor_depth, shorten_deep, size
 
 RENDER_COMMAND = "python -m derivations"
 
@@ -58,11 +57,7 @@ def definition_chain(model, name: str, book: bool = False, alone: bool = False) 
     """``q = definition``; a definition that is one cost term also shows its formula. ``alone``: the
     chain is a display of its own (not a row of an ``aligned`` block), broken over lines to fit a text
     column (:func:`mlsysim_sym.printing.broken_chain`)."""
-    q = model.quantity(name)
-    d = model.definition(name)
-    parts = [q.symbol, d]
-    if isinstance(d, NamedTerm):
-        parts.append(shorten(d.doit()))
+    parts = definition_parts(model, name)
     return broken_chain(parts, book=book) if alone else chain(parts, book=book)
 
 

@@ -205,11 +205,20 @@ def definition_latex(model, name: str, form: str = "structured", book: bool = Fa
     closed form (:meth:`~mlsysim_sym.model.StepTimeModel.closed_form`); the chain breaks as the documents break it
     (:func:`broken_chain`). What :func:`mlsysim_sym.cells.equation` and ``mlsysim-sym equations`` print."""
     tex = quantity_latex(model, name, form, book)        # checks the name and the form
-    rhs = model.definition(name) if form == "structured" else model[name] if form == "expanded" else None
+    if form == "structured":
+        parts = definition_parts(model, name)
+        return tex if len(parts) == 2 else broken_chain(parts, book=book)
+    rhs = model[name] if form == "expanded" else None
     if not isinstance(rhs, NamedTerm):
         return tex
-    formula = shorten(rhs.doit()) if form == "structured" else model.closed_form(name)
-    return broken_chain([model.quantity(name).symbol, rhs, formula], book=book)
+    return broken_chain([model.quantity(name).symbol, rhs, model.closed_form(name)], book=book)
+
+
+def definition_parts(model, name: str) -> list:
+    """``[q, definition]``, and the term's shortened formula after them where the definition is one cost term:
+    the chain :func:`definition_latex` and the documents print."""
+    d = model.definition(name)
+    return [model.quantity(name).symbol, d] + ([shorten(d.doit())] if isinstance(d, NamedTerm) else [])
 
 
 #: The cost term classes, by name (their notation is :data:`mlsysim_sym.notation.TERMS`, in that order): the
