@@ -175,7 +175,8 @@ class Architecture:
             expert_parameters=self.quantity("P_routed") if moe else None,
             output_flops=self.evaluate(m["F_logits"]), experts=self.experts if moe else None,
             attention_heads=self.heads,
-            kv_heads=self.heads if self.attention == "mla" else (self.kv_heads or self.heads), architecture=self)
+            kv_heads=self.heads if self.attention == "mla" else (self.kv_heads or self.heads),
+            expert_ffn=self.values[FIELD_SYMBOLS["expert_ffn"]] if moe else None, architecture=self)
 
     def replace(self, **changes) -> "Architecture":
         return replace(self, **changes)

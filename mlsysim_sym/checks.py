@@ -290,6 +290,11 @@ def _moe_layout_rules(N) -> Tuple[Rule, ...]:
         Rule(sp.And(sp.Eq(E, 0), A.output_flops > 0), "etp_size ({etp_size}) > 1 needs a mixture of experts: the "
              "architecture card has no routed experts whose matrices it would split", A.etp_size > 1,
              transformer=True, **kw),
+        # Megatron-Core's grouped experts split each expert's MLP width over the expert-TP ranks (a record without a
+        # card has no width: 0, not checked)
+        Rule(sp.And(A.expert_ffn > 0, sp.Ne(sp.Mod(A.expert_ffn, A.etp_size), 0)), "etp_size ({etp_size}) must "
+             "divide the width of each routed expert's MLP ({d_ffe}): each rank holds a whole share of every "
+             "expert's matrices", A.etp_size > 1, transformer=True, shows=(("d_ffe", A.expert_ffn),), **kw),
         Rule(sp.And(E > 0, sp.Ne(sp.Mod(E, A.ep_size), 0)), "ep_size ({ep_size}) must divide the routed experts "
              "of each MoE layer ({experts}): each rank holds whole experts", A.ep_size > 1, transformer=True,
              shows=(("experts", E),), **kw),

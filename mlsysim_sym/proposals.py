@@ -648,7 +648,7 @@ del _P
 #: the workload fields an architecture card fills from its shape's own symbols (its heads and key/value heads).
 SAME_MEANING: Dict[str, str] = {"beta_in": "BW_intra", "alpha_in": "alpha_nv", "beta_out": "BW_inter",
                                 "alpha_out": "alpha_fab", "n_heads": "a_heads", "N_experts": "n_experts",
-                                "H_q": "a_heads", "H_kv": "n_kv"}
+                                "H_q": "a_heads", "H_kv": "n_kv", "d_exp": "d_ffe"}
 for _formal, _name in SAME_MEANING.items():
     if _name in EXTENSION:
         EXTENSION[_formal] = EXTENSION[_name]

@@ -207,7 +207,7 @@ class DistributedResult:
                                    and self.arguments.key not in ("fp16", "bf16") else ""),
              f"{self.mfu:.4f} / {n.mfu:.4f}"),
             ("scaling efficiency", f"{self.scaling_efficiency:.4f}"),
-            ("throughput", quantity(self.effective_throughput, "1/s") + self._idle_replicas()),
+            ("throughput", quantity(self.effective_throughput, "1/s") + self._samples_note()),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')}"
                                        + ("" if self.memory_capacity is None else
                                           f" of {quantity(self.memory_capacity, 'B')} HBM")
@@ -220,13 +220,18 @@ class DistributedResult:
         ]
         return rows
 
-    def _idle_replicas(self) -> str:
-        """Where the batch is smaller than the replicas, what the throughput counts: mlsysim gives every replica
-        one sample (its warning: "Using local_batch=1"), more samples a step than the batch."""
+    def _samples_note(self) -> str:
+        """Where a step does not train the batch given, what the throughput counts: mlsysim prices
+        ``max(1, batch_size // dp)`` samples a replica, so a batch below the replicas gives each one sample (its
+        warning: "Using local_batch=1") and a batch that does not split evenly drops the remainder."""
         a, dp = self.arguments, self.parallelism["dp"]
-        if a is None or dp <= a["batch_size"]:
+        if a is None:
             return ""
-        return f" ({dp:,} a step, not the batch {int(a['batch_size']):,})"
+        batch = int(a["batch_size"])
+        samples = dp * max(1, batch // dp)
+        if samples == batch:
+            return ""
+        return f" ({samples:,} a step, not the batch {batch:,})"
 
     @property
     def mfu_peak(self) -> str:

@@ -471,6 +471,9 @@ _field("H_kv", "workload", "kv_heads", rf"H_{{{T}{{KV}}}}", "1",
        "key/value heads (query groups) of each layer, the attention heads under latent attention (an architecture "
        "card's; 0 for a record without one)", "count", "count0", r"\KvHeadCount", fallback=0, label="key/value heads",
        fidelity=_EXT)
+_field("d_exp", "workload", "expert_ffn", rf"d_{{{T}{{ff,e}}}}", "1",
+       "width of one routed expert's MLP (an architecture card's; 0 for a record without one): expert tensor "
+       "parallelism splits it", "count", "count0", fallback=0, label="expert MLP width", fidelity=_EXT)
 _field("F_head", "workload", "output_flops", rf"F_{{{T}{{head}}}}", "flop",
        "forward FLOPs per token of the output layer, 2 V d (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="output-layer FLOPs per token", fidelity=_EXT)

@@ -57,6 +57,7 @@ class Workload:
     experts: Optional[int] = None
     attention_heads: Optional[int] = None
     kv_heads: Optional[int] = None
+    expert_ffn: Optional[int] = None
     architecture: Optional[object] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -136,5 +137,5 @@ class Fleet:
 #: The workload fields an architecture card adds (mlsysim's records have none of them).
 CARD_FIELDS = ("attention_flops", "window_attention_flops", "attention_window", "causal", "kv_fraction",
                "activation_values", "expert_parameters", "output_flops", "experts", "attention_heads",
-               "kv_heads", "architecture")
+               "kv_heads", "expert_ffn", "architecture")
 

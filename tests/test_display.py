@@ -187,3 +187,17 @@ def test_the_throughput_says_it_counts_every_replica_where_the_batch_is_smaller(
     line = next(x for x in str(r).splitlines() if x.lstrip().startswith("throughput"))
     assert line.endswith(" samples/s (8 a step, not the batch 4)")
     assert r.effective_throughput == pytest.approx(8 / r.step_latency_total, rel=1e-12)
+
+
+def test_the_throughput_says_it_drops_the_remainder_of_a_batch_that_does_not_split():
+    # batch 250 over 8 replicas (tp 8 x pp 4 of 256): mlsysim prices 250 // 8 = 31 samples a replica, 248 a step;
+    # the throughput counts those, and the text says so (an even batch of 256 says nothing)
+    from mlsysim_sym import DistributedModel
+    r = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=250, tp_size=8, pp_size=4,
+                                 microbatch_count=8)
+    line = next(x for x in str(r).splitlines() if x.lstrip().startswith("throughput"))
+    assert line.endswith(" samples/s (248 a step, not the batch 250)")
+    assert r.effective_throughput == pytest.approx(248 / r.step_latency_total, rel=1e-12)
+    even = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4,
+                                    microbatch_count=8)
+    assert next(x for x in str(even).splitlines() if x.lstrip().startswith("throughput")).endswith("samples/s")

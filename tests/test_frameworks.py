@@ -195,7 +195,9 @@ def test_an_expert_group_in_one_nvl72_domain_stays_on_nvlink(ep, link):
     (dict(ep_size=3), "ep_size (3) must divide the routed experts of each MoE layer (8): each rank holds whole "
                       "experts"),
     (dict(ep_size=16), "ep_size (16) must divide the routed experts of each MoE layer (8)"),
-    (dict(ep_size=8, etp_size=3), "Infeasible expert parallelism"),
+    # etp 3 does not split the experts' 14,336 columns evenly; etp 7 does, but 8 x 7 does not divide 64 GPUs
+    (dict(ep_size=8, etp_size=3), "etp_size (3) must divide the width of each routed expert's MLP (14336)"),
+    (dict(ep_size=8, etp_size=7), "Infeasible expert parallelism"),
 ])
 def test_etp_size_is_checked(kw, message):
     with pytest.raises(ValueError) as e:
@@ -210,6 +212,21 @@ def test_etp_size_on_a_dense_card_is_refused():
         _solve(LLAMA8, H64, batch_size=64, tp_size=1, etp_size=2)
     assert str(e.value) == ("etp_size (2) > 1 needs a mixture of experts: the architecture card has no routed "
                             "experts whose matrices it would split")
+
+
+def test_etp_size_must_split_each_experts_mlp_evenly():
+    # Qwen3-30B-A3B's experts are 768 wide (2^8 x 3): etp 7 (ep 8 x etp 7 = 56 divides 448 GPUs) leaves 768 / 7
+    # columns a rank, not whole; etp 3 and 2 split it (256 and 384 columns); a record without a card (mlsysim's
+    # Mixtral_8x7B: width 0) is not checked
+    f448 = replace(H64, count=56)
+    with pytest.raises(ValueError) as e:
+        _solve("modern/Qwen3-30B-A3B", f448, batch_size=448, ep_size=8, etp_size=7)
+    assert str(e.value) == ("etp_size (7) must divide the width of each routed expert's MLP (768): each rank holds "
+                            "a whole share of every expert's matrices")
+    for etp in (2, 3):
+        f = replace(H64, count=8 * etp)
+        assert _solve("modern/Qwen3-30B-A3B", f, batch_size=64 * etp, ep_size=8, etp_size=etp).step_latency_total > 0
+    assert _solve("Mixtral_8x7B", f448, batch_size=448, ep_size=8, etp_size=7).step_latency_total > 0
 
 
 def test_moe_layout_shards_expert_states_over_the_expert_data_parallel_ranks():
