@@ -89,6 +89,16 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        None, "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2 (1.5x the data-parallel volume); Zhao et al. (2023), "
        "PyTorch FSDP (parameters gathered again in every micro-step)", "ZeRO-3 communicates as plain data "
        "parallelism", ('M_weight_msg', 'T_dp_gather'), short="ZeRO-3"),
+    _M("fsdp_pipeline", "ZeRO-3 / FSDP held gathered through a pipeline",
+       "transformers with zero_stage 3, pp_size > 1 and more than one microbatch: each stage keeps its weights "
+       "gathered and its gradients unreduced across the step's microbatches (gathered once a step, reduced after "
+       "the last microbatch), so its weight and gradient memory are ZeRO-1's, unsharded over N_DP; the optimizer "
+       "state stays sharded",
+       None, "torchtitan, torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy (under pipeline "
+       "parallelism reshard_after_forward is off by default, 'to avoid per-microbatch all-gathers'); PyTorch "
+       "torch.distributed.pipelining stage backward (set_reshard_after_backward(False) and "
+       "set_requires_gradient_sync(False) until the last microbatch)",
+       "the weights and gradients held sharded over N_DP through the step", ('z_held',), short="FSDP+PP"),
     _M("moe_per_layer", "MoE all-to-all per layer",
        "ep_size > 1: n_A2A = 4 AllToAlls (dispatch and combine, forward and backward) per MoE layer of the stage, "
        "each of the rank's own tokens (1 / N_EP of the replica's)",

@@ -381,8 +381,14 @@ def _memory(b: _Builder) -> None:
         P_sh = q("P_shard", S.P / b.G_mp, **_POS)
         b.shards = ((P_sh, b.dp_grad),)
     shards = b.shards
-    M_w = q("M_weights", sp.Add(*(memory.weight_bytes(p, b.s_el, n, S.z) for p, n in shards)), **_POS)
-    M_g = q("M_grads", sp.Add(*(memory.gradient_bytes(p, tf, b.s_el, n, S.z) for p, n in shards)), **_POS)
+    held = S.z
+    if b.on("fsdp_pipeline"):
+        # ZeRO-3 under a pipeline of several microbatches: a stage keeps its weights gathered and its gradients
+        # unreduced until the last microbatch, so it holds them as ZeRO-1 does (its optimizer state stays sharded)
+        held = q("z_held", sp.Piecewise((1, sp.And(sp.Eq(S.z, 3), S.pp > 1, S.m > 1)), (S.z, True)),
+                 integer=True, nonnegative=True)
+    M_w = q("M_weights", sp.Add(*(memory.weight_bytes(p, b.s_el, n, held) for p, n in shards)), **_POS)
+    M_g = q("M_grads", sp.Add(*(memory.gradient_bytes(p, tf, b.s_el, n, held) for p, n in shards)), **_POS)
     M_o = q("M_optimizer", sp.Add(*(memory.optimizer_bytes(p, tf, n, S.z) for p, n in shards)), **_POS)
     # an architecture card's activation values per token and hidden unit (34 for a record without one)
     k_sel = S.K_card if b.on("card_activations") else S.K_sel

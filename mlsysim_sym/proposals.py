@@ -434,6 +434,8 @@ EXTENSION.update({
                     "message latency of the expert tensor-parallel group"),
     "T_etp_layer": _P(r"\ExpertTensorParallelGatherTime", "scalar",
                       "time of one MoE layer's expert tensor-parallel token AllGather and ReduceScatter in one pass"),
+    "z_held": _P(r"\HeldZeroStage", "scalar",
+                 "ZeRO stage at which an accelerator holds its weights and gradients during a training step"),
     "M_etp": _P(r"\ExpertTensorParallelGatherBytes", "scalar",
                 "bytes of routed tokens one rank's expert tensor-parallel group gathers"),
     "T_ep_layer": _P(r"\ExpertLayerCommunicationTime", "scalar",

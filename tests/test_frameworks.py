@@ -651,3 +651,20 @@ def test_a_parallel_degree_that_is_no_number_is_left_to_the_split_check():
     with pytest.raises(ValueError, match=r"^Infeasible parallelism: TP\(nan\) \* PP\(1\)"):
         DistributedModel(fidelity="extended").solve("Llama3_70B", "Research_256", batch_size=256,
                                                     tp_size=float("nan"))
+
+
+@pytest.mark.parametrize("pp,m,z,held", [(2, 8, 3, True), (2, 1, 3, False), (1, 8, 3, False), (2, 8, 1, False)])
+def test_fsdp_under_a_pipeline_holds_its_stage_gathered(pp, m, z, held):
+    # torchtitan's FSDP2 with pipeline parallelism keeps each stage's weights gathered (reshard_after_forward off
+    # under PP) and its gradients unreduced until the last microbatch: Llama 3.1 70B, tp 8, pp 2, ZeRO-3, 8
+    # microbatches on 64 H100 (dp 4) holds P / (8 x 2) parameters of weights and of gradients, 2 B each, not a
+    # quarter of them; one microbatch, no pipeline or ZeRO-1 are priced as before, and so is without=
+    kw = dict(batch_size=64, tp_size=8, pp_size=pp, microbatch_count=m, zero_stage=z, precision="bf16")
+    names = ["M_weights", "M_grads", "M_optimizer"]
+    q, v = _quantities(LLAMA70, H64, names, **kw)
+    off, _ = _quantities(LLAMA70, H64, names, without=("fsdp_pipeline",), **kw)
+    stage, dp = v[sym.P] / (8 * pp), 64 // (8 * pp)
+    assert q["M_weights"] == approx(2 * stage / (1 if held else dp ** (z >= 3)), rel=1e-12)
+    assert q["M_grads"] == approx(2 * stage / (1 if held else dp ** (z >= 2)), rel=1e-12)
+    assert q["M_optimizer"] == approx(12 * stage / dp, rel=1e-12) == off["M_optimizer"]
+    assert off["M_weights"] == approx(2 * stage / dp ** (z >= 3), rel=1e-12)
