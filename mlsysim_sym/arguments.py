@@ -421,9 +421,9 @@ def _fleet_text(a: Arguments) -> Tuple[str, bool]:
     per = a.get("accelerators_per_node")
     per = a.fleet.node.accelerators_per_node if per is None or _varies(per) else int(per)
     n = nodes * per
-    stated = re.search(r"\((\d[\d,]*) ", a.fleet.name)
-    if stated is not None:
-        same = int(stated.group(1).replace(",", "")) == n
+    stated = [int(c.replace(",", "")) for c in re.findall(r"\((\d[\d,]*) ", a.fleet.name)]
+    if stated:      # the last count in parentheses (a plan file's resized fleet: "(8 H200 SXM) (512 GPUs; ...")
+        same = stated[-1] == n
     else:
         same = nodes == a.fleet.count and per == a.fleet.node.accelerators_per_node
     if same:

@@ -88,6 +88,10 @@ def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
     if len(terms) == 1 and not elsewhere:
         return terms[0]
     why = f"no quantity or cost term {name!r} in the {family} {fidelity} model"
+    given = _parameter(name)
+    if given is not None and not elsewhere:
+        raise ValueError(f"{name} is a parameter (an input of the model), not a quantity: {given}; "
+                         "docs/notation.md lists every symbol")
     if elsewhere:
         why += f"; it is one of the extended model's: {extended_hint}"
         if terms:
@@ -101,6 +105,30 @@ def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
                  if len(k) >= min(3, len(name))]
         why += f"; close names: {', '.join(close)}" if close else ""
     raise ValueError(why)
+
+
+def _ascii(text: str) -> str:
+    """``η_hw`` -> ``eta_hw``: a printed symbol's Greek letters by their names, as a keyboard types them."""
+    import unicodedata
+    out = []
+    for c in text:
+        n = unicodedata.name(c, "")
+        out.append(n.split()[-1].lower() if n.startswith("GREEK") else c)
+    return "".join(out)
+
+
+def _parameter(name: str) -> Optional[str]:
+    """What a parameter is, where ``name`` names one (its name, its keyword, or its printed symbol, Greek letters
+    typed or spelled: ``f_strag``, ``η_hw``, ``eta_hw``): its meaning, symbol, unit and where a user sets it."""
+    from .symbols import PARAMS
+    for p in PARAMS.values():
+        printed = notation.plain(p.latex)
+        if name in (p.name, p.argument, printed, _ascii(printed)):
+            unit = "" if p.unit in ("1", "") else f", in {p.unit}"
+            where = f"solve()'s {p.argument}" + (f", {p.option}" if p.option else "") if p.argument and \
+                p.kind.name != "CONSTANT" else "a constant"
+            return f"{printed}, {p.meaning}{unit} ({where})"
+    return None
 
 
 def _one_form(name: str, form: str) -> None:

@@ -53,7 +53,7 @@ def _mpl():
         import matplotlib.figure
         import matplotlib.patches
     except ImportError:
-        raise ImportError("pictures need matplotlib: pip install 'mlsysim-sym[plot]'") from None
+        raise ImportError("pictures need matplotlib: pip install matplotlib (the package's [plot] extra)") from None
     return matplotlib.figure, matplotlib.patches
 
 

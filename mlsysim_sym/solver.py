@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import notation, wide
 from .arguments import Arguments, check_switches, describe, from_record, refuse_extended
@@ -104,6 +104,19 @@ class ExtendedOutputs(dict):
         raise KeyError(f"no extended output {key!r} in this model; outputs here: {', '.join(self) or 'none'}")
 
 
+class MemoryTerms(dict):
+    """The memory per accelerator term by term, in B (a ``dict`` by quantity name: ``M_grads``). A term is also
+    found by the symbol the text prints beside it (``M_gradients``); a name that is neither raises a ``KeyError``
+    that lists both."""
+
+    def __missing__(self, key):
+        printed = {notation.plain(notation.entry(n).latex): n for n in self}
+        if key in printed:
+            return self[printed[key]]
+        raise KeyError(f"no memory term {key!r}; the terms: {', '.join(self)} (printed "
+                       f"{', '.join(printed)})")
+
+
 @dataclass(slots=True, repr=False)
 class DistributedResult:
     """One training step, under mlsysim ``DistributedResult`` field names (SI units), plus fleet ``mfu``.
@@ -138,11 +151,11 @@ class DistributedResult:
         return {n: float(self.values[i]) for n, i in self.layout[0]}
 
     @property
-    def memory(self) -> Dict[str, float]:
+    def memory(self) -> "MemoryTerms":
         """The memory per accelerator term by term, in B: weights, gradients, optimizer state, activations and
         buffers (the addends of ``M_acc``; empty for a workload that is not a transformer, whose state mlsysim
         prices as one sum)."""
-        return {n: float(self.values[i]) for n, i in self.layout[3]}
+        return MemoryTerms({n: float(self.values[i]) for n, i in self.layout[3]})
 
     @property
     def extended(self) -> Optional[Dict[str, float]]:
@@ -280,9 +293,20 @@ class DistributedResult:
         from .plot import breakdown_chart
         return breakdown_chart(self, path=path, ax=ax)
 
+    def notes(self) -> List[str]:
+        """The text's lines below the breakdown: what its numbers do not say. A schedule no framework runs (see
+        :func:`mlsysim_sym.schedules.can_run`) is priced all the same, as mlsysim prices it, and said so here (a
+        plan and a search say it too)."""
+        a = self.arguments
+        if a is None or a.runnable:
+            return []
+        return wrap("note: no framework runs this schedule as given (see can_run(): the batch splits evenly over "
+                    "the replicas, a replica's samples over the microbatches and gradient-accumulation steps, the "
+                    "layers over the stages and virtual stages); it is priced as mlsysim prices it", "")
+
     def __repr__(self) -> str:
         head = wrap("DistributedResult" + (f" of {self.configuration}:" if self.configuration else ":"), "")
-        return "\n".join(head + key_values(self._rows(), indent="  "))
+        return "\n".join(head + key_values(self._rows(), indent="  ") + self.notes())
 
     def _repr_html_(self) -> str:
         return html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")

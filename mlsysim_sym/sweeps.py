@@ -274,6 +274,9 @@ def read_arguments(kwargs: Dict[str, object], grid: bool, caller: str = "sweep",
         else:
             out[name] = v
     swept = {k: v for k, v in out.items() if k in table or k == "precision" if _is_swept(v)}
+    for k, v in swept.items():
+        if np.size(v) == 0:         # an empty axis: a sweep of nothing, whose table would say "tp ,"
+            raise ValueError(f"{caller}(): {k} is an empty list; give at least one value")
     if grid:
         for k, v in swept.items():
             if np.ndim(v) != 1:
@@ -420,7 +423,7 @@ class SweepResult:
         lines += text_table(self._summary(), ("output", "min", "median", "max"), indent="  ", width=WIDTH)
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
-            lines.append("  masked (rule: configurations, e.g.):")
+            lines.append("  masked configurations (how many, and the first one's reason):")
             for count, text in examples:
                 lines += wrap(f"{count:,} x {text}", "    ")
             if rules > len(examples):
@@ -502,7 +505,7 @@ class SweepResult:
                           else "none of these configurations fits in accelerator memory (each spills to the host)")
         examples, rules = self._explain.examples(self.reason_code) if self._explain else ([], 0)
         if examples:
-            lines.append("  masked (rule: configurations, e.g.):")
+            lines.append("  masked configurations (how many, and the first one's reason):")
             lines += [line for count, text in examples for line in wrap(f"{count:,} x {text}", "    ")]
         return "\n".join(line.rstrip() for line in lines)
 

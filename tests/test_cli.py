@@ -95,7 +95,9 @@ def test_another_model_does_not_keep_the_examples_pipeline():
 def test_sweep_json_and_table_equal_the_python_sweep():
     _, out, _ = run("sweep", "--tp", "1,2,4,8", "--pp", "1,2,3,4,8", "--json")
     got = json.loads(out)
-    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[1, 2, 4, 8], pp_size=[1, 2, 3, 4, 8])
+    # without --model and --fleet the options change the bundled example: its 8 microbatches stay
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[1, 2, 4, 8], pp_size=[1, 2, 3, 4, 8],
+              microbatch_count=8)
     assert got["shape"] == [4, 5] and got["swept"] == {"tp_size": [1, 2, 4, 8], "pp_size": [1, 2, 3, 4, 8]}
     mfu = np.array(got["outputs"]["mfu"], dtype=float)       # None (masked) -> nan
     np.testing.assert_array_equal(mfu, np.where(r.valid, r["mfu"], np.nan))
@@ -103,7 +105,7 @@ def test_sweep_json_and_table_equal_the_python_sweep():
     # pp 3 does not divide 256 accelerators: masked with solve()'s message
     assert got["valid"][0][2] is False and got["outputs"]["mfu"][0][2] is None
     assert got["reason"][0][2].startswith("Infeasible 4D Parallelism: TP(1) * PP(3) * EP(1)")
-    assert got["configuration"]["tp_size"] == [1, 2, 4, 8] and got["configuration"]["microbatch_count"] == 1
+    assert got["configuration"]["tp_size"] == [1, 2, 4, 8] and got["configuration"]["microbatch_count"] == 8
     _, out, _ = run("sweep", "--tp", "1,2,4,8", "--pp", "1,2,3,4,8")
     assert "mfu by tp_size (rows) and pp_size (columns)" in out
     row8 = next(x for x in out.splitlines() if x.strip().startswith("8 "))
@@ -254,7 +256,7 @@ def test_list_shows_the_catalog_with_key_figures():
 
 @pytest.mark.parametrize("args, message", [
     (("solve", "--tp", "x"), "--tp: expected a whole number, got 'x'"),
-    (("solve", "--tp", "3"), "--tp/--pp/--ep: Infeasible 4D Parallelism: TP(3) * PP(1) * EP(1) must divide"),
+    (("solve", "--tp", "3"), "--tp/--pp/--ep: Infeasible 4D Parallelism: TP(3) * PP(4) * EP(1) must divide"),
     (("solve", "--tp", "0"), "--tp: tp_size must be >= 1, got 0"),
     (("solve", "--efficiency", "nan"), "--efficiency: must be a finite number, got nan"),
     (("solve", "--batch-size", "1.5e-3"), "--batch-size: expected a whole number, got '1.5e-3'"),
@@ -280,7 +282,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
 
 
 def test_a_warning_is_one_line_on_stderr():
-    _, out, err = run("solve", "--batch-size", "4")
+    _, out, err = run("solve", "--model", "Llama3_70B", "--batch-size", "4")
     assert err == ("mlsysim-sym: warning: batch_size (4) < dp_size (256): some ranks will be idle. "
                    "Using local_batch=1.\n")
     assert "configuration: Llama-3.1-70B on Research Cluster (256 GPUs): batch 4, fp16\n" in out
@@ -305,7 +307,8 @@ def test_plot_without_matplotlib_says_what_to_install(tmp_path):
             f"sys.exit(main(['sweep', '--tp', '1,2', '--plot', {str(tmp_path / 'x.png')!r}]))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and p.stdout == ""
-    assert p.stderr == "mlsysim-sym: error: --plot: pictures need matplotlib: pip install 'mlsysim-sym[plot]'\n"
+    assert p.stderr == ("mlsysim-sym: error: --plot: pictures need matplotlib: pip install matplotlib (the package's "
+                        "[plot] extra)\n")
     assert not (tmp_path / "x.png").exists()
 
 
@@ -503,15 +506,16 @@ def test_messages_that_named_no_option_now_start_with_it():
     # uncertainty's messages about sigma
     assert refused("uncertainty", "--sigma", "foo=0.1").startswith("--sigma: foo is no parameter with an uncertainty")
     assert refused("uncertainty", "--sigma", "efficiency=0.1", "--samples", "0") == (
-        "--samples: uncertainty(): samples must be a whole number >= 2 (or None), got 0")
+        "--samples: Monte Carlo draws must be a whole number >= 2 (leave it out for the first order alone), got 0")
 
 
 def test_a_sweep_of_one_configuration_gives_its_value_not_a_summary():
     # no option given a list: the bundled example's one configuration, whose MFU solve() prices at 0.260397
     _, out, _ = run("sweep", "--tp", "8", "--pp", "4", "--microbatches", "8")
     assert out.splitlines()[-1] == "one configuration (no argument given a list or a range): mfu = 0.2604"
-    # tp 1, no pipeline: solve() puts 1.18 TB on each accelerator (feasible False), said of this one alone
-    _, out, _ = run("sweep")
+    # tp 1, no pipeline (the model named: solve()'s defaults): solve() puts 1.18 TB on each accelerator (feasible
+    # False), said of this one alone
+    _, out, _ = run("sweep", "--model", "Llama3_70B")
     assert out.splitlines()[-1] == "  this configuration does not fit in accelerator memory (it spills to the host)"
 
 
@@ -567,10 +571,10 @@ def test_uncertainty_refuses_a_sigma_given_twice_and_reads_a_zero_spread():
 def test_the_regime_leaves_out_a_schedule_that_is_switched_off():
     # the per-layer overlap acts with --overlap and --layer-overlap only; without them the regime names no
     # per-layer schedule (it named "each layer's AllReduce hidden ..." beside "DP not overlapped")
-    _, off, _ = run("sensitivity", "--fidelity", "extended")
+    _, off, _ = run("sensitivity", "--model", "Llama3_70B", "--fidelity", "extended")
     flat = " ".join(off.split())
     assert "each layer's AllReduce" not in flat and "DP not overlapped" in flat
-    _, on, _ = run("sensitivity", "--fidelity", "extended", "--overlap", "--layer-overlap")
+    _, on, _ = run("sensitivity", "--model", "Llama3_70B", "--fidelity", "extended", "--overlap", "--layer-overlap")
     assert "each layer's AllReduce outlasts a layer's backward" in " ".join(on.split())
 
 
@@ -690,6 +694,7 @@ def test_a_cards_experts_and_a_sequence_context_parallelism_cannot_split_are_ref
     assert refused("solve", *q, "--expert-parameters", "1e15") == (
         "--expert-parameters: expert_parameters (1e+15) must be <= parameters (3.05321e+10): the routed experts "
         "are part of the model")
+    # the user typed --cp; the message is about both options
     assert refused("solve", *q, "--cp", "3") == (
-        "--seq-len: seq_len (4096) must be a multiple of cp_size (3): context parallelism gives each rank an equal "
+        "--cp/--seq-len: seq_len (4096) must be a multiple of cp_size (3): context parallelism gives each rank an equal "
         "part of every sequence")

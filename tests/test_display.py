@@ -112,7 +112,7 @@ def test_a_sweep_prints_a_summary_not_its_arrays():
     assert "Kempner AI Cluster" in text and "batch 128,384, tp 1,2,3,5,8, pp 1,4,7" in " ".join(text.split())
     assert "step_latency_total" in text and " s " in text and "2 of 16 true" in text
     # per rule: how many configurations it masks, and one of its messages
-    assert "masked (rule: configurations, e.g.):" in text
+    assert "masked configurations (how many, and the first one's reason):" in text
     assert "14 x Infeasible 4D Parallelism: TP(1) * PP(7) * EP(1)" in text
     assert _fits(text) and len(text.splitlines()) < 15
     assert r._repr_html_().startswith("<table><caption>SweepResult")

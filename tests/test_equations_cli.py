@@ -200,6 +200,19 @@ def test_a_name_it_does_not_know_gets_the_close_names(capsys):
         cells.equation("T_STEP")
 
 
+def test_a_parameters_name_or_printed_symbol_says_it_is_an_input(capsys):
+    # the tables print f_strag, η_hw, χ_rc and G_node: a student looks them up here and learns what they are
+    assert refused(capsys, "f_strag") == (
+        "NAME: f_strag is a parameter (an input of the model), not a quantity: f_strag, straggler multiplier on the "
+        "step (applies only above 1) (solve()'s straggler_factor, --straggler); docs/notation.md lists every "
+        "symbol")
+    for name in ("η_hw", "eta_hw", "eta", "efficiency"):
+        assert refused(capsys, name).startswith(f"NAME: {name} is a parameter (an input of the model), not a "
+                                                "quantity: η_hw, achieved fraction of peak FLOP/s (solve()'s "
+                                                "efficiency, --efficiency)")
+    assert "t_layer, framework tax per layer per kernel launch, in s (a constant)" in refused(capsys, "t_layer")
+
+
 def test_a_cost_terms_symbol_names_it_when_that_is_unambiguous(capsys):
     _, by_symbol, _ = run(capsys, "T_ring", "--quarto")
     _, by_name, _ = run(capsys, "RingAllReduce", "--quarto")

@@ -196,8 +196,9 @@ def test_a_budget_beyond_a_doubles_digits_prints_powers_of_ten_and_an_overflow_i
     text = str(r.plan(tokens=1e200))
     assert "  steps K                                             1.907e+194" in text.splitlines()
     assert max(map(len, text.splitlines())) <= 80
-    # a dispatch overhead of 1e300 s: the energy overflows (the table printed "inf MWh", the JSON refused it)
+    # a dispatch overhead of 1e300 s: the energy overflows (the table printed "inf MWh", the JSON refused it); the
+    # bundled example's pipeline (pp 4, m 8) stretches the overhead by (m + pp - 1) / m = 11 / 8 = 1.375
     r = _cli("plan", "--tokens", "1e12", "--dispatch-tax", "1e300")
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith("mlsysim-sym: error: --dispatch-tax/--tokens: the run's energy inf is not finite at "
-                               "these values (a step of 1e+300 s, 1.907e+06 steps)")
+                               "these values (a step of 1.375e+300 s, 1.907e+06 steps)")

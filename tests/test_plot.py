@@ -51,7 +51,7 @@ def test_importing_the_module_does_not_import_matplotlib():
 
 def test_without_matplotlib_the_error_says_how_to_get_it(monkeypatch, result):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    with pytest.raises(ImportError, match=r"pip install 'mlsysim-sym\[plot\]'"):
+    with pytest.raises(ImportError, match=r"pip install matplotlib \(the package's \[plot\] extra\)"):
         plot.breakdown_chart(result)
 
 

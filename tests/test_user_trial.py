@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from mlsysim_sym import DistributedModel, modern, required, search, sensitivities
+from mlsysim_sym import DistributedModel, modern, required, search, sensitivities, sweep
 from mlsysim_sym.architecture import Architecture
 from mlsysim_sym.run_costs import _amount
 
@@ -113,6 +113,20 @@ def test_the_configuration_line_says_how_many_accelerators_a_resized_fleet_has()
     assert "resized" not in str(DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256)).split(":")[0]
 
 
+
+def test_a_plan_files_resized_fleet_is_not_said_to_be_resized_twice(tmp_path):
+    # hardware: modern/H200-1024 at 64 nodes: the file names the fleet "64 nodes of DGX H200 (8 H200 SXM) (512 GPUs;
+    # from modern/H200-1024)", whose last count in parentheses is the 512 it prices (the first, 8, is the node's)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text('version: "1"\nworkload: {name: modern/Llama-3.1-70B, batch_size: 512}\n'
+                    'hardware: {fleet: modern/H200-1024, node_count: 64}\ntraining: {tp_size: 8}\n')
+    code, out, err = cli("solve", "--model", str(plan))
+    line = " ".join(out.split()).split(": batch")[0]
+    assert code == 0, err
+    assert line == ("configuration: modern/Llama-3.1-70B on 64 nodes of DGX H200 (8 H200 SXM) (512 GPUs; from "
+                    "modern/H200-1024)")
+
+
 def test_a_search_across_precisions_ranks_by_throughput_since_mfu_counts_each_against_its_own_peak():
     kw = dict(fidelity="extended", precision=["bf16", "fp8"], seq_len=8192, tp_size=8, pp_size=4, count=8,
               top_k=400)
@@ -177,3 +191,82 @@ def test_a_plan_files_unknown_precision_names_the_files_field(tmp_path):
     assert code == 2 and out == ""
     assert err.strip() == (f"mlsysim-sym: error: {plan}: hardware.precision: must be one of fp32, tf32, bf16, fp16, "
                            f"fp8, int8, int4, got 'bf17'")
+
+
+def test_without_a_model_or_fleet_the_options_change_the_bundled_example_each_what_it_names():
+    # the student's "what if the efficiency were 0.4": the example's layout (tp 8, pp 4, m 8) stays; before, any
+    # option reset it to solve()'s tp 1, pp 1, m 1 (0.1534 MFU, spilling to host memory); a sweep does the same
+    code, out, err = cli("solve", "--efficiency", "0.4", "--json")
+    import json
+    r = json.loads(out)
+    assert code == 0 and (r["configuration"]["tp_size"], r["configuration"]["pp_size"],
+                          r["configuration"]["microbatch_count"]) == (8, 4, 8)
+    same = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4,
+                                    microbatch_count=8, efficiency=0.4)
+    assert r["mfu"] == pytest.approx(same.mfu, rel=1e-12)
+    code, out, _ = cli("sweep", "--efficiency", "0.4,0.8")
+    assert code == 0 and "tp 8, pp 4, m 8" in " ".join(out.split())
+    # with the model (or the fleet) named it is another job: an option not given takes solve()'s default
+    code, out, _ = cli("solve", "--model", "Llama3_70B", "--efficiency", "0.4", "--json")
+    assert code == 0 and json.loads(out)["configuration"]["tp_size"] == 1
+
+
+def test_solve_says_when_no_framework_runs_the_schedule_it_prices():
+    # the bundled example's 8 replicas each train 32 samples: 3 microbatches do not split them (can_run), and
+    # 126 layers do not split over 16 stages x 2 virtual stages; solve() prices both as mlsysim does, and says so
+    code, out, _ = cli("solve", "--microbatches", "3")
+    flat = " ".join(out.split())
+    assert code == 0 and "note: no framework runs this schedule as given (see can_run():" in flat
+    assert flat.endswith("it is priced as mlsysim prices it")
+    r = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-405B", "modern/H100-SXM-1024", batch_size=1024,
+                                                    tp_size=8, pp_size=16, v_stages=2, microbatch_count=16)
+    assert r.notes() and "no framework runs this schedule" in repr(r)
+    code, out, _ = cli("solve")
+    assert code == 0 and "no framework runs" not in out
+
+
+def test_a_dense_card_has_no_expert_parallel_slope():
+    # Llama 3.1 70B's card has no routed experts: the extended model refuses ep and etp beyond 1, so no relaxed
+    # slope is given for them (it gave -0.00702 for N_EP while the same table skipped ep 2 and 4); a mixture of
+    # experts keeps its row
+    kw = dict(batch_size=1024, seq_len=8192, precision="bf16", fidelity="extended", sequence_parallel=True,
+              tp_size=8, pp_size=4, microbatch_count=32)
+    t = sensitivities(L70, "modern/H200-1024", **kw)
+    relaxed = {r.parameter for r in t.relaxed}
+    assert "ep_size" not in relaxed and "etp_size" not in relaxed and "tp_size" in relaxed
+    row = next(x for x in str(t).splitlines() if x.startswith("expert-parallel degree"))
+    assert row.split()[-1] == "-"
+    moe = sensitivities("modern/Mixtral-8x7B", "modern/H200-1024", batch_size=1024, fidelity="extended",
+                        ep_size=8, precision="bf16")
+    assert "ep_size" in {r.parameter for r in moe.relaxed}
+
+
+@pytest.mark.parametrize("args,line", [
+    # the command after an option, a catalog name without its option: argparse says only "unrecognized"
+    (("--tp", "8", "solve"), "unrecognized arguments: solve (the command comes first: mlsysim-sym solve [options])"),
+    (("solve", "Llama3_70B"), "unrecognized arguments: Llama3_70B (a model is given as --model Llama3_70B)"),
+    (("solve", "Research_256"), "unrecognized arguments: Research_256 (a fleet is given as --fleet Research_256)"),
+    (("solve", "nonsense"), "unrecognized arguments: nonsense"),
+    # Python's int() reads 8_0 as 80 and float() 0.4_5 as 0.45: typos, refused
+    (("solve", "--tp", "8_0"), "--tp: expected a whole number, got '8_0'"),
+    (("sweep", "--efficiency", "0.4_5,0.5"), "--efficiency: expected a number, got '0.4_5'"),
+])
+def test_what_argparse_does_not_recognize_gets_a_hint_and_underscored_numbers_are_refused(args, line):
+    code, out, err = cli(*args)
+    assert (code, out, err) == (2, "", f"mlsysim-sym: error: {line}\n")
+
+
+def test_a_sweep_of_an_empty_list_is_refused():
+    # sweep(tp_size=[]) returned a sweep of nothing whose configuration line read "tp , fp16"
+    for kw in (dict(tp_size=[]), dict(precision=[])):
+        with pytest.raises(ValueError, match=r"^sweep\(\): (tp_size|precision) is an empty list; give at least one"):
+            sweep("Llama3_70B", "Research_256", batch_size=256, **kw)
+
+
+def test_a_memory_term_is_found_by_the_symbol_the_text_prints():
+    # the text prints "gradient memory M_gradients" beside the term keyed M_grads: both names find it
+    r = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4)
+    assert "gradient memory M_gradients" in str(r)
+    assert r.memory["M_gradients"] == r.memory["M_grads"] == 4412500000.0     # 70.6e9 x 2 B / (8 x 4)
+    with pytest.raises(KeyError, match="printed M_weights, M_gradients"):
+        r.memory["M_grad"]

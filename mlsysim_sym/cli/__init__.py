@@ -46,7 +46,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             try:               # before any work: a core install has no matplotlib
                 import matplotlib  # noqa: F401
             except ImportError:
-                raise UsageError("--plot: pictures need matplotlib: pip install 'mlsysim-sym[plot]'") from None
+                raise UsageError("--plot: pictures need matplotlib: pip install matplotlib (the package's [plot] "
+                                 "extra)") from None
             check_plot(args)   # a format matplotlib writes, in a directory that exists
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

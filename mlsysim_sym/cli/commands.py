@@ -92,13 +92,13 @@ def cmd_solve(args) -> int:
     with about(args, s.flags):
         r = price(arguments(s.model, s.fleet, single(s.kwargs), caller="solve", choice=s.choice))
         _plot(r, args.plot)
-        _emit(args, s, r, lambda: "\n".join(key_values(r._rows(), indent="  ")), finite=True)
+        _emit(args, s, r, lambda: "\n".join(key_values(r._rows(), indent="  ") + r.notes()), finite=True)
     return 0
 
 
 def cmd_sweep(args) -> int:
     from ..sweeps import sweep
-    s = setup(args, example=False)
+    s = setup(args)
     refuse_large_sweep(s.given, args.json)
     swept = [BY_KEYWORD[k].flag for k, v in s.given.items() if len(v) > 1]
     listed = tuple(swept) or s.flags
@@ -368,7 +368,8 @@ def cmd_equations(args) -> int:
     try:
         name = _resolve(args.name, args.family, args.fidelity, "add --fidelity extended")
     except ValueError as e:
-        raise UsageError(f"NAME: {e}; run 'mlsysim-sym equations' for the names") from None
+        more = "" if "is a parameter" in str(e) else "; run 'mlsysim-sym equations' for the names"
+        raise UsageError(f"NAME: {e}{more}") from None
     if args.expanded and name in PLAN:
         raise UsageError(f"--expanded: {name} is a run's quantity, written in the step's quantities (T_step, N_GPU, "
                          f"...), with no other form; for those in parameters: mlsysim-sym equations T_step --expanded")

@@ -18,6 +18,9 @@ _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--t
           "Infeasible 5D Parallelism": "--tp/--pp/--ep/--cp", "Infeasible parallelism": "--tp/--pp/--cp",
           "Infeasible expert parallelism": "--ep/--etp/--pp", "fidelity ": "--fidelity",
           "Invalid precision": "--precision", "unknown output ": "--output"}
+#: Messages that start with one keyword but are about two (the split of a sequence by CP): the start, the other
+#: keyword's phrase in the message, and the options.
+_PAIRS = (("seq_len ", "cp_size (", "--cp/--seq-len"),)
 #: ``uncertainty(): ...``: the function a message comes from, before what it is about.
 _CALLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\(\): ")
 
@@ -73,6 +76,9 @@ def option_of(message: str, dests: Iterable[str] = ()) -> str:
     if message.startswith("without: "):
         return "--"      # "--without: ..." (the message names the argument itself)
     text = _CALLER.sub("", message)
+    pair = next((flags for start, also, flags in _PAIRS if text.startswith(start) and also in text), None)
+    if pair:
+        return pair + ": "
     names = [(o.keyword, o.flag) for o in OPTIONS] + [(d, "--" + d.replace("_", "-")) for d in dests]
     for name, flag in names:
         if any(text.startswith(name + end) for end in (" ", "=", "[", ":")):
@@ -87,7 +93,10 @@ def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
     options the work was made of. An overflow or a division by zero at an extreme value, and an allocation that
     fails, are named the same way."""
     dests = [d for d in vars(args) if d not in {o.flag.lstrip("-").replace("-", "_") for o in OPTIONS}]
-    fallback = "/".join(dict.fromkeys(given)) or "--model/--fleet"
+    options = list(dict.fromkeys(given))
+    # the options the work was made of; beyond five, the first four and how many (the line fits a terminal)
+    fallback = "/".join(options if len(options) <= 5 else options[:4] + [f"... ({len(options)} options)"]) \
+        or "--model/--fleet"
     try:
         yield
     except UsageError:

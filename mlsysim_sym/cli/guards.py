@@ -88,6 +88,11 @@ def refuse_large_search(given: Dict[str, List], accelerators: Optional[int] = No
 
 
 def refuse_many_samples(samples) -> None:
+    """``--samples``: from 2 Monte Carlo draws (a spread needs two) to :data:`MAX_SAMPLES` (not given: the first
+    order alone)."""
+    if samples is not None and samples < 2:
+        raise UsageError(f"--samples: Monte Carlo draws must be a whole number >= 2 (leave it out for the first "
+                         f"order alone), got {samples}")
     if samples is not None and samples > MAX_SAMPLES:
         raise UsageError(f"--samples: at most {MAX_SAMPLES:,} Monte Carlo draws, got {samples:,}")
 

@@ -15,7 +15,8 @@ from ..symbols import Kind, Param, keywords
 
 #: The bundled example: what ``mlsysim-sym`` with no option prices.
 EXAMPLE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
-#: The model, fleet and batch an option list starts from (the example's; every other keyword: solve()'s default).
+#: The model, fleet and batch an option list with ``--model`` or ``--fleet`` starts from (the example's; every
+#: other keyword: solve()'s default). Without either, the options change the example itself.
 BASE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256)
 
 
@@ -85,6 +86,8 @@ def _whole(t: str, text: str, flag: str) -> int:
 
 def _scalar(text: str, kind: str, flag: str):
     t = text.strip()
+    if kind in ("int", "float") and "_" in t:     # Python reads 8_0 as 80: a typo, not a number
+        raise UsageError(f"{flag}: expected a {'whole ' if kind == 'int' else ''}number, got {text!r}")
     if kind == "int":
         return _whole(t, text, flag)
     if kind == "float":
@@ -235,10 +238,12 @@ def setup(args, example: bool = True) -> Setup:
     without = tuple(x.strip() for x in args.without.split(",") if x.strip()) if getattr(args, "without", None) \
         else None
     fidelity = getattr(args, "fidelity", None)
-    if example and not given and args.model is None and args.fleet is None:
+    if example and args.model is None and args.fleet is None:
+        # neither a model nor a fleet named: the options change the bundled example, each what it names
         kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
+        kw.update({k: (v[0] if len(v) == 1 else v) for k, v in given.items()})
         return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, ModelChoice(fidelity or "mlsysim", without or ()),
-                     "the bundled example", given)
+                     "" if given else "the bundled example", given)
     model, fleet = args.model, args.fleet
     from_files: Dict[str, object] = {}
     for name in dict.fromkeys(x for x in (model, fleet) if files.is_file_name(x)):

@@ -10,10 +10,28 @@ from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
 from ..macros import FORMATS
 from ..mechanisms import FIDELITIES, MECHANISMS
-from .options import BASE, OPTIONS, Option, UsageError, _whole
+from .options import BASE, EXAMPLE, OPTIONS, Option, UsageError, _whole
 
 #: What the command line does, in one line (``mlsysim-sym --help``).
-DESCRIPTION = "The command line: price, sweep, search and explain training steps; print equations; list the catalog."
+DESCRIPTION = ("The command line: price, sweep, search and explain training steps;\n"
+               "print equations; list the catalog.")
+
+
+def _hint(message: str, commands) -> str:
+    """What an argument argparse did not recognize was most likely meant as: a command given after options (the
+    command comes first), or a catalog name given without its option (``--model``, ``--fleet``)."""
+    m = re.match(r"unrecognized arguments: (\S+)", message)
+    if m is None:
+        return ""
+    word = m.group(1)
+    if word in commands:
+        return f" (the command comes first: mlsysim-sym {word} [options])"
+    from .. import catalog, modern
+    if word in catalog.workload_names() or word in modern.architecture_names():
+        return f" (a model is given as --model {word})"
+    if word in catalog.fleet_names() or word in modern.fleet_names():
+        return f" (a fleet is given as --fleet {word})"
+    return ""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,7 +44,8 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?([,:].*)?$")
 
     def error(self, message):      # noqa: D401 - argparse's hook
-        raise UsageError(message)
+        commands = [c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
+        raise UsageError(message + _hint(message, commands))
 
     def parse_known_args(self, args=None, namespace=None):
         if args is not None and " " in self.prog:     # a subcommand's options: each given once
@@ -70,21 +89,27 @@ def _help(o: Option, many: bool) -> str:
         shown = "the record's"
     else:
         shown = "no" if o.kind == "bool" else default
+        if o.keyword in EXAMPLE and o.keyword not in BASE:
+            shown = f"{shown} (the bundled example's: {EXAMPLE[o.keyword]})"
     only = "; extended model only" if p.fidelity == "extended" else ""
+    if o.keyword == "efficiency":       # mlsysim's default; what measured runs give the extended model
+        only += ("; with --fidelity extended, the values fitted to published runs per framework and accelerator "
+                 "generation are in docs/modern_runs.md")
     return f"{p.meaning}{unit}{allowed}; default {shown}" + (f"; {value}" if value else "") + only
 
 
 def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: tuple = ()) -> None:
     """The configuration's options; ``many``: each takes a list or a range, but those named in ``one``."""
     g = p.add_argument_group("configuration (solve()'s keywords)",
-                             "An option not given takes solve()'s default, but the model, the fleet and the batch, "
-                             "which start from the bundled example's (Llama3_70B, Research_256, batch 256).")
+                             "Without --model and --fleet, the options change the bundled example (Llama3_70B on "
+                             "Research_256, batch 256, tp 8, pp 4, 8 microbatches), each what it names; with "
+                             "either, an option not given takes solve()'s default, but the batch (256).")
     g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
                    "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "
                    "card; its hardware is the fleet and its batch, sequence, precision, efficiency and "
                    "training: section the defaults; docs/files.md)")
     g.add_argument("--fleet", help=f"catalog cluster (mlsysim's, or modern/...; default {BASE['fleet']}; see: "
-                   "mlsysim-sym list), or a plan file's hardware")
+                   "mlsysim-sym list), or a plan file's hardware (without --model, the file's workload too)")
     g.add_argument("--fidelity", choices=FIDELITIES, help="the model: mlsysim (mlsysim 0.3.0's, exactly; "
                    "the default) or extended (its mechanisms added: docs/extended.md)")
     g.add_argument("--without", metavar="NAME,...", help="extended model: mechanisms priced as mlsysim prices "

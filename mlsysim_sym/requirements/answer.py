@@ -9,7 +9,7 @@ import sympy as sp
 
 from .. import notation
 from ..display import html_text, quantity as show_quantity, wrap
-from ..outputs import unit_of
+from ..outputs import better, unit_of
 from ..printing import latex
 from ..symbols import by_argument
 
@@ -108,6 +108,11 @@ class Requirement:
         def out(v) -> str:      # a value of the output, with its unit
             return show_quantity(v, output_unit(self.output), 6)
         head = [f"{self.solve_for} ({p.text}) for {self.output} {side} {out(self.target)}"]
+        own = better(self.quantity) if isinstance(self.quantity, str) else 0
+        if own and own != self.direction:       # MFU at most a target: where it comes down to it, not a floor
+            head += wrap(f"({self.output} is better {'higher' if own > 0 else 'lower'}: this is where it comes "
+                         f"{'down' if own > 0 else 'up'} to the target; --side '{'at least' if own > 0 else 'at most'}'"
+                         f" keeps it {'at or above' if own > 0 else 'at or below'} it)", "  ")
         head += [f"  {self.configuration}"] if configuration else []
         head += [f"  now: {self.solve_for} = {show_quantity(self.current, p.unit)}, "
                  f"{self.output} = {out(self.current_output)}"]

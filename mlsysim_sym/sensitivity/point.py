@@ -366,9 +366,14 @@ def relaxed_sensitivities(table: "Sensitivities") -> Tuple[Row, ...]:
 
 def _unread(variant: Variant, values: Mapping[sp.Symbol, object]) -> Tuple[sp.Symbol, ...]:
     """The parameters the configuration never reads, left out of the rows: a non-transformer's sequence length
-    without TP or EP (mlsysim lowers it to 0; a row "S 0" would say the caller's value was 0)."""
-    read = seq_len_unread(variant.family == "transformer", values.get(sym.tp, 1), values.get(sym.ep, 1))
-    return (sym.s,) if read else ()
+    without TP or EP (mlsysim lowers it to 0; a row "S 0" would say the caller's value was 0), and under the
+    extended model's MoE layout the expert degrees of an architecture card without routed experts (it refuses
+    them beyond 1: a slope there would be of a layout no check lets through)."""
+    out = [sym.s] if seq_len_unread(variant.family == "transformer", values.get(sym.tp, 1),
+                                    values.get(sym.ep, 1)) else []
+    if variant.on("moe_layout") and values.get(sym.P_exp, 0) == 0 and values.get(sym.F_head, 0) > 0:
+        out += [sym.ep, sym.etp]
+    return tuple(out)
 
 
 def knobs_of(variant: Variant) -> Dict[str, Optional[sp.Symbol]]:

@@ -53,7 +53,7 @@ def _elastic(e) -> str:
 
 def _elasticity(r: "Row") -> str:
     if r.kink is None:
-        return _elastic(r.elasticity)
+        return _elastic(r.elasticity) + (" \u2021" if _end(r) else "")      # its note: _end_note
     return f"{_elastic(r.left.elasticity)} | {_elastic(r.right.elasticity)} *"
 
 
@@ -106,21 +106,30 @@ def _kink_note(r: "Row", out: str) -> List[str]:
     return wrap(text + ".", "  ")
 
 
-def _end_note(r: "Row", out: str) -> List[str]:
-    """A note for a row whose parameter sits at a closed end of its range (an overlap efficiency of 1): it can move
-    one way only, and what that way does."""
+def _end(r: "Row"):
+    """Where a row's parameter sits at a closed end of its range (an overlap efficiency of 1): ``(where, way, sign,
+    range)``, else None."""
     p = BY_SYMBOL.get(r.symbol)
     rg = getattr(p, "range", None)
     if rg is None or r.kink is not None or r.elasticity is None or math.isnan(r.elasticity):
-        return []
+        return None
     for end, open_, where, way, sign in ((rg.hi, rg.hi_open, "top", "lowered", -1),
                                          (rg.lo, rg.lo_open, "bottom", "raised", 1)):
         if not open_ and math.isfinite(end) and float(r.value) == end:
-            what = f"leaves {out} unchanged" if r.elasticity == 0 else \
-                f"changes {out} by {sign * r.elasticity:+.3g} % per 1 %"
-            return wrap(f"† {parameter_name(r.symbol)} is at the {where} of its range ({rg.text}): it can only be "
-                        f"{way}, which {what}.", "  ")
-    return []
+            return where, way, sign, rg
+    return None
+
+
+def _end_note(r: "Row", out: str) -> List[str]:
+    """A note for a row whose parameter sits at a closed end of its range, marked \u2021 beside its elasticity: it
+    can move one way only, and what that way does."""
+    end = _end(r)
+    if end is None:
+        return []
+    where, way, sign, rg = end
+    what = f"leaves {out} unchanged" if r.elasticity == 0 else f"changes {out} by {sign * r.elasticity:+.3g} % per 1 %"
+    return wrap(f"\u2021 {parameter_name(r.symbol)} is at the {where} of its range ({rg.text}): it can only be "
+                f"{way}, which {what}.", "  ")
 
 
 def _rows(t: "Sensitivities", per: bool = True) -> Tuple[List[Tuple[str, ...]], List["Row"]]:
@@ -179,7 +188,7 @@ def _knob_rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List[str]]:
     for k in t.discrete:
         p = by_argument()[k.knob]
         r = relaxed.get(k.knob)
-        rel = "-" if r is None else "kink *" if r.kink is not None else _elasticity(r)
+        rel = "-" if r is None else "kink *" if r.kink is not None else _elastic(r.elasticity)
         rows.append((f"{p.words} {p.text}", str(k.value), change(k.down), change(k.up), rel))
         if any(v >= _FLOOR.get(k.knob, 1) for v, _ in k.skipped):     # below the floor: no news
             skipped.append(f"{p.words}: {_skipped(k)}")
