@@ -482,6 +482,8 @@ def _values(v, fmt) -> str:
     if not _varies(v):
         return fmt(v)
     xs = _flat(v)
+    if not xs:      # an empty axis: an empty sweep, said so (it read "tp ,")
+        return "(no values)"
     if len(xs) <= 6:
         return ",".join(fmt(x) for x in xs)
     return f"{fmt(xs[0])}..{fmt(xs[-1])} ({len(xs)} values)"

@@ -12,7 +12,9 @@ its :class:`~mlsysim_sym.arguments.Arguments` down to the compiled numbers (:fun
 """
 from __future__ import annotations
 
+import math
 import operator
+import warnings
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -515,13 +517,23 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
                 # a rule is broken (this raises) or warns: the checks say it, with its message, in order
                 check(a, stacklevel=stacklevel, verdict=verdict(rules, broken, warned))
             if broken == -1:
-                return _result(wide.evaluate(fn, vector[:n_out]), a, layout, kw)
+                return _finite_or_said(_result(wide.evaluate(fn, vector[:n_out]), a, layout, kw), stacklevel)
     refuse_extended(a)
     check(a, stacklevel=stacklevel)
     variant, values = a.variant, a.values
     c = compile_quantities(variant, solve_quantities(variant), "math")
-    return _result(wide.evaluate(c.fn, [values[x] for x in c.args]), a, _layout(variant),
-                   [a.lowered[k] for k in KEYWORDS])
+    return _finite_or_said(_result(wide.evaluate(c.fn, [values[x] for x in c.args]), a, _layout(variant),
+                                   [a.lowered[k] for k in KEYWORDS]), stacklevel)
+
+
+def _finite_or_said(r: DistributedResult, stacklevel: int) -> DistributedResult:
+    """The result, with a warning where its step time is beyond a float's range (an extreme input, a straggler
+    factor of 1e308): mlsysim returns the infinity too, and the command line refuses it; said, not silent."""
+    if not math.isfinite(r.step_latency_total):
+        warnings.warn(f"the step time is beyond a float's range at these inputs ({r.step_latency_total} s): an "
+                      "extreme value among them (a straggler factor of 1e308?)", RuntimeWarning,
+                      stacklevel=stacklevel)
+    return r
 
 
 #: Per keyword of :data:`KEYWORDS`: whether it is a switch (read for its truth), and the positions of the

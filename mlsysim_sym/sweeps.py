@@ -274,9 +274,6 @@ def read_arguments(kwargs: Dict[str, object], grid: bool, caller: str = "sweep",
         else:
             out[name] = v
     swept = {k: v for k, v in out.items() if k in table or k == "precision" if _is_swept(v)}
-    for k, v in swept.items():
-        if np.size(v) == 0:         # an empty axis: a sweep of nothing, whose table would say "tp ,"
-            raise ValueError(f"{caller}(): {k} is an empty list; give at least one value")
     if grid:
         for k, v in swept.items():
             if np.ndim(v) != 1:
