@@ -154,8 +154,10 @@ BEFORE = [
 @pytest.mark.parametrize("model,fleet,kw,step,t_dp,mfu", BEFORE, ids=[f"{b[0]}-{i}" for i, b in enumerate(BEFORE)])
 def test_switched_off_the_extended_model_is_unchanged(model, fleet, kw, step, t_dp, mfu):
     for r in (_solve(model, fleet, **kw), _solve(model, fleet, layer_overlap=False, **kw)):
-        # the same numbers (the regenerated code may round the last bit of MFU differently: 3e-16 on GPT-3)
-        assert r.step_latency_total == approx(step, rel=1e-15) and r.dp_communication_latency == t_dp
+        # the same numbers (the regenerated code may round the last bit differently: MFU by 3e-16 on GPT-3, the DP
+        # communication of the ZeRO-3 pipeline by one unit in the last place since fsdp_pipeline holds its memory)
+        assert r.step_latency_total == approx(step, rel=1e-15) and r.dp_communication_latency == approx(t_dp,
+                                                                                                         rel=1e-15)
         assert r.mfu == approx(mfu, rel=1e-14)
     # without overlap_comm the switch has nothing to replace; on a workload that is not a transformer it is not priced
     if not kw.get("overlap_comm") or model == "ResNet50":
