@@ -59,7 +59,7 @@ from mlsysim_sym.mechanisms import FIDELITIES, ModelChoice
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.outputs import OUTPUTS
 from mlsysim_sym.outputs import words as output_words
-from mlsysim_sym.solver import solve_quantities
+from mlsysim_sym.solver import INFINITE_STEP, solve_quantities
 from mlsysim_sym.symbols import PARAMS, Kind, Origin, keywords
 from mlsysim_sym.terms.base import CeilDiv, FloorDiv, Iverson, NamedTerm
 
@@ -454,6 +454,7 @@ def render_module() -> str:
             + f"const FLAG_KEYWORDS = {json.dumps(list(FLAG_KEYWORDS))};\n"
             + f"const PRECISION_BYTES = {json.dumps(PRECISION_BYTES)};\n"
             + f"const OUTPUT_NAMES = {json.dumps(list(OUTPUTS))};\n"
+            + f"const INFINITE_STEP = {json.dumps(INFINITE_STEP)};\n"
             + f"const TERM_WORDS = {json.dumps(words, sort_keys=True)};\n"
             + f"const LABELS = {json.dumps(labels, sort_keys=True)};\n"
             + f"const FACT_NAMES = {json.dumps(list(FACT_NAMES))};\n"

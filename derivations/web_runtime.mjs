@@ -713,6 +713,8 @@ function result({ outArgs, meta, fns, given, warnings }) {
   for (const n of ["dp_communication_latency", "tp_communication_latency", "ep_communication_latency",
     "communication_latency", "pipeline_bubble_latency", "bubble_fraction", "step_latency_total",
     "scaling_efficiency", "effective_throughput"]) fl[n] = float(v[n]);
+  // solver._finite_or_said: a step time beyond a float's range is said, after the checks' warnings
+  if (!Number.isFinite(fl.step_latency_total)) warnings.push(INFINITE_STEP);
   const mfu = float(v.mfu);
   // the step's terms (s) in reading order and their sum, the step before the straggler; the extended model's own
   const terms = Object.fromEntries(meta.terms.map(([n, i]) => [n, float(out[i])]));

@@ -526,13 +526,16 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
                                    [a.lowered[k] for k in KEYWORDS]), stacklevel)
 
 
+#: The warning of a step time beyond a float's range (the calculator's module gives it too: derivations/web.py).
+INFINITE_STEP = ("the step time is infinite at these inputs (beyond a float's range): an extreme value among them "
+                 "(a straggler factor of 1e308?)")
+
+
 def _finite_or_said(r: DistributedResult, stacklevel: int) -> DistributedResult:
     """The result, with a warning where its step time is beyond a float's range (an extreme input, a straggler
     factor of 1e308): mlsysim returns the infinity too, and the command line refuses it; said, not silent."""
     if not math.isfinite(r.step_latency_total):
-        warnings.warn(f"the step time is beyond a float's range at these inputs ({r.step_latency_total} s): an "
-                      "extreme value among them (a straggler factor of 1e308?)", RuntimeWarning,
-                      stacklevel=stacklevel)
+        warnings.warn(INFINITE_STEP, RuntimeWarning, stacklevel=stacklevel)
     return r
 
 
