@@ -120,15 +120,23 @@ def _ascii(text: str) -> str:
 def _parameter(name: str) -> Optional[str]:
     """What a parameter is, where ``name`` names one (its name, its keyword, or its printed symbol, Greek letters
     typed or spelled: ``f_strag``, ``η_hw``, ``eta_hw``): its meaning, symbol, unit and where a user sets it."""
-    from .symbols import PARAMS
-    for p in PARAMS.values():
-        printed = notation.plain(p.latex)
-        if name in (p.name, p.argument, printed, _ascii(printed)):
-            unit = "" if p.unit in ("1", "") else f", in {p.unit}"
-            where = f"solve()'s {p.argument}" + (f", {p.option}" if p.option else "") if p.argument and \
-                p.kind.name != "CONSTANT" else "a constant"
-            return f"{printed}, {p.meaning}{unit} ({where})"
-    return None
+    from .symbols import PARAMS, keywords
+    printed = {p: notation.plain(p.latex) for p in PARAMS.values()}
+    # the printed symbol first (c is the CP degree as the tables print it, congestion's internal name)
+    found = next((p for p, t in printed.items() if name in (t, _ascii(t))), None) or \
+        next((p for p in PARAMS.values() if name in (p.name, p.argument)), None)
+    if found is None:
+        return None
+    p = found
+    unit = "" if p.unit in ("1", "") else f", in {p.unit}"
+    option = f", {p.option}" if p.option else ""
+    if p.kind.name == "CONSTANT":
+        where = "a constant"
+    elif p.argument in keywords():
+        where = f"solve()'s {p.argument}{option}"
+    else:
+        where = f"a record's field, sweep()'s {p.argument}{option}"
+    return f"{printed[p]}, {p.meaning}{unit} ({where})"
 
 
 def _one_form(name: str, form: str) -> None:

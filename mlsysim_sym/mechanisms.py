@@ -90,10 +90,10 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "PyTorch FSDP (parameters gathered again in every micro-step)", "ZeRO-3 communicates as plain data "
        "parallelism", ('M_weight_msg', 'T_dp_gather'), short="ZeRO-3"),
     _M("fsdp_pipeline", "ZeRO-3 / FSDP held gathered through a pipeline",
-       "transformers with zero_stage 3, pp_size > 1 and more than one microbatch: each stage keeps its weights "
-       "gathered and its gradients unreduced across the step's microbatches (gathered once a step, reduced after "
-       "the last microbatch), so its weight and gradient memory are ZeRO-1's, unsharded over N_DP; the optimizer "
-       "state stays sharded",
+       "transformers with zero_stage 2 or 3 and pp_size > 1: each stage keeps its weights gathered through the "
+       "step (gathered once), and with more than one microbatch its gradients unreduced until the last one, so "
+       "its weight memory is ZeRO-2's and, with several microbatches, its gradient memory ZeRO-1's, unsharded "
+       "over N_DP; the optimizer state stays sharded",
        None, "torchtitan, torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy (under pipeline "
        "parallelism reshard_after_forward is off by default, 'to avoid per-microbatch all-gathers'); PyTorch "
        "torch.distributed.pipelining stage backward (set_reshard_after_backward(False) and "

@@ -383,10 +383,11 @@ def _memory(b: _Builder) -> None:
     shards = b.shards
     held = S.z
     if b.on("fsdp_pipeline"):
-        # ZeRO-3 under a pipeline of several microbatches: a stage keeps its weights gathered and its gradients
-        # unreduced until the last microbatch, so it holds them as ZeRO-1 does (its optimizer state stays sharded)
-        held = q("z_held", sp.Piecewise((1, sp.And(sp.Eq(S.z, 3), S.pp > 1, S.m > 1)), (S.z, True)),
-                 integer=True, nonnegative=True)
+        # FSDP under a pipeline: a stage keeps its weights gathered through the step (as ZeRO-2 holds them) and,
+        # with several microbatches, its gradients unreduced until the last one (as ZeRO-1); the optimizer state
+        # stays sharded
+        held = q("z_held", sp.Piecewise((sp.Min(S.z, 1), sp.And(S.pp > 1, S.m > 1)), (sp.Min(S.z, 2), S.pp > 1),
+                                        (S.z, True)), integer=True, nonnegative=True)
     M_w = q("M_weights", sp.Add(*(memory.weight_bytes(p, b.s_el, n, held) for p, n in shards)), **_POS)
     M_g = q("M_grads", sp.Add(*(memory.gradient_bytes(p, tf, b.s_el, n, held) for p, n in shards)), **_POS)
     M_o = q("M_optimizer", sp.Add(*(memory.optimizer_bytes(p, tf, n, S.z) for p, n in shards)), **_POS)

@@ -347,8 +347,9 @@ _QUANTITIES += (
     ("T_etp_layer", rf"T_{{{T}{{ETP}}}}", None, "s",
      "one MoE layer's expert tensor-parallel token AllGather and ReduceScatter of one pass"),
     ("z_held", rf"z_{{{T}{{held}}}}", None, "1",
-     "ZeRO stage at which an accelerator holds its weights and gradients during a step: 1 under ZeRO-3 with a "
-     "pipeline of several microbatches (each stage keeps them gathered), else the ZeRO stage"),
+     "ZeRO stage at which an accelerator holds its weights and gradients during a step: under a pipeline at most "
+     "2 (each stage keeps its weights gathered), at most 1 with several microbatches (and its gradients "
+     "unreduced), else the ZeRO stage"),
     ("M_etp", rf"M_{{{T}{{ETP}}}}", None, "B",
      "bytes of routed tokens one rank's expert tensor-parallel group gathers (its N_ETP ranks' routed tokens)"),
     ("T_ep_layer", rf"T_{{{T}{{EP,layer}}}}", None, "s",

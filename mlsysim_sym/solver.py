@@ -111,8 +111,17 @@ class MemoryTerms(dict):
     found by the symbol the text prints beside it (``M_gradients``); a name that is neither raises a ``KeyError``
     that lists both."""
 
+    def _printed(self) -> Dict[str, str]:
+        return {notation.plain(notation.entry(n).latex): n for n in self}
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or key in self._printed()
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
     def __missing__(self, key):
-        printed = {notation.plain(notation.entry(n).latex): n for n in self}
+        printed = self._printed()
         if key in printed:
             return self[printed[key]]
         raise KeyError(f"no memory term {key!r}; the terms: {', '.join(self)} (printed "
@@ -300,7 +309,11 @@ class DistributedResult:
         :func:`mlsysim_sym.schedules.can_run`) is priced all the same, as mlsysim prices it, and said so here (a
         plan and a search say it too)."""
         a = self.arguments
-        if a is None or a.runnable:
+        try:
+            runs = a is None or a.runnable
+        except (OverflowError, ValueError, TypeError):     # a count beyond int64 (batch 1e20): not said either way
+            runs = True
+        if runs:
             return []
         return wrap("note: no framework runs this schedule as given (see can_run(): the batch splits evenly over "
                     "the replicas, a replica's samples over the microbatches and gradient-accumulation steps, the "
@@ -528,7 +541,7 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
 
 #: The warning of a step time beyond a float's range (the calculator's module gives it too: derivations/web.py).
 INFINITE_STEP = ("the step time is infinite at these inputs (beyond a float's range): an extreme value among them "
-                 "(a straggler factor of 1e308?)")
+                 "(a factor, a count or a record field near 1e308)")
 
 
 def _finite_or_said(r: DistributedResult, stacklevel: int) -> DistributedResult:

@@ -637,7 +637,8 @@ def test_an_empty_model_or_fleet_is_refused_not_read_as_the_example():
 
 
 def test_a_long_list_of_names_in_an_error_is_cut_to_the_closest_ones():
-    # the 22 mechanisms (23 now) made this line 424 characters: it keeps the names closest to 'gemm', then the first ones
+    # the 22 mechanisms (23 now) made this line 424 characters: it keeps the names closest to 'gemm', then the first
+    # ones
     code, out, err = run("solve", "--fidelity", "extended", "--without", "gemm", ok=False)
     assert code == 2 and out == ""
     assert err == ("mlsysim-sym: error: --without: unknown mechanism 'gemm'; the extended model's mechanisms are: "
@@ -696,5 +697,5 @@ def test_a_cards_experts_and_a_sequence_context_parallelism_cannot_split_are_ref
         "are part of the model")
     # the user typed --cp; the message is about both options
     assert refused("solve", *q, "--cp", "3") == (
-        "--cp/--seq-len: seq_len (4096) must be a multiple of cp_size (3): context parallelism gives each rank an equal "
-        "part of every sequence")
+        "--cp/--seq-len: seq_len (4096) must be a multiple of cp_size (3): context parallelism gives each rank an "
+        "equal part of every sequence")

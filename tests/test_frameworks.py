@@ -653,18 +653,22 @@ def test_a_parallel_degree_that_is_no_number_is_left_to_the_split_check():
                                                     tp_size=float("nan"))
 
 
-@pytest.mark.parametrize("pp,m,z,held", [(2, 8, 3, True), (2, 1, 3, False), (1, 8, 3, False), (2, 8, 1, False)])
-def test_fsdp_under_a_pipeline_holds_its_stage_gathered(pp, m, z, held):
+@pytest.mark.parametrize("pp,m,z,weights,grads", [(2, 8, 3, False, False), (2, 1, 3, False, True),
+                                                   (2, 8, 2, False, False), (1, 8, 3, True, True),
+                                                   (2, 8, 1, False, False)])
+def test_fsdp_under_a_pipeline_holds_its_stage_gathered(pp, m, z, weights, grads):
     # torchtitan's FSDP2 with pipeline parallelism keeps each stage's weights gathered (reshard_after_forward off
-    # under PP) and its gradients unreduced until the last microbatch: Llama 3.1 70B, tp 8, pp 2, ZeRO-3, 8
-    # microbatches on 64 H100 (dp 4) holds P / (8 x 2) parameters of weights and of gradients, 2 B each, not a
-    # quarter of them; one microbatch, no pipeline or ZeRO-1 are priced as before, and so is without=
+    # under PP) and, with several microbatches, its gradients unreduced until the last one: Llama 3.1 70B, tp 8,
+    # pp 2 on 64 H100 (dp 4) holds P / (8 x 2) parameters of weights (2 B each) unsharded under ZeRO-3, and of
+    # gradients too with 8 microbatches (ZeRO-2 and 3); one microbatch reduces its gradients as it goes (sharded
+    # under ZeRO-2 and 3); no pipeline, or ZeRO-1, is priced as before, and so is without=
     kw = dict(batch_size=64, tp_size=8, pp_size=pp, microbatch_count=m, zero_stage=z, precision="bf16")
     names = ["M_weights", "M_grads", "M_optimizer"]
     q, v = _quantities(LLAMA70, H64, names, **kw)
     off, _ = _quantities(LLAMA70, H64, names, without=("fsdp_pipeline",), **kw)
     stage, dp = v[sym.P] / (8 * pp), 64 // (8 * pp)
-    assert q["M_weights"] == approx(2 * stage / (1 if held else dp ** (z >= 3)), rel=1e-12)
-    assert q["M_grads"] == approx(2 * stage / (1 if held else dp ** (z >= 2)), rel=1e-12)
+    assert q["M_weights"] == approx(2 * stage / (dp ** (z >= 3) if weights else 1), rel=1e-12)
+    assert q["M_grads"] == approx(2 * stage / (dp ** (z >= 2) if grads else 1), rel=1e-12)
     assert q["M_optimizer"] == approx(12 * stage / dp, rel=1e-12) == off["M_optimizer"]
     assert off["M_weights"] == approx(2 * stage / dp ** (z >= 3), rel=1e-12)
+    assert off["M_grads"] == approx(2 * stage / dp ** (z >= 2), rel=1e-12)

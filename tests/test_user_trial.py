@@ -113,7 +113,6 @@ def test_the_configuration_line_says_how_many_accelerators_a_resized_fleet_has()
     assert "resized" not in str(DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256)).split(":")[0]
 
 
-
 def test_a_plan_files_resized_fleet_is_not_said_to_be_resized_twice(tmp_path):
     # hardware: modern/H200-1024 at 64 nodes: the file names the fleet "64 nodes of DGX H200 (8 H200 SXM) (512 GPUs;
     # from modern/H200-1024)", whose last count in parentheses is the 512 it prices (the first, 8, is the node's)
@@ -282,3 +281,31 @@ def test_a_step_time_beyond_a_floats_range_is_said_not_silent():
         warnings.simplefilter("error")          # 1e300 x 3.37 s is finite: nothing to say
         assert DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4,
                                         microbatch_count=8, straggler_factor=1e300).step_latency_total > 1e300
+
+
+def test_a_huge_batch_prints_and_memory_terms_answer_get_and_in():
+    # batch 1e20 is beyond int64 in can_run: the text printed before the schedule note and must still print
+    r = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=1e20, tp_size=8, pp_size=4,
+                                 microbatch_count=8)
+    assert str(r).startswith("DistributedResult of Llama-3.1-70B")
+    m = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4).memory
+    assert "M_gradients" in m and m.get("M_gradients") == m["M_grads"] and m.get("M_nothing") is None
+
+
+@pytest.mark.parametrize("args,line", [
+    (("list", "Llama3_70B"), "unrecognized arguments: Llama3_70B"),            # list takes no --model
+    (("solve", "sweep"), "unrecognized arguments: sweep"),                      # a command was given
+    (("solve", "--model", "Llama3_70B", "Llama3_8B"), "unrecognized arguments: Llama3_8B"),   # --model given
+    (("plan", "--steps", "8_0"), "--steps: expected a whole number, got '8_0'"),
+    (("search", "--top", "1_0"), "argument --top: expected a whole number, got '1_0'"),
+])
+def test_hints_only_where_they_apply_and_every_number_refuses_underscores(args, line):
+    assert cli(*args) == (2, "", f"mlsysim-sym: error: {line}\n")
+
+
+def test_equations_prefers_the_printed_symbol_and_names_a_record_field_as_one():
+    # c is the context-parallel degree as the tables print it (congestion's internal name is c too)
+    code, _, err = cli("equations", "c")
+    assert code == 2 and "c, context-parallel degree" in err and "solve()'s cp_size, --cp" in err
+    code, _, err = cli("equations", "P")
+    assert "(a record's field, sweep()'s parameters, --parameters)" in err

@@ -211,7 +211,7 @@ def _sigma(text: str) -> Dict[str, float]:
         name, eq, value = part.partition("=")
         name = name.strip().lstrip("-")
         try:
-            if not eq or not name:
+            if not eq or not name or "_" in value:     # 0.1_0: a typo Python reads as 0.10
                 raise ValueError
             key = _keyword_of(name)
             sigma = float(value)

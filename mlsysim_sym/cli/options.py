@@ -67,6 +67,8 @@ MAX_WHOLE = 2 ** 53
 
 
 def _whole(t: str, text: str, flag: str) -> int:
+    if "_" in t:            # Python reads 8_0 as 80: a typo, not a number
+        raise UsageError(f"{flag}: expected a whole number, got {text!r}")
     try:
         n = int(t)
     except ValueError:

@@ -17,20 +17,38 @@ DESCRIPTION = ("The command line: price, sweep, search and explain training step
                "print equations; list the catalog.")
 
 
-def _hint(message: str, commands) -> str:
-    """What an argument argparse did not recognize was most likely meant as: a command given after options (the
-    command comes first), or a catalog name given without its option (``--model``, ``--fleet``)."""
+def _int(text: str) -> int:
+    """argparse's ``int``, but ``1_0`` (which Python reads as 10) is a typo, refused."""
+    if "_" in text:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    """argparse's ``float``, but ``0.3_0`` (which Python reads as 0.30) is a typo, refused."""
+    if "_" in text:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    return float(text)
+
+
+def _hint(message: str, commands, args) -> str:
+    """What an argument argparse did not recognize was most likely meant as: a command given after options, where
+    no command came before it (the command comes first), or a catalog name given without its option, where the
+    command takes ``--model`` / ``--fleet`` and it was not given."""
     m = re.match(r"unrecognized arguments: (\S+)", message)
     if m is None:
         return ""
     word = m.group(1)
-    if word in commands:
+    before = args[:args.index(word)] if word in args else args
+    command = next((a for a in before if a in commands), None)
+    if word in commands and command is None:
         return f" (the command comes first: mlsysim-sym {word} [options])"
+    takes = command is not None and "--model" in commands[command]._option_string_actions
     from .. import catalog, modern
-    if word in catalog.workload_names() or word in modern.architecture_names():
-        return f" (a model is given as --model {word})"
-    if word in catalog.fleet_names() or word in modern.fleet_names():
-        return f" (a fleet is given as --fleet {word})"
+    for flag, names in (("--model", lambda: [*catalog.workload_names(), *modern.architecture_names()]),
+                        ("--fleet", lambda: [*catalog.fleet_names(), *modern.fleet_names()])):
+        if takes and flag not in args and not any(a.startswith(flag + "=") for a in args) and word in names():
+            return f" (a {flag[2:]} is given as {flag} {word})"
     return ""
 
 
@@ -44,10 +62,12 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?([,:].*)?$")
 
     def error(self, message):      # noqa: D401 - argparse's hook
-        commands = [c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
-        raise UsageError(message + _hint(message, commands))
+        sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+        raise UsageError(message + _hint(message, sub.choices if sub else {}, getattr(self, "_args", [])))
 
     def parse_known_args(self, args=None, namespace=None):
+        if args is not None and " " not in self.prog:
+            self._args = list(args)                     # what the hints of error() read
         if args is not None and " " in self.prog:     # a subcommand's options: each given once
             self._refuse_repeats(list(args))
         return super().parse_known_args(args, namespace)
@@ -73,7 +93,7 @@ class _Parser(argparse.ArgumentParser):
             seen[action.dest] = name
 
 
-def _help(o: Option, many: bool) -> str:
+def _help(o: Option, many: bool, example: bool = True) -> str:
     p = o.param
     if p is None:
         return f"training precision: fp32, fp16, bf16, fp8, int8, ...; default {SOLVE_DEFAULTS['precision']}"
@@ -89,7 +109,7 @@ def _help(o: Option, many: bool) -> str:
         shown = "the record's"
     else:
         shown = "no" if o.kind == "bool" else default
-        if o.keyword in EXAMPLE and o.keyword not in BASE:
+        if example and o.keyword in EXAMPLE and o.keyword not in BASE:
             shown = f"{shown} (the bundled example's: {EXAMPLE[o.keyword]})"
     only = "; extended model only" if p.fidelity == "extended" else ""
     if o.keyword == "efficiency":       # mlsysim's default; what measured runs give the extended model
@@ -98,12 +118,17 @@ def _help(o: Option, many: bool) -> str:
     return f"{p.meaning}{unit}{allowed}; default {shown}" + (f"; {value}" if value else "") + only
 
 
-def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: tuple = ()) -> None:
-    """The configuration's options; ``many``: each takes a list or a range, but those named in ``one``."""
-    g = p.add_argument_group("configuration (solve()'s keywords)",
-                             "Without --model and --fleet, the options change the bundled example (Llama3_70B on "
-                             "Research_256, batch 256, tp 8, pp 4, 8 microbatches), each what it names; with "
-                             "either, an option not given takes solve()'s default, but the batch (256).")
+def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: tuple = (),
+                           example: bool = True) -> None:
+    """The configuration's options; ``many``: each takes a list or a range, but those named in ``one``;
+    ``example``: without --model and --fleet they change the bundled example (a search's start from solve()'s
+    defaults)."""
+    text = ("Without --model and --fleet, the options change the bundled example (Llama3_70B on Research_256, "
+            "batch 256, tp 8, pp 4, 8 microbatches), each what it names; with either, an option not given takes "
+            "solve()'s default, but the batch (256)." if example else
+            "An option not given takes solve()'s default, but the model, the fleet and the batch, which start "
+            "from the bundled example's (Llama3_70B, Research_256, batch 256).")
+    g = p.add_argument_group("configuration (solve()'s keywords)", text)
     g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
                    "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "
                    "card; its hardware is the fleet and its batch, sequence, precision, efficiency and "
@@ -119,11 +144,11 @@ def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: 
         where, listed = fields if o.field else g, many and o.keyword not in one
         if o.kind == "bool":
             where.add_argument(o.flag, nargs="?", const="yes", metavar="yes|no" + ("|both" if listed else ""),
-                               help=_help(o, listed))
+                               help=_help(o, listed, example))
         else:
             metavar = ("NAME,..." if listed else "NAME") if o.kind == "precision" else "LIST" if listed else \
                 o.kind.upper()
-            where.add_argument(o.flag, metavar=metavar, help=_help(o, listed))
+            where.add_argument(o.flag, metavar=metavar, help=_help(o, listed, example))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -136,7 +161,7 @@ def parser() -> argparse.ArgumentParser:
     def command(name, help_text, many=False, one=(), plot=None):
         """A subcommand; ``plot``: the help of its --plot, where it draws a picture."""
         c = sub.add_parser(name, help=help_text, description=help_text)
-        _configuration_options(c, many, one)
+        _configuration_options(c, many, one, example=name != "search")
         c.add_argument("--json", action="store_true", help="print JSON (SI units) instead of a table")
         c.add_argument("-q", "--quiet", action="store_true",
                        help="print no table" + (" (with --plot: the picture only)" if plot else ""))
@@ -155,7 +180,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--objective", default=None, choices=("mfu", "throughput", "step_time"),
                    help="what to rank by (default mfu; throughput where several precisions are searched, since "
                         "MFU counts each precision against its own peak)")
-    c.add_argument("--top", type=int, default=10, help="how many configurations to show (default 10)")
+    c.add_argument("--top", type=_int, default=10, help="how many configurations to show (default 10)")
     c.add_argument("--all-schedules", action="store_true",
                    help="also schedules a real pipeline cannot run (microbatches that do not divide the samples "
                         "per replica, virtual stages that do not divide the layers)")
@@ -171,31 +196,31 @@ def parser() -> argparse.ArgumentParser:
                         "command's options without their --, or solve()'s keywords and record fields)")
     c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
                    "effective_throughput, memory, or any sweep output")
-    c.add_argument("--samples", type=int, help="Monte Carlo draws (default: first order only)")
-    c.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
+    c.add_argument("--samples", type=_int, help="Monte Carlo draws (default: first order only)")
+    c.add_argument("--seed", type=_int, default=0, help="seed of the draws (default 0)")
     c = command("required", "the value of one input at which an output reaches a target, as a closed form "
                 "(every other input held)")
     c.add_argument("--output", help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "
                    "memory, ... (a solve() result field or a model quantity)")
-    c.add_argument("--target", type=float, help="the value the output must reach")
+    c.add_argument("--target", type=_float, help="the value the output must reach")
     c.add_argument("--solve-for", metavar="NAME",
                    help="the input to solve for: a solve() keyword or record field (microbatch_count, "
                         "fabric_bandwidth, efficiency, batch_size, parameters, ...)")
-    c.add_argument("--tokens", type=float, metavar="N", help="with --days, instead of --output and --target: the "
+    c.add_argument("--tokens", type=_float, metavar="N", help="with --days, instead of --output and --target: the "
                    "nodes (runnable layouts only) that train on N tokens in D days")
-    c.add_argument("--days", type=float, metavar="D", help="the days the --tokens run may take")
+    c.add_argument("--days", type=_float, metavar="D", help="the days the --tokens run may take")
     c.add_argument("--side", default="auto", choices=("auto", "at least", "at most"),
                    help="the output at least or at most the target (default: from the configuration: an output "
                         "below the target must rise to it)")
     c.add_argument("--book", action="store_true", help="print the closed form with the book's macros")
     c = command("plan", "how long and how much: the steps, days, GPU-hours, energy and cost of a token budget on "
                 "the configuration; with --days, the nodes that finish it in time")
-    c.add_argument("--tokens", type=float, metavar="N", help="training tokens of the run (e.g. 15e12)")
+    c.add_argument("--tokens", type=_float, metavar="N", help="training tokens of the run (e.g. 15e12)")
     c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K",
                    help="optimizer steps of the run (instead of --tokens)")
-    c.add_argument("--price", type=float, metavar="USD", help="price of one accelerator for one hour, in US "
+    c.add_argument("--price", type=_float, metavar="USD", help="price of one accelerator for one hour, in US "
                    "dollars (e.g. 2.5): adds the cost")
-    c.add_argument("--days", type=float, metavar="D", help="also answer: how many nodes (runnable layouts only) "
+    c.add_argument("--days", type=_float, metavar="D", help="also answer: how many nodes (runnable layouts only) "
                    "finish the tokens in D days, at this batch and split")
     e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",
                        description="print the LaTeX of a quantity or cost term (lhs = rhs); no NAME: list them; "

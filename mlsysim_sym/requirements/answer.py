@@ -109,7 +109,7 @@ class Requirement:
             return show_quantity(v, output_unit(self.output), 6)
         head = [f"{self.solve_for} ({p.text}) for {self.output} {side} {out(self.target)}"]
         own = better(self.quantity) if isinstance(self.quantity, str) else 0
-        if own and own != self.direction:       # MFU at most a target: where it comes down to it, not a floor
+        if own and own != self.direction and self.reachable:    # MFU at most a target: where it comes down to it
             head += wrap(f"({self.output} is better {'higher' if own > 0 else 'lower'}: this is where it comes "
                          f"{'down' if own > 0 else 'up'} to the target; --side '{'at least' if own > 0 else 'at most'}'"
                          f" keeps it {'at or above' if own > 0 else 'at or below'} it)", "  ")
