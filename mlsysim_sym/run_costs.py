@@ -175,9 +175,9 @@ def positive(name: str, v, whole: bool = False) -> float:
     return v
 
 
-def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> TrainingPlan:
-    """The plan of a run of ``tokens`` (or ``steps``) on the configuration ``result`` prices (a
-    :class:`~mlsysim_sym.solver.DistributedResult`), at a price per accelerator-hour when given."""
+def _values(result, tokens=None, steps=None, price_per_gpu_hour=None):
+    """``(values, steps, samples a step trains)``: what :data:`PLAN`'s expressions read at the run of ``tokens``
+    (or ``steps``) on the configuration ``result`` prices, checked."""
     if (tokens is None) == (steps is None):
         raise ValueError("give tokens (the run's training tokens) or steps (its optimizer steps), one of them")
     if price_per_gpu_hour is not None and not (isinstance(price_per_gpu_hour, (int, float))
@@ -193,7 +193,6 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
               q["lb"]: build_model(Variant()).definition("lb").xreplace({sym.B: batch, q["dp"]: dp}),
               _S["R_hour"]: price_per_gpu_hour if price_per_gpu_hour is not None else 0}
     samples = int(samples_per_step().xreplace(values))
-    per_step = samples * seq
     if tokens is not None:
         positive("tokens", tokens)
         values[_S["D_tok"]] = sp.Integer(int(tokens)) if float(tokens).is_integer() else sp.Float(tokens)
@@ -201,6 +200,15 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     else:
         k = int(positive("steps", steps, whole=True))
     values[_S["K_steps"]] = k
+    return values, k, samples
+
+
+def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> TrainingPlan:
+    """The plan of a run of ``tokens`` (or ``steps``) on the configuration ``result`` prices (a
+    :class:`~mlsysim_sym.solver.DistributedResult`), at a price per accelerator-hour when given."""
+    values, k, samples = _values(result, tokens, steps, price_per_gpu_hour)
+    a = result.arguments
+    batch, seq = int(a["batch_size"]), int(a["seq_len"])
     num = {n: float(PLAN[n].xreplace(values)) for n in ("T_train", "H_acc", "E_train", "C_train")}
     words = {"T_train": "wall-clock time", "H_acc": "accelerator-hours", "E_train": "energy", "C_train": "cost"}
     over = [f"{words[n]} {x:g}" for n, x in num.items() if not math.isfinite(x)
@@ -208,12 +216,27 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     if over:      # as the JSON refuses them: a person's table would print inf or a 300-digit number
         raise ValueError(f"the run's {', '.join(over)} is not finite at these values (a step of "
                          f"{result.step_latency_total:.4g} s, {k:.4g} steps): an extreme input")
-    return TrainingPlan(result.configuration, None if tokens is None else float(tokens), per_step, k,
+    return TrainingPlan(result.configuration, None if tokens is None else float(tokens), samples * seq, k,
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
-                        bool(result.node_profile.feasible), a.runnable, samples, batch, dp,
+                        bool(result.node_profile.feasible), a.runnable, samples, batch, result.parallelism["dp"],
                         a.values.get(sym.TDP))
+
+
+#: The run's outputs a step time's spread carries over to: ``K T_step`` times what the step time does not change
+#: (the accelerators, the price), so each is linear in ``T_step`` through zero (its spread is the step time's,
+#: scaled). The energy is not: mlsysim's energy per step reads the parameters otherwise than through ``T_step``.
+PER_STEP_TIME = ("T_train", "H_acc", "C_train")
+
+
+def per_step_time(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Dict[str, float]:
+    """``d(output)/d(T_step)`` of each of :data:`PER_STEP_TIME` at the run (``C_train`` only with a price): the
+    derivatives of :data:`PLAN`'s expressions, exact, constant in ``T_step``."""
+    values, _, _ = _values(result, tokens, steps, price_per_gpu_hour)
+    t = model_symbols()["T_step"]
+    names = PER_STEP_TIME if price_per_gpu_hour is not None else PER_STEP_TIME[:-1]
+    return {n: float(sp.diff(PLAN[n], t).xreplace(values)) for n in names}
 
 
 def _amount(x: float) -> str:

@@ -699,3 +699,21 @@ def test_a_cards_experts_and_a_sequence_context_parallelism_cannot_split_are_ref
     assert refused("solve", *q, "--cp", "3") == (
         "--cp/--seq-len: seq_len (4096) must be a multiple of cp_size (3): context parallelism gives each rank an "
         "equal part of every sequence")
+
+
+def test_uncertainty_of_a_run_is_the_plans_days_with_their_spread():
+    # the bundled example's run of 1e12 tokens takes 74.4 days (plan); its spread under 5 % on the efficiency is the
+    # step time's (the Python result's, checked in test_uncertainty)
+    _, out, _ = run("plan", "--tokens", "1e12", "--json")
+    days = json.loads(out)["days"]
+    _, out, _ = run("uncertainty", "--sigma", "efficiency=0.05", "--tokens", "1e12", "--price", "2.5", "--json")
+    d = json.loads(out)["run"]
+    assert d["days"]["value"] == pytest.approx(days, rel=1e-12) and round(days, 1) == 74.4
+    assert d["cost"]["value"] == pytest.approx(2.5 * d["accelerator_hours"]["value"], rel=1e-12)
+    _, out, _ = run("uncertainty", "--sigma", "efficiency=0.05", "--steps", "1000")
+    assert "the run: 1,000 steps K" in out and "time T_train (days)" in out
+    for args, message in ((("--price", "2"), "--price: needs --tokens or --steps (the run to price)"),
+                          (("--tokens", "1e12", "--steps", "5"), "--tokens or --steps: give one of them"),
+                          (("--tokens", "-1"), "--tokens: tokens must be a finite number > 0, got -1.0")):
+        code, out, err = run("uncertainty", "--sigma", "efficiency=0.1", *args, ok=False)
+        assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err

@@ -204,3 +204,53 @@ def test_with_two_kinks_each_note_takes_its_own_smaller_side_alone():
     # the text gives the sds as bare numbers under one unit, within 80 columns
     text = str(u)
     assert "sd (samples/s)" in text and max(map(len, text.splitlines())) <= 80
+
+
+def test_a_run_spreads_as_its_step_time_scaled_by_the_steps():
+    # The bundled example trains 256 x 2048 = 524,288 tokens a step, so 1e12 tokens take
+    # K = ceil(1e12 / 524,288) = 1,907,349 steps (1e12 / 524,288 = 1,907,348.6). The run's time is K T_step, its
+    # GPU-hours K T_step 256 / 3600, its cost those at $2.5: each K T_step times what the step time does not change,
+    # so each spreads as the step time does, by the same draws (the same seed and sigmas).
+    from mlsysim_sym import plan
+    sigma = {"efficiency": 0.05, "fabric_bandwidth": 0.1}
+    u = uncertainty(*EXAMPLE, sigma, samples=20000, tokens=1e12, price_per_gpu_hour=2.5, **KW)
+    step = uncertainty(*EXAMPLE, sigma, "step_time", samples=20000, **KW)
+    p = plan(*EXAMPLE, tokens=1e12, price_per_gpu_hour=2.5, **KW)
+    K = 1_907_349
+    assert u.run.plan.steps == p.steps == K
+    assert u.run.value("T_train") == pytest.approx(K * step.value, rel=1e-12) == p.wall_time
+    assert u.run.value("H_acc") == pytest.approx(K * step.value * 256 / 3600, rel=1e-12)
+    assert u.run.value("H_acc") == pytest.approx(p.accelerator_hours, rel=1e-12)
+    assert u.run.value("C_train") == pytest.approx(2.5 * p.accelerator_hours, rel=1e-12) == p.cost
+    assert u.run.std("T_train") == pytest.approx(K * step.std, rel=1e-12)
+    mc = u.run.monte_carlo("T_train")
+    assert mc["percentiles"][50] == pytest.approx(K * step.monte_carlo.percentiles[50], rel=1e-12)
+    assert mc["std"] == pytest.approx(K * step.monte_carlo.std, rel=1e-12)
+    # MFU is F / (T_step N R_peak) with nothing uncertain but T_step: to first order its relative spread is the
+    # step time's, and so the run's (4.02 % here)
+    assert u.run.std("T_train") / u.run.value("T_train") == pytest.approx(u.relative, rel=1e-9)
+    assert round(u.relative, 4) == 0.0402
+    d = json.loads(json.dumps(u.to_dict()))["run"]
+    assert d["steps"] == K and d["wall_time"]["unit"] == "s" and d["cost"]["value"] == u.run.value("C_train")
+    assert d["days"]["value"] == pytest.approx(p.days) and d["energy"] is None
+    text = str(u)
+    assert max(map(len, text.splitlines())) <= 80
+    for piece in ("the run: 1e+12 tokens in 1,907,349 steps K", "time T_train (days)", "accelerator-hours H_GPU",
+                  "cost C_train ($)", "5 / 50 / 95 %", "energy E_train is not spread"):
+        assert piece in text, piece
+    assert "time T_train (days)" in u._repr_html_()
+    # output step_time spreads the run by its own draws; steps= instead of tokens=, no price: no cost
+    s = uncertainty(*EXAMPLE, sigma, "step_time", steps=1000, **KW)
+    assert (s.run.step.value, s.run.step.std) == (s.value, s.std) and s.run.value("T_train") == pytest.approx(1000 * s.value) and "C_train" not in s.run.slopes
+
+
+def test_a_run_spread_refuses_what_plan_refuses():
+    sigma = {"efficiency": 0.05}
+    with pytest.raises(ValueError, match="price_per_gpu_hour needs tokens or steps"):
+        uncertainty(*EXAMPLE, sigma, price_per_gpu_hour=2.0, **KW)
+    with pytest.raises(ValueError, match="give tokens .* or steps .*, one of them"):
+        uncertainty(*EXAMPLE, sigma, tokens=1e12, steps=10, **KW)
+    with pytest.raises(ValueError, match="tokens must be a finite number > 0, got -1"):
+        uncertainty(*EXAMPLE, sigma, tokens=-1, samples=10, **KW)
+    with pytest.raises(ValueError, match="price_per_gpu_hour must be a finite number >= 0"):
+        uncertainty(*EXAMPLE, sigma, tokens=1e12, price_per_gpu_hour=float("nan"), **KW)

@@ -239,9 +239,16 @@ def cmd_uncertainty(args) -> int:
     refuse_many_samples(args.samples)
     if args.seed < 0:
         raise UsageError(f"--seed: must be a whole number >= 0, got {args.seed}")
+    if args.tokens is not None and args.steps is not None:
+        raise UsageError("--tokens or --steps: give one of them (the run's training tokens, or its steps)")
+    if args.price is not None and args.tokens is None and args.steps is None:
+        raise UsageError("--price: needs --tokens or --steps (the run to price)")
+    run = tuple(f for f, v in (("--tokens", args.tokens), ("--steps", args.steps), ("--price", args.price))
+                if v is not None)
     try:
-        with about(args, s.flags + ("--sigma",), hints={"sigma": "--sigma"}):
+        with about(args, s.flags + ("--sigma",) + run, hints={"sigma": "--sigma", "price_per_gpu_hour": "--price"}):
             u = uncertainty(s.model, s.fleet, sigma, args.output, samples=args.samples, seed=args.seed,
+                            tokens=args.tokens, steps=args.steps, price_per_gpu_hour=args.price,
                             **single(s.kwargs), **model_kwargs(s))
             _emit(args, s, u, lambda: str(u))
     except RuntimeError as exc:

@@ -198,6 +198,12 @@ def parser() -> argparse.ArgumentParser:
                    "effective_throughput, memory, or any sweep output")
     c.add_argument("--samples", type=_int, help="Monte Carlo draws (default: first order only)")
     c.add_argument("--seed", type=_int, default=0, help="seed of the draws (default 0)")
+    c.add_argument("--tokens", type=_float, metavar="N", help="also: how far the run of N training tokens spreads "
+                   "(its days, GPU-hours and, with --price, cost)")
+    c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K",
+                   help="as --tokens, a run of K optimizer steps")
+    c.add_argument("--price", type=_float, metavar="USD", help="price of one accelerator for one hour, in US "
+                   "dollars: adds the run's cost")
     c = command("required", "the value of one input at which an output reaches a target, as a closed form "
                 "(every other input held)")
     c.add_argument("--output", help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "

@@ -45,8 +45,10 @@ Examples
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
+import warnings
 from dataclasses import dataclass
 from numbers import Real
 from typing import Dict, Mapping, Optional, Tuple
@@ -57,6 +59,7 @@ import sympy as sp
 from .. import _chunks, notation
 from ..display import PREFIXED, WIDTH, html_table, number, quantity, text_prefix, text_table, wrap, written
 from ..outputs import OUTPUTS
+from ..run_costs import TrainingPlan, _amount, per_step_time, plan_of
 from ..sweeps import sweep_arguments
 from ..symbols import BY_SYMBOL, Kind, by_argument
 from .point import CONTINUOUS, INTEGER_KNOBS, OUTPUT_ALIASES, sensitivities
@@ -190,6 +193,7 @@ class Uncertainty:
     configuration: str = ""
     regime: Tuple[str, ...] = ()
     monte_carlo: Optional[MonteCarlo] = None
+    run: Optional["RunSpread"] = None
 
     def __getitem__(self, name: str) -> Term:
         for t in self.terms:
@@ -327,7 +331,7 @@ class Uncertainty:
                     "mean_error": _plain(mc.mean_error),
                     "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}},
                 "discrepancy": _plain(self.discrepancy), "agrees": self.agrees, "terms": terms,
-                "notes": list(self.notes())}
+                "notes": list(self.notes()), "run": None if self.run is None else self.run.to_dict()}
 
     # ----------------------------------------------------------------------------------
     def _scale(self) -> Tuple[float, str]:
@@ -382,13 +386,126 @@ class Uncertainty:
         lines += text_table(self._rows(bare=True), header, indent="  ", align="lllrrrr", width=WIDTH, narrow=1)
         for n in self.notes():
             lines += wrap(n, "  ")
+        if self.run is not None:
+            lines += [""] + self.run.lines()
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         e = html.escape
         head = "".join(f"<p>{e(x.strip())}</p>" for x in self._header())
         tail = "".join(f"<p>{e(n)}</p>" for n in self.notes())
-        return head + html_table(self._rows(), self._HEADER) + tail
+        run = "" if self.run is None else self.run._repr_html_()
+        return head + html_table(self._rows(), self._HEADER) + tail + run
+
+#: A run output: its words and symbol, the unit a person reads it in, and that unit in the output's own (s, h, $).
+_RUN = {"T_train": ("time T_train (days)", 86400.0), "H_acc": ("accelerator-hours H_GPU", 1.0),
+        "C_train": ("cost C_train ($)", 1.0)}
+#: The JSON's names of the run outputs (:meth:`mlsysim_sym.run_costs.TrainingPlan.to_dict`'s).
+_RUN_KEYS = {"T_train": "wall_time", "H_acc": "accelerator_hours", "C_train": "cost"}
+
+
+@dataclass(frozen=True)
+class RunSpread:
+    """How far a run's time and cost spread (:func:`uncertainty` with ``tokens=`` or ``steps=``).
+
+    Each of :data:`~mlsysim_sym.run_costs.PER_STEP_TIME` is ``K T_step`` times what the step time does not
+    change, so it is its derivative in the step time (``slopes``, exact) times the step time: its value, its
+    first-order sd, its Monte Carlo mean, sd and percentiles are the step time's (``step``: the uncertainty of
+    ``T_step`` under the same sigmas, and the same draws) times that slope. ``plan`` is the run at the point
+    (:func:`mlsysim_sym.plan`'s). The energy is not spread: mlsysim's energy per step reads the parameters
+    otherwise than through the step time."""
+
+    plan: TrainingPlan
+    step: "Uncertainty"
+    slopes: Dict[str, float]
+
+    def value(self, name: str) -> float:
+        return self.slopes[name] * self.step.value
+
+    def std(self, name: str) -> float:
+        """First-order standard deviation of run output ``name`` (``"T_train"``, ``"H_acc"``, ``"C_train"``)."""
+        return self.slopes[name] * self.step.std
+
+    def monte_carlo(self, name: str) -> Optional[Dict[str, object]]:
+        """The Monte Carlo's mean, sd and percentiles of run output ``name`` (``None`` without Monte Carlo)."""
+        mc, k = self.step.monte_carlo, self.slopes[name]
+        if mc is None:
+            return None
+        return {"mean": k * mc.mean, "std": k * mc.std, "percentiles": {p: k * v for p, v in mc.percentiles.items()}}
+
+    def _head(self) -> str:
+        p, step = self.plan, self.step
+        run = f"{p.tokens:.4g} tokens in {p.steps:,} steps K" if p.tokens is not None else f"{p.steps:,} steps K"
+        same = "" if step.output == "step_time" else (
+            "; the step time's uncertainty under the same sigmas" + (" and draws" if step.monte_carlo else ""))
+        return (f"the run: {run} of T_step = {quantity(step.value, 's')} (first-order sd {_q(step.std, 's')}"
+                f"{same}); each output is K T_step times what the step time does not change")
+
+    def _rows(self):
+        """``(output, unit, value, first-order sd, Monte Carlo percentiles)`` per run output, in its unit."""
+        rows = []
+        for name in self.slopes:
+            words, per = _RUN[name]
+            mc = self.monte_carlo(name)
+            pct = "" if mc is None else _amounts([mc["percentiles"][k] / per for k in PERCENTILES])
+            rows.append((words, _amounts([self.value(name) / per]), _amounts([self.std(name) / per]), pct))
+        return rows
+
+    def _notes(self) -> Tuple[str, ...]:
+        out = []
+        if self.step.output != "step_time" and self.step.agrees is False:
+            out.append(f"the step time's first order and Monte Carlo part (sd {_q(self.step.std, 's')} against "
+                       f"{_q(self.step.monte_carlo.std, 's')}): read the Monte Carlo's percentiles")
+        out.append("energy E_train is not spread: mlsysim's energy per step reads the parameters otherwise than "
+                   "through the step time (plan gives its value)")
+        return tuple(out)
+
+    _HEADER = ("run output", "value", "sd", " / ".join(map(str, PERCENTILES)) + " %")
+
+    def lines(self) -> list:
+        mc = self.step.monte_carlo is not None
+        header = self._HEADER if mc else self._HEADER[:3]
+        rows = [r if mc else r[:3] for r in self._rows()]
+        return (wrap(self._head(), "  ") + text_table(rows, header, indent="  ", align="lrrr", width=WIDTH)
+                + [x for n in self._notes() for x in wrap(n, "  ")])
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        mc = self.step.monte_carlo is not None
+        header = self._HEADER if mc else self._HEADER[:3]
+        return (f"<p>{e(self._head())}</p>" + html_table([r if mc else r[:3] for r in self._rows()], header)
+                + "".join(f"<p>{e(n)}</p>" for n in self._notes()))
+
+    def to_dict(self) -> Dict[str, object]:
+        mc = self.step.monte_carlo
+        out = {"tokens": self.plan.tokens, "steps": self.plan.steps, "price_per_accelerator_hour": self.plan.price,
+               "step_time": {"value": self.step.value, "std": self.step.std,
+                             "monte_carlo": None if mc is None else {
+                                 "mean": _plain(mc.mean), "std": _plain(mc.std),
+                                 "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}}}}
+        for name in self.slopes:
+            m = self.monte_carlo(name)
+            out[_RUN_KEYS[name]] = {
+                "unit": {"T_train": "s", "H_acc": "h", "C_train": "$"}[name], "value": self.value(name),
+                "std": self.std(name), "monte_carlo": None if m is None else {
+                    "mean": _plain(m["mean"]), "std": _plain(m["std"]),
+                    "percentiles": {str(k): _plain(v) for k, v in m["percentiles"].items()}}}
+        out["days"] = {"value": self.value("T_train") / 86400, "std": self.std("T_train") / 86400}
+        out["energy"] = None
+        return out
+
+
+def _amounts(xs) -> str:
+    """A run's amounts for a person, ``/``-separated: as the plan prints them, in millions (``M``) from a million
+    up (a cell of three costs of ten digits would not fit a terminal)."""
+    if max(abs(x) for x in xs) >= 1e6:
+        return " / ".join(f"{x / 1e6:.4g}" for x in xs) + " M"
+    return " / ".join(map(_amount, xs))
 
 
 def _plain(x):
@@ -548,7 +665,8 @@ def _monte_carlo(arguments, quantity, first, samples: int, seed: int, max_memory
 
 
 def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *, samples: Optional[int] = None,
-                seed: int = 0, max_memory=None, **solve_kwargs) -> Uncertainty:
+                seed: int = 0, max_memory=None, tokens=None, steps=None, price_per_gpu_hour=None,
+                **solve_kwargs) -> Uncertainty:
     """The spread of ``output`` when each parameter of ``sigma`` has that relative standard deviation.
 
     Parameters
@@ -568,6 +686,11 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
     max_memory
         Bytes the Monte Carlo may take (default: :func:`mlsysim_sym._chunks.memory_budget`, the tightest of the
         cgroup limit, ``ulimit -v`` and the memory available).
+    tokens, steps, price_per_gpu_hour
+        A run of ``tokens`` (or ``steps``) on the configuration, as :func:`mlsysim_sym.plan` takes them: the
+        result's :attr:`Uncertainty.run` (a :class:`RunSpread`) then gives how far its wall-clock time,
+        accelerator-hours and (with a price) cost spread, from the step time's uncertainty under the same sigmas
+        (and draws).
     **solve_kwargs
         ``solve()``'s keyword arguments (checked and warned about as ``solve()`` does).
     """
@@ -581,7 +704,16 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
         raise ValueError(f"uncertainty(): seed must be a whole number >= 0, got {seed!r}")
     if samples is not None:                 # refused before the derivatives too
         _refuse(int(samples), len(sig), max_memory)
+    if price_per_gpu_hour is not None and tokens is None and steps is None:
+        raise ValueError("uncertainty(): price_per_gpu_hour needs tokens or steps (the run to price)")
     table = sensitivities(model, fleet, output, **solve_kwargs)
+    plan = None
+    if tokens is not None or steps is not None:         # checked before any draw
+        from ..solver import price
+        with warnings.catch_warnings():                 # sensitivities() warned already
+            warnings.simplefilter("ignore")
+            point = price(table.context)
+        plan = plan_of(point, tokens, steps, price_per_gpu_hour)
     first = _first_order(table, sig)
     mc, clipped = (None, {}) if samples is None else _monte_carlo(table.context, table.quantity, first, int(samples),
                                                                   seed, max_memory)
@@ -590,4 +722,9 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
                        clipped.get(p), sides)
                   for (p, x, v, s, d, e, c, kink, below, above, jump, sides) in first)
     terms = tuple(sorted(terms, key=lambda t: -t.contribution))
-    return Uncertainty(output, table.quantity, float(table.value), terms, table.configuration, table.regime, mc)
+    u = Uncertainty(output, table.quantity, float(table.value), terms, table.configuration, table.regime, mc)
+    if plan is None:
+        return u
+    step = u if table.quantity == "T_step" else uncertainty(
+        model, fleet, sigma, "step_time", samples=samples, seed=seed, max_memory=max_memory, **solve_kwargs)
+    return dataclasses.replace(u, run=RunSpread(plan, step, per_step_time(point, tokens, steps, price_per_gpu_hour)))
