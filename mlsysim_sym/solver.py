@@ -12,6 +12,7 @@ its :class:`~mlsysim_sym.arguments.Arguments` down to the compiled numbers (:fun
 """
 from __future__ import annotations
 
+import html
 import math
 import operator
 import warnings
@@ -284,6 +285,8 @@ class DistributedResult:
         # what the text says beside its numbers: the peak MFU counts against and the HBM the memory is held against
         out["mfu_peak"] = self.mfu_peak
         out["memory_capacity"] = self.memory_capacity
+        out["runnable"] = self.runnable
+        out["notes"] = self._notes()
         n = self.node_profile
         out["node_profile"] = {f.name: getattr(n, f.name) for f in fields(n)}
         if n.feasible:
@@ -304,27 +307,37 @@ class DistributedResult:
         from .plot import breakdown_chart
         return breakdown_chart(self, path=path, ax=ax)
 
+    @property
+    def runnable(self) -> Optional[bool]:
+        """Whether a framework runs this schedule as given (:func:`mlsysim_sym.schedules.can_run`); ``None``
+        without the call's arguments, or where a count is beyond int64 (batch 1e20): not said either way."""
+        a = self.arguments
+        try:
+            return None if a is None else bool(a.runnable)
+        except (OverflowError, ValueError, TypeError):
+            return None
+
+    def _notes(self) -> List[str]:
+        """What the numbers do not say, one sentence each (the text, the JSON and the notebook's table give them)."""
+        if self.runnable is not False:
+            return []
+        return ["note: no framework runs this schedule as given (see can_run(): the batch splits evenly over the "
+                "replicas, a replica's samples over the microbatches and gradient-accumulation steps, the layers "
+                "over the stages and virtual stages); it is priced as mlsysim prices it"]
+
     def notes(self) -> List[str]:
         """The text's lines below the breakdown: what its numbers do not say. A schedule no framework runs (see
         :func:`mlsysim_sym.schedules.can_run`) is priced all the same, as mlsysim prices it, and said so here (a
-        plan and a search say it too)."""
-        a = self.arguments
-        try:
-            runs = a is None or a.runnable
-        except (OverflowError, ValueError, TypeError):     # a count beyond int64 (batch 1e20): not said either way
-            runs = True
-        if runs:
-            return []
-        return wrap("note: no framework runs this schedule as given (see can_run(): the batch splits evenly over "
-                    "the replicas, a replica's samples over the microbatches and gradient-accumulation steps, the "
-                    "layers over the stages and virtual stages); it is priced as mlsysim prices it", "")
+        plan and a search say it too; ``to_dict()`` gives ``runnable`` and ``notes``)."""
+        return [line for n in self._notes() for line in wrap(n, "")]
 
     def __repr__(self) -> str:
         head = wrap("DistributedResult" + (f" of {self.configuration}:" if self.configuration else ":"), "")
         return "\n".join(head + key_values(self._rows(), indent="  ") + self.notes())
 
     def _repr_html_(self) -> str:
-        return html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")
+        return (html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")
+                + "".join(f"<p>{html.escape(n)}</p>" for n in self._notes()))
 
 
 class DistributedModel:

@@ -2,6 +2,7 @@
 fixed and held here: nonsense the command line refuses, layouts no framework runs, a search across precisions,
 the configuration line of a resized fleet, units where a person reads a number."""
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -196,7 +197,6 @@ def test_without_a_model_or_fleet_the_options_change_the_bundled_example_each_wh
     # the student's "what if the efficiency were 0.4": the example's layout (tp 8, pp 4, m 8) stays; before, any
     # option reset it to solve()'s tp 1, pp 1, m 1 (0.1534 MFU, spilling to host memory); a sweep does the same
     code, out, err = cli("solve", "--efficiency", "0.4", "--json")
-    import json
     r = json.loads(out)
     assert code == 0 and (r["configuration"]["tp_size"], r["configuration"]["pp_size"],
                           r["configuration"]["microbatch_count"]) == (8, 4, 8)
@@ -220,8 +220,16 @@ def test_solve_says_when_no_framework_runs_the_schedule_it_prices():
     r = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-405B", "modern/H100-SXM-1024", batch_size=1024,
                                                     tp_size=8, pp_size=16, v_stages=2, microbatch_count=16)
     assert r.notes() and "no framework runs this schedule" in repr(r)
+    # the JSON and the notebook's table say it too
+    d = r.to_dict()
+    assert d["runnable"] is False and d["notes"][0].startswith("note: no framework runs this schedule as given")
+    assert "<p>note: no framework runs this schedule" in r._repr_html_()
+    code, out, _ = cli("solve", "--microbatches", "3", "--json")
+    assert code == 0 and json.loads(out)["runnable"] is False
     code, out, _ = cli("solve")
     assert code == 0 and "no framework runs" not in out
+    code, out, _ = cli("solve", "--json")
+    assert code == 0 and json.loads(out)["runnable"] is True and json.loads(out)["notes"] == []
 
 
 def test_a_dense_card_has_no_expert_parallel_slope():
