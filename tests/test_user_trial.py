@@ -317,3 +317,19 @@ def test_equations_prefers_the_printed_symbol_and_names_a_record_field_as_one():
     assert code == 2 and "c, context-parallel degree" in err and "solve()'s cp_size, --cp" in err
     code, _, err = cli("equations", "P")
     assert "(a record's field, sweep()'s parameters, --parameters)" in err
+
+
+def test_a_split_error_on_the_bundled_example_says_where_the_degrees_came_from():
+    # the student typed only --count 3 (3 nodes of 8 = 24 GPUs); the example's tp 8 x pp 4 = 32 does not fit them.
+    # The line named --tp/--pp/--ep, none of which was typed: it names --count and says whose tp and pp they are
+    code, out, err = cli("solve", "--count", "3")
+    assert code == 2 and out == "" and err == (
+        "mlsysim-sym: error: --count: Infeasible 4D Parallelism: TP(8) * PP(4) * EP(1) > Total(24) (tp 8, pp 4: "
+        "the bundled example's; --tp, --pp change them)\n")
+    # one degree typed: the line names the degrees, and the one the example gave
+    code, _, err = cli("solve", "--count", "5", "--tp", "4")
+    assert code == 2 and err.startswith("mlsysim-sym: error: --tp/--pp/--ep: Infeasible 4D Parallelism: TP(4) * "
+                                        "PP(4)") and err.endswith("(pp 4: the bundled example's; --pp changes it)\n")
+    # with --model the degrees are solve()'s defaults, not the example's: nothing to say
+    code, _, err = cli("solve", "--model", "Llama3_70B", "--count", "3", "--tp", "8", "--pp", "4")
+    assert code == 2 and err.endswith("> Total(24)\n")

@@ -244,6 +244,7 @@ def setup(args, example: bool = True) -> Setup:
         # neither a model nor a fleet named: the options change the bundled example, each what it names
         kw = {k: v for k, v in EXAMPLE.items() if k not in ("model", "fleet")}
         kw.update({k: (v[0] if len(v) == 1 else v) for k, v in given.items()})
+        args.example_origin = {k: v for k, v in kw.items() if k not in given}    # said in errors (cli.errors)
         return Setup(EXAMPLE["model"], EXAMPLE["fleet"], kw, ModelChoice(fidelity or "mlsysim", without or ()),
                      "" if given else "the bundled example", given)
     model, fleet = args.model, args.fleet
