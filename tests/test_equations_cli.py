@@ -47,7 +47,9 @@ def test_a_quantity_defined_as_its_cost_term_goes_on_to_the_formula(capsys):
     # T_bubble = T_bubble(T_node, N_PP, V, m) alone says x = x(...); the bubble adds (N_PP - 1) / (m V) of the replica
     # step (Narayanan et al. 2021: b / (1 - b) with b = (p - 1) / (m V + p - 1))
     assert out == ("% T_bubble: pipeline fill-and-drain time [s]\n\\begin{aligned}\n"
-                   r"T_{\text{bubble}} &= T_{\text{bubble}}\left(T_{\text{node}}, N_{\text{PP}}, V, m\right) \\" "\n"
+                   # a line beyond 80 columns is broken at a space (in LaTeX a line break is a space)
+                   r"T_{\text{bubble}} &= T_{\text{bubble}}\left(T_{\text{node}}, N_{\text{PP}}, V," "\n"
+                   r"m\right) \\" "\n"
                    r"&= \frac{T_{\text{node}} \left(N_{\text{PP}} - 1\right)}{m V}" "\n\\end{aligned}\n")
     _, out, _ = run(capsys, "bubble_fraction", "--book", "--quarto")
     assert out.splitlines()[4] == (r"&= \frac{\PipelineParallelDegree - 1}{\MicrobatchCount "
@@ -172,7 +174,10 @@ def test_a_cost_terms_unit_is_its_formulas(capsys, name):
     assert json.loads(out)["unit"] == TERM_UNITS[name]
     _, out, _ = run(capsys, name)
     written = {"1": "", "flop/B": " [FLOP/B]", "flop/s": " [FLOP/s]"}.get(TERM_UNITS[name], f" [{TERM_UNITS[name]}]")
-    assert out.splitlines()[0].endswith(notation.term(name).meaning + written)
+    # the comment, beyond 80 columns continued on "% " lines
+    comment = " ".join(x[2:] for x in out.splitlines() if x.startswith("% "))
+    assert comment.endswith(notation.term(name).meaning + written)
+    assert max(map(len, out.splitlines())) <= 80
 
 
 def test_every_cost_term_has_a_unit_and_the_units_are_written_as_solve_writes_them(capsys):
@@ -294,3 +299,15 @@ process.stdout.write(JSON.stringify(seen));
 """, tmp_path)
     # the include twice changes KaTeX once; a larger value the page passed is kept, a smaller one raised
     assert got == [n, 4 * n, n, n]
+
+
+def test_a_long_equation_is_broken_at_spaces_into_lines_that_fit_a_terminal(capsys):
+    # T_dp in parameters is a 3,000-character line of LaTeX; printed for a person it is broken at spaces (a line
+    # break is a space to LaTeX, in math and in \text alike), so the lines joined by spaces are the JSON's LaTeX
+    _, out, _ = run(capsys, "T_dp", "--expanded")
+    lines = out.splitlines()
+    assert lines[0].startswith("% T_dp (T_DP): DP communication per step") and lines[1].startswith("% ")
+    assert len(lines) > 30 and max(map(len, lines)) <= 80
+    _, js, _ = run(capsys, "T_dp", "--expanded", "--json")
+    tex = json.loads(js)["latex"]
+    assert len(tex) > 2000 and " ".join(x for x in lines if not x.startswith("% ")) == " ".join(tex.split())

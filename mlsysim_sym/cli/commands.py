@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import textwrap
 import warnings
 from typing import Callable, Dict, Optional
 
 from .. import catalog
-from ..display import wrap
+from ..display import WIDTH, wrap
 from .errors import about, one_line, option_of
 from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
 from .options import BY_KEYWORD, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
@@ -406,14 +407,18 @@ def cmd_equations(args) -> int:
         print(f"<!-- {name}{tail} -->")
         print(display(tex, label))          # as cells.equation writes it: math GitHub's Markdown keeps too
     else:
-        print(f"% {name}" + (f" ({shown})" if shown and shown != name else "") + tail)     # as the tables print it
-        print(tex)
+        head = f"{name}" + (f" ({shown})" if shown and shown != name else "") + tail     # as the tables print it
+        print("\n".join("% " + x for x in textwrap.wrap(head, WIDTH - 2, break_long_words=False,
+                                                          break_on_hyphens=False)))
+        # broken at spaces to fit a terminal: in LaTeX a line break is a space (in math and in \text alike)
+        print("\n".join(x for line in tex.split("\n") for x in
+                        textwrap.wrap(line, WIDTH, break_long_words=False, break_on_hyphens=False) or [line]))
     return 0
 
 
 def cmd_list(args) -> int:
     from .. import modern
-    from ..display import WIDTH, number, quantity, text_table
+    from ..display import number, quantity, text_table
     ws = [(n, catalog.workload(n), "mlsysim 0.3.0") for n in catalog.workload_names()]
     ws += [(n, modern.workload(n), "modern") for n in modern.architecture_names()]
     fs = [(n, catalog.fleet(n), "mlsysim 0.3.0") for n in catalog.fleet_names()]
