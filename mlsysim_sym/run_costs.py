@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import sympy as sp
 
@@ -143,20 +143,26 @@ class TrainingPlan:
         if self.samples_per_step >= self.batch:     # (a batch below N_DP: solve() warns of the idle replicas)
             return []
         b = self.samples_per_step // self.replicas
-        return wrap(f"the batch of {self.batch:,} does not split evenly over {self.replicas:,} data-parallel "
-                    f"replicas: a step is priced at {b:,} sample{'s' if b > 1 else ''} a replica, "
-                    f"{self.samples_per_step:,} in all, and the run counts those (as solve() prices the step)")
+        return [f"the batch of {self.batch:,} does not split evenly over {self.replicas:,} data-parallel "
+                f"replicas: a step is priced at {b:,} sample{'s' if b > 1 else ''} a replica, "
+                f"{self.samples_per_step:,} in all, and the run counts those (as solve() prices the step)"]
+
+    def caveats(self) -> List[str]:
+        """What the run's numbers rest on, one sentence each: a batch that does not split evenly, a state that
+        does not fit in HBM, a layout no framework runs (the plan's text and an uncertainty's run give them)."""
+        out = self._uneven()
+        out += [] if self.fits else ["the training state does not fit in HBM: each step is priced spilling to "
+                                     "host memory, as solve() prices it"]
+        out += [] if self.runnable else [f"no framework runs this layout as given ({RULES}); it is priced as "
+                                         "solve() prices it"]
+        return out
 
     def __str__(self) -> str:
         spill = wrap("energy: mlsysim's, each replica's roofline step (compute, memory, overhead) at its share "
                      "of TDP; communication and bubble time are not charged (the accelerators at TDP for the whole "
                      f"run: {_amount(self.accelerator_hours * self.tdp / 1e6)} MWh, an upper bound)") \
             if self.energy > 0 and self.tdp else []
-        spill += self._uneven()
-        spill += [] if self.fits else wrap("the training state does not fit in HBM: each step is priced spilling to "
-                                          "host memory, as solve() prices it")
-        spill += [] if self.runnable else wrap(f"no framework runs this layout as given ({RULES}); it is priced as "
-                                               "solve() prices it")
+        spill += [line for c in self.caveats() for line in wrap(c)]
         return "\n".join(wrap(f"configuration: {self.configuration}", "") + key_values(self._rows(), indent="  ")
                          + spill)
 

@@ -254,3 +254,17 @@ def test_a_run_spread_refuses_what_plan_refuses():
         uncertainty(*EXAMPLE, sigma, tokens=-1, samples=10, **KW)
     with pytest.raises(ValueError, match="price_per_gpu_hour must be a finite number >= 0"):
         uncertainty(*EXAMPLE, sigma, tokens=1e12, price_per_gpu_hour=float("nan"), **KW)
+
+
+def test_a_run_spread_warns_about_its_configuration_once():
+    # the step time's uncertainty is a second pass over the same configuration: its warnings were given by the first
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        u = uncertainty(*EXAMPLE, {"efficiency": 0.05}, tokens=1e9, **dict(KW, batch_size=4))
+    assert [str(x.message) for x in w] == [
+        "batch_size (4) < dp_size (8): some ranks will be idle. Using local_batch=1."]
+    # a step trains min(B, N_DP b) = min(4, 8 x 1) = 4 samples of 2048 tokens: 1e9 tokens take
+    # ceil(1e9 / 8,192) = ceil(122,070.3) = 122,071 steps; the run says what the plan says of the layout
+    assert u.run.plan.steps == 122_071
+    assert "no framework runs this layout as given" in " ".join(str(u.run).split())

@@ -452,7 +452,7 @@ class RunSpread:
         return rows
 
     def _notes(self) -> Tuple[str, ...]:
-        out = []
+        out = list(self.plan.caveats())
         if self.step.output != "step_time" and self.step.agrees is False:
             out.append(f"the step time's first order and Monte Carlo part (sd {_q(self.step.std, 's')} against "
                        f"{_q(self.step.monte_carlo.std, 's')}): read the Monte Carlo's percentiles")
@@ -725,6 +725,11 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
     u = Uncertainty(output, table.quantity, float(table.value), terms, table.configuration, table.regime, mc)
     if plan is None:
         return u
-    step = u if table.quantity == "T_step" else uncertainty(
-        model, fleet, sigma, "step_time", samples=samples, seed=seed, max_memory=max_memory, **solve_kwargs)
+    if table.quantity == "T_step":
+        step = u
+    else:
+        with warnings.catch_warnings():                 # the same configuration: warned about once, above
+            warnings.simplefilter("ignore")
+            step = uncertainty(model, fleet, sigma, "step_time", samples=samples, seed=seed, max_memory=max_memory,
+                               **solve_kwargs)
     return dataclasses.replace(u, run=RunSpread(plan, step, per_step_time(point, tokens, steps, price_per_gpu_hour)))
