@@ -321,7 +321,7 @@ class DistributedResult:
         """What the numbers do not say, one sentence each (the text, the JSON and the notebook's table give them)."""
         if self.runnable is not False:
             return []
-        return ["note: no framework runs this schedule as given (see can_run(): the batch splits evenly over the "
+        return ["no framework runs this schedule as given (see can_run(): the batch splits evenly over the "
                 "replicas, a replica's samples over the microbatches and gradient-accumulation steps, the layers "
                 "over the stages and virtual stages); it is priced as mlsysim prices it"]
 
@@ -329,7 +329,7 @@ class DistributedResult:
         """The text's lines below the breakdown: what its numbers do not say. A schedule no framework runs (see
         :func:`mlsysim_sym.schedules.can_run`) is priced all the same, as mlsysim prices it, and said so here (a
         plan and a search say it too; ``to_dict()`` gives ``runnable`` and ``notes``)."""
-        return [line for n in self._notes() for line in wrap(n, "")]
+        return [line for n in self._notes() for line in wrap("note: " + n, "")]
 
     def __repr__(self) -> str:
         head = wrap("DistributedResult" + (f" of {self.configuration}:" if self.configuration else ":"), "")
@@ -337,7 +337,7 @@ class DistributedResult:
 
     def _repr_html_(self) -> str:
         return (html_table(self._rows(), ("", "value"), caption=self.configuration or "DistributedResult")
-                + "".join(f"<p>{html.escape(n)}</p>" for n in self._notes()))
+                + "".join(f"<p>note: {html.escape(n)}</p>" for n in self._notes()))
 
 
 class DistributedModel:

@@ -311,3 +311,10 @@ def test_a_long_equation_is_broken_at_spaces_into_lines_that_fit_a_terminal(caps
     _, js, _ = run(capsys, "T_dp", "--expanded", "--json")
     tex = json.loads(js)["latex"]
     assert len(tex) > 2000 and " ".join(x for x in lines if not x.startswith("% ")) == " ".join(tex.split())
+    # no line starts with a binary + or - (Markdown would read "- " as a list item); a token longer than the room
+    # left stays whole (the extended model's T_step in the book's macros has lines of up to 90 columns)
+    _, out, _ = run(capsys, "T_step", "--book", "--expanded", "--fidelity", "extended")
+    body = [x for x in out.splitlines() if not x.startswith("% ")]
+    assert not [x for x in body if x.startswith(("+ ", "- "))] and max(map(len, body)) <= 100
+    _, js, _ = run(capsys, "T_step", "--book", "--expanded", "--fidelity", "extended", "--json")
+    assert " ".join(body) == " ".join(json.loads(js)["latex"].split())

@@ -232,15 +232,27 @@ def test_a_run_spreads_as_its_step_time_scaled_by_the_steps():
     assert round(u.relative, 4) == 0.0402
     d = json.loads(json.dumps(u.to_dict()))["run"]
     assert d["steps"] == K and d["wall_time"]["unit"] == "s" and d["cost"]["value"] == u.run.value("C_train")
-    assert d["days"]["value"] == pytest.approx(p.days) and d["energy"] is None
+    assert d["days"]["value"] == pytest.approx(p.days) and d["days"]["unit"] == "d" and "energy E_train is not spread" in d["notes"][-1]
     text = str(u)
     assert max(map(len, text.splitlines())) <= 80
-    for piece in ("the run: 1e+12 tokens in 1,907,349 steps K", "time T_train (days)", "accelerator-hours H_GPU",
-                  "cost C_train ($)", "5 / 50 / 95 %", "energy E_train is not spread"):
+    for piece in ("the run: 1e+12 tokens in 1,907,349 steps K", "time T_train (days)", "GPU-hours H_GPU",
+                  "cost C_train ($)", "MC 5 / 50 / 95 %", "MC mean", "energy E_train is not spread"):
         assert piece in text, piece
     assert "time T_train (days)" in u._repr_html_()
     # output step_time spreads the run by its own draws; steps= instead of tokens=, no price: no cost
+    flat = " ".join(text.split())
+    assert "of T_step = 3.369 s, at $2.5 per GPU-hour" in flat and "under the same sigmas and draws" in flat
+    # the run's outputs by the names the text prints and the JSON's keys too, and in days
+    assert u.run.std("H_GPU") == u.run.std("accelerator_hours") == u.run.std("H_acc")
+    assert u.run.value("days") == pytest.approx(p.days, rel=1e-12) and u.run.value("cost") == u.run.value("C_train")
+    with pytest.raises(KeyError, match="no run output 'x'; the run's: T_train, wall_time, H_acc, H_GPU"):
+        u.run.value("x")
+    # where the step time's first order and Monte Carlo part (the straggler factor's kink), the run says which to read
+    k = uncertainty(*EXAMPLE, dict(sigma, straggler_factor=0.05), samples=20000, tokens=1e12, **KW)
+    assert k.run.separate and k.run.step.agrees is False
+    assert "read the Monte Carlo's percentiles" in " ".join(str(k.run).split())
     s = uncertainty(*EXAMPLE, sigma, "step_time", steps=1000, **KW)
+    assert not s.run.separate and "same sigmas" not in str(s.run)
     assert (s.run.step.value, s.run.step.std) == (s.value, s.std) and s.run.value("T_train") == pytest.approx(1000 * s.value) and "C_train" not in s.run.slopes
 
 

@@ -222,7 +222,7 @@ def test_solve_says_when_no_framework_runs_the_schedule_it_prices():
     assert r.notes() and "no framework runs this schedule" in repr(r)
     # the JSON and the notebook's table say it too
     d = r.to_dict()
-    assert d["runnable"] is False and d["notes"][0].startswith("note: no framework runs this schedule as given")
+    assert d["runnable"] is False and d["notes"][0].startswith("no framework runs this schedule as given")
     assert "<p>note: no framework runs this schedule" in r._repr_html_()
     code, out, _ = cli("solve", "--microbatches", "3", "--json")
     assert code == 0 and json.loads(out)["runnable"] is False
@@ -321,15 +321,20 @@ def test_equations_prefers_the_printed_symbol_and_names_a_record_field_as_one():
 
 def test_a_split_error_on_the_bundled_example_says_where_the_degrees_came_from():
     # the student typed only --count 3 (3 nodes of 8 = 24 GPUs); the example's tp 8 x pp 4 = 32 does not fit them.
-    # The line named --tp/--pp/--ep, none of which was typed: it names --count and says whose tp and pp they are
+    # The line names --tp/--pp/--ep, none of which was typed: it says whose tp and pp they are
     code, out, err = cli("solve", "--count", "3")
     assert code == 2 and out == "" and err == (
-        "mlsysim-sym: error: --count: Infeasible 4D Parallelism: TP(8) * PP(4) * EP(1) > Total(24) (tp 8, pp 4: "
-        "the bundled example's; --tp, --pp change them)\n")
-    # one degree typed: the line names the degrees, and the one the example gave
+        "mlsysim-sym: error: --tp/--pp/--ep: Infeasible 4D Parallelism: TP(8) * PP(4) * EP(1) > Total(24) (tp 8, "
+        "pp 4: the bundled example's; --tp, --pp change them)\n")
+    # one degree typed: the one the example gave, before the message's full stop
     code, _, err = cli("solve", "--count", "5", "--tp", "4")
-    assert code == 2 and err.startswith("mlsysim-sym: error: --tp/--pp/--ep: Infeasible 4D Parallelism: TP(4) * "
-                                        "PP(4)") and err.endswith("(pp 4: the bundled example's; --pp changes it)\n")
+    assert code == 2 and err == ("mlsysim-sym: error: --tp/--pp/--ep: Infeasible 4D Parallelism: TP(4) * PP(4) * "
+                                 "EP(1) must divide total accelerators (40) exactly (pp 4: the bundled example's; "
+                                 "--pp changes it).\n")
+    # a sweep none of whose nodes counts fits the example's layout says it too
+    code, _, err = cli("sweep", "--count", "3,5")
+    assert code == 2 and "> Total(24) (tp 8, pp 4: the bundled example's; --tp, --pp change them) (the first of" \
+        in err
     # with --model the degrees are solve()'s defaults, not the example's: nothing to say
     code, _, err = cli("solve", "--model", "Llama3_70B", "--count", "3", "--tp", "8", "--pp", "4")
     assert code == 2 and err.endswith("> Total(24)\n")

@@ -7,11 +7,11 @@ import logging
 import sys
 import textwrap
 import warnings
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 from .. import catalog
 from ..display import WIDTH, wrap
-from .errors import about, one_line, option_of
+from .errors import about, one_line, option_of, with_origin
 from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
 from .options import BY_KEYWORD, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
 
@@ -118,15 +118,16 @@ def cmd_sweep(args) -> int:
             except (KeyError, ValueError):
                 raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}, or a "
                                  f"quantity of the model ('mlsysim-sym equations' lists them)") from None
-        _refuse_all_masked(r, listed)
+        _refuse_all_masked(r, listed, getattr(args, "example_origin", {}))
         _plot(r, args.plot, output=args.output)
         _emit(args, s, r, lambda: r.table(args.output))
     return 0
 
 
-def _refuse_all_masked(r, given) -> None:
+def _refuse_all_masked(r, given, example=None) -> None:
     """A sweep none of whose configurations is valid: one line, the first one's reason named by its option (as
-    ``solve`` reports that configuration; a reason that names none, by the options given)."""
+    ``solve`` reports that configuration; a reason that names none, by the options given), with where the bundled
+    example's values in it came from (``example``: keyword -> value, :func:`.errors.with_origin`)."""
     import numpy as np
     valid = np.broadcast_to(r.valid, r.shape)
     if valid.any():
@@ -134,8 +135,8 @@ def _refuse_all_masked(r, given) -> None:
     reason = str(np.broadcast_to(r.reason, r.shape).flat[0])
     n = valid.size
     named = option_of(reason) or "/".join(given) + ": "
-    raise UsageError(f"{named}{reason}" + (f" (the first of the sweep's {n:,} configurations, all masked)"
-                                          if n > 1 else ""))
+    raise UsageError(with_origin(named, reason, example or {})
+                     + (f" (the first of the sweep's {n:,} configurations, all masked)" if n > 1 else ""))
 
 
 def _fixed_accelerators(s) -> Optional[int]:
@@ -247,7 +248,8 @@ def cmd_uncertainty(args) -> int:
     run = tuple(f for f, v in (("--tokens", args.tokens), ("--steps", args.steps), ("--price", args.price))
                 if v is not None)
     try:
-        with about(args, s.flags + ("--sigma",) + run, hints={"sigma": "--sigma", "price_per_gpu_hour": "--price"}):
+        hints = {"sigma": "--sigma", "price_per_gpu_hour": "--price", **({"the run's": "/".join(run)} if run else {})}
+        with about(args, s.flags + ("--sigma",) + run, hints=hints):
             u = uncertainty(s.model, s.fleet, sigma, args.output, samples=args.samples, seed=args.seed,
                             tokens=args.tokens, steps=args.steps, price_per_gpu_hour=args.price,
                             **single(s.kwargs), **model_kwargs(s))
@@ -410,10 +412,26 @@ def cmd_equations(args) -> int:
         head = f"{name}" + (f" ({shown})" if shown and shown != name else "") + tail     # as the tables print it
         print("\n".join("% " + x for x in textwrap.wrap(head, WIDTH - 2, break_long_words=False,
                                                           break_on_hyphens=False)))
-        # broken at spaces to fit a terminal: in LaTeX a line break is a space (in math and in \text alike)
-        print("\n".join(x for line in tex.split("\n") for x in
-                        textwrap.wrap(line, WIDTH, break_long_words=False, break_on_hyphens=False) or [line]))
+        print("\n".join(_tex_lines(tex)))
     return 0
+
+
+def _tex_lines(tex: str) -> List[str]:
+    """LaTeX for a terminal: each line broken at spaces into lines of at most :data:`WIDTH` columns where a space
+    allows (a longer token stays whole). To LaTeX a line break is a space, in math and in ``\\text`` alike, so the
+    lines paste as they are; none starts with a binary ``+`` or ``-`` (Markdown reads ``- `` at a line's start
+    as a list item, even between ``$$``): the operator ends the line before it."""
+    out = []
+    for line in tex.split("\n"):
+        current = ""
+        for token in line.split(" "):
+            if current and len(current) + 1 + len(token) > WIDTH and token not in ("+", "-"):
+                out.append(current)
+                current = token
+            else:
+                current = f"{current} {token}" if current else token
+        out.append(current)
+    return out
 
 
 def cmd_list(args) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from contextlib import contextmanager
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Sequence
 
 from .options import OPTIONS, UsageError
 
@@ -114,8 +114,8 @@ def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
         if not named:
             named = next((flag + ": " for phrase, flag in (hints or {}).items() if phrase in text), "")
         start = _from_plan(named or fallback + ": ", given, getattr(args, "plan_origin", {}))
-        start, since = _from_example(start, given, getattr(args, "example_origin", {}))
-        raise UsageError(start + unrepeated(named, _in_options_words(text, hints)) + since) from None
+        raise UsageError(with_origin(start, unrepeated(named, _in_options_words(text, hints)),
+                                     getattr(args, "example_origin", {}))) from None
 
 
 #: ``uncertainty(): sigma['x']``: the mapping ``uncertainty()`` takes, where ``--sigma`` takes ``x=...``.
@@ -163,16 +163,22 @@ def _from_plan(named: str, given: Sequence[str], origin: Dict[str, str]) -> str:
     return f"{origin[keys[0]]}: " + "/".join(f"training.{k}" for k in keys) + ": "
 
 
-def _from_example(named: str, given: Sequence[str], example: Dict[str, object]) -> Tuple[str, str]:
-    """``(start, end)`` of an error line: ``named`` and nothing, or where the bundled example gave values of its
-    options, where those came from (``" (tp 8, pp 4: the bundled example's; --tp, --pp change them)"``), and when
-    none of its options was typed, the options typed in its place (``"--count: "``)."""
+def _from_example(named: str, example: Dict[str, object]) -> str:
+    """What an error line adds where the bundled example gave values of the options it names: those values and
+    the options that change them (``" (tp 8, pp 4: the bundled example's; --tp, --pp change them)"``), else
+    nothing. The user who typed only ``--count 3`` reads where the tp 8 and pp 4 of the message came from."""
     flags = named[:-2].split("/") if named.startswith("--") and named.endswith(": ") else []
     kept = [o for o in OPTIONS if o.flag in flags and o.keyword in example]
     if not kept:
-        return named, ""
-    typed = [f for f in dict.fromkeys(given) if f.startswith("--")]
-    start = named if any(f in given for f in flags) or not typed else "/".join(typed[:4]) + ": "
-    return start, (" (" + ", ".join(f"{o.flag[2:]} {example[o.keyword]}" for o in kept) + ": the bundled example's; "
-                   + ", ".join(o.flag for o in kept) + f" change{'s' if len(kept) == 1 else ''} "
-                   + ("it" if len(kept) == 1 else "them") + ")")
+        return ""
+    return (" (" + ", ".join(f"{o.flag[2:]} {example[o.keyword]}" for o in kept) + ": the bundled example's; "
+            + ", ".join(o.flag for o in kept) + (" changes it)" if len(kept) == 1 else " change them)"))
+
+
+def with_origin(named: str, text: str, example: Dict[str, object]) -> str:
+    """``named`` and ``text`` as one error line, with where the example's values came from (:func:`_from_example`)
+    before the message's last full stop."""
+    since = _from_example(named, example)
+    if since and text.endswith("."):
+        return named + text[:-1] + since + "."
+    return named + text + since

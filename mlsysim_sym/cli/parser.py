@@ -19,16 +19,22 @@ DESCRIPTION = ("The command line: price, sweep, search and explain training step
 
 def _int(text: str) -> int:
     """argparse's ``int``, but ``1_0`` (which Python reads as 10) is a typo, refused."""
-    if "_" in text:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(text)
+    try:
+        if "_" in text:
+            raise ValueError
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
 def _float(text: str) -> float:
     """argparse's ``float``, but ``0.3_0`` (which Python reads as 0.30) is a typo, refused."""
-    if "_" in text:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
-    return float(text)
+    try:
+        if "_" in text:
+            raise ValueError
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
 def _hint(message: str, commands, args) -> str:

@@ -398,7 +398,7 @@ class Uncertainty:
         return head + html_table(self._rows(), self._HEADER) + tail + run
 
 #: A run output: its words and symbol, the unit a person reads it in, and that unit in the output's own (s, h, $).
-_RUN = {"T_train": ("time T_train (days)", 86400.0), "H_acc": ("accelerator-hours H_GPU", 1.0),
+_RUN = {"T_train": ("time T_train (days)", 86400.0), "H_acc": ("GPU-hours H_GPU", 1.0),
         "C_train": ("cost C_train ($)", 1.0)}
 #: The JSON's names of the run outputs (:meth:`mlsysim_sym.run_costs.TrainingPlan.to_dict`'s).
 _RUN_KEYS = {"T_train": "wall_time", "H_acc": "accelerator_hours", "C_train": "cost"}
@@ -418,55 +418,77 @@ class RunSpread:
     plan: TrainingPlan
     step: "Uncertainty"
     slopes: Dict[str, float]
+    separate: bool = True       # whether ``step`` is a pass of its own (the uncertainty's output is not T_step)
+
+    def _slope(self, name: str) -> float:
+        """The slope of run output ``name`` in the step time: ``name`` the quantity's (``"H_acc"``), the symbol the
+        text prints (``"H_GPU"``), the JSON's key (``"accelerator_hours"``), or ``"days"`` (``T_train`` in days)."""
+        if name == "days":
+            return self.slopes["T_train"] / 86400
+        for n, k in self.slopes.items():
+            if name in (n, _RUN_KEYS[n], notation.plain(notation.entry(n).latex)):
+                return k
+        names = [x for n in self.slopes for x in (n, notation.plain(notation.entry(n).latex), _RUN_KEYS[n])]
+        raise KeyError(f"no run output {name!r}; the run's: {', '.join(dict.fromkeys(names + ['days']))}"
+                       + ("" if "C_train" in self.slopes else " (a cost needs price_per_gpu_hour)"))
 
     def value(self, name: str) -> float:
-        return self.slopes[name] * self.step.value
+        """Run output ``name`` at the point (``"T_train"`` in s, ``"days"``, ``"H_acc"`` in GPU-hours, ...)."""
+        return self._slope(name) * self.step.value
 
     def std(self, name: str) -> float:
-        """First-order standard deviation of run output ``name`` (``"T_train"``, ``"H_acc"``, ``"C_train"``)."""
-        return self.slopes[name] * self.step.std
+        """First-order standard deviation of run output ``name`` (``"T_train"``, ``"days"``, ``"H_acc"``,
+        ``"C_train"``; or the symbols the text prints and the JSON's keys)."""
+        return self._slope(name) * self.step.std
 
     def monte_carlo(self, name: str) -> Optional[Dict[str, object]]:
         """The Monte Carlo's mean, sd and percentiles of run output ``name`` (``None`` without Monte Carlo)."""
-        mc, k = self.step.monte_carlo, self.slopes[name]
+        mc, k = self.step.monte_carlo, self._slope(name)
         if mc is None:
             return None
         return {"mean": k * mc.mean, "std": k * mc.std, "percentiles": {p: k * v for p, v in mc.percentiles.items()}}
 
     def _head(self) -> str:
         p, step = self.plan, self.step
-        run = f"{p.tokens:.4g} tokens in {p.steps:,} steps K" if p.tokens is not None else f"{p.steps:,} steps K"
-        same = "" if step.output == "step_time" else (
-            "; the step time's uncertainty under the same sigmas" + (" and draws" if step.monte_carlo else ""))
-        return (f"the run: {run} of T_step = {quantity(step.value, 's')} (first-order sd {_q(step.std, 's')}"
-                f"{same}); each output is K T_step times what the step time does not change")
+        steps = f"{_amount(p.steps)} step{'s' if p.steps != 1 else ''} K"
+        run = f"{p.tokens:.4g} tokens in {steps}" if p.tokens is not None else steps
+        price = "" if p.price is None else f", at ${p.price:g} per GPU-hour"
+        mc = step.monte_carlo is not None
+        same = (" under the same sigmas" + (" and draws" if mc else "")) if self.separate else ""
+        return (f"the run: {run} of T_step = {quantity(step.value, 's')}{price}; each output is K T_step times what "
+                f"the step time does not change, so it spreads as the step time does{same} (first-order sd "
+                f"{_q(step.std, 's')}" + ("; sd: first order, MC: Monte Carlo)" if mc else ")"))
 
     def _rows(self):
-        """``(output, unit, value, first-order sd, Monte Carlo percentiles)`` per run output, in its unit."""
+        """``(output, value, first-order sd, Monte Carlo mean, Monte Carlo percentiles)`` per run output, in its
+        unit, each row at one scale (:func:`_scale_of`)."""
         rows = []
         for name in self.slopes:
             words, per = _RUN[name]
             mc = self.monte_carlo(name)
-            pct = "" if mc is None else _amounts([mc["percentiles"][k] / per for k in PERCENTILES])
-            rows.append((words, _amounts([self.value(name) / per]), _amounts([self.std(name) / per]), pct))
+            value, sd = self.value(name) / per, self.std(name) / per
+            pct = [] if mc is None else [mc["percentiles"][k] / per for k in PERCENTILES]
+            scale = _scale_of([value, *pct])
+            rows.append((words, _amounts([value], scale), _amounts([sd], scale),
+                         _amounts([mc["mean"] / per], scale) if mc else "", _amounts(pct, scale) if pct else ""))
         return rows
 
     def _notes(self) -> Tuple[str, ...]:
         out = list(self.plan.caveats())
-        if self.step.output != "step_time" and self.step.agrees is False:
+        if self.separate and self.step.agrees is False:
             out.append(f"the step time's first order and Monte Carlo part (sd {_q(self.step.std, 's')} against "
                        f"{_q(self.step.monte_carlo.std, 's')}): read the Monte Carlo's percentiles")
         out.append("energy E_train is not spread: mlsysim's energy per step reads the parameters otherwise than "
                    "through the step time (plan gives its value)")
         return tuple(out)
 
-    _HEADER = ("run output", "value", "sd", " / ".join(map(str, PERCENTILES)) + " %")
+    _HEADER = ("run output", "value", "sd", "MC mean", "MC " + " / ".join(map(str, PERCENTILES)) + " %")
 
     def lines(self) -> list:
         mc = self.step.monte_carlo is not None
         header = self._HEADER if mc else self._HEADER[:3]
         rows = [r if mc else r[:3] for r in self._rows()]
-        return (wrap(self._head(), "  ") + text_table(rows, header, indent="  ", align="lrrr", width=WIDTH)
+        return (wrap(self._head(), "  ") + text_table(rows, header, indent="  ", align="lrrrr", width=WIDTH)
                 + [x for n in self._notes() for x in wrap(n, "  ")])
 
     def __str__(self) -> str:
@@ -482,12 +504,15 @@ class RunSpread:
                 + "".join(f"<p>{e(n)}</p>" for n in self._notes()))
 
     def to_dict(self) -> Dict[str, object]:
+        """Plain Python values: the run, the step time's spread, and each run output's (SI units; ``cost`` None
+        without a price; the energy is not spread: the notes say so)."""
         mc = self.step.monte_carlo
         out = {"tokens": self.plan.tokens, "steps": self.plan.steps, "price_per_accelerator_hour": self.plan.price,
                "step_time": {"value": self.step.value, "std": self.step.std,
                              "monte_carlo": None if mc is None else {
                                  "mean": _plain(mc.mean), "std": _plain(mc.std),
-                                 "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}}}}
+                                 "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}}},
+               "cost": None}
         for name in self.slopes:
             m = self.monte_carlo(name)
             out[_RUN_KEYS[name]] = {
@@ -495,15 +520,24 @@ class RunSpread:
                 "std": self.std(name), "monte_carlo": None if m is None else {
                     "mean": _plain(m["mean"]), "std": _plain(m["std"]),
                     "percentiles": {str(k): _plain(v) for k, v in m["percentiles"].items()}}}
-        out["days"] = {"value": self.value("T_train") / 86400, "std": self.std("T_train") / 86400}
-        out["energy"] = None
+        m = self.monte_carlo("days")
+        out["days"] = {"unit": "d", "value": self.value("days"), "std": self.std("days"), "monte_carlo": None if m is None
+                       else {"mean": _plain(m["mean"]), "std": _plain(m["std"]),
+                             "percentiles": {str(k): _plain(v) for k, v in m["percentiles"].items()}}}
+        out["notes"] = list(self._notes())
         return out
 
 
-def _amounts(xs) -> str:
-    """A run's amounts for a person, ``/``-separated: as the plan prints them, in millions (``M``) from a million
-    up (a cell of three costs of ten digits would not fit a terminal)."""
-    if max(abs(x) for x in xs) >= 1e6:
+def _scale_of(xs) -> float:
+    """The scale a row of a run's amounts is written at: millions from a million up (a cell of three costs of ten
+    digits would not fit a terminal), none beyond 1e15 (written as powers of ten, as the plan writes them)."""
+    top = max((abs(x) for x in xs), default=0.0)
+    return 1e6 if 1e6 <= top < 1e15 else 1.0
+
+
+def _amounts(xs, scale: float = 1.0) -> str:
+    """A run's amounts for a person, ``/``-separated, as the plan prints them, at ``scale`` (``M``: millions)."""
+    if scale == 1e6:
         return " / ".join(f"{x / 1e6:.4g}" for x in xs) + " M"
     return " / ".join(map(_amount, xs))
 
@@ -706,7 +740,13 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
         _refuse(int(samples), len(sig), max_memory)
     if price_per_gpu_hour is not None and tokens is None and steps is None:
         raise ValueError("uncertainty(): price_per_gpu_hour needs tokens or steps (the run to price)")
-    table = sensitivities(model, fleet, output, **solve_kwargs)
+    try:
+        table = sensitivities(model, fleet, output, **solve_kwargs)
+    except TypeError as e:              # an unknown keyword: named as the call the user made
+        if not str(e).startswith("sensitivities() got an unexpected keyword"):
+            raise
+        raise TypeError(str(e).replace("sensitivities()", "uncertainty()", 1).replace(
+            "; allowed: ", "; allowed: samples, seed, max_memory, tokens, steps, price_per_gpu_hour, ", 1)) from None
     plan = None
     if tokens is not None or steps is not None:         # checked before any draw
         from ..solver import price
@@ -732,4 +772,5 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
             warnings.simplefilter("ignore")
             step = uncertainty(model, fleet, sigma, "step_time", samples=samples, seed=seed, max_memory=max_memory,
                                **solve_kwargs)
-    return dataclasses.replace(u, run=RunSpread(plan, step, per_step_time(point, tokens, steps, price_per_gpu_hour)))
+    return dataclasses.replace(u, run=RunSpread(plan, step, per_step_time(point, tokens, steps, price_per_gpu_hour),
+                                                table.quantity != "T_step"))
