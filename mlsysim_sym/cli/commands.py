@@ -13,7 +13,7 @@ from .. import catalog
 from ..display import WIDTH, wrap
 from .errors import about, one_line, option_of, with_origin
 from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
-from .options import BY_KEYWORD, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
+from .options import BY_KEYWORD, FITTED_EFFICIENCY, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
 
 
 def _finite_json(obj, indent=None) -> str:
@@ -48,6 +48,10 @@ def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False, na
         if not named:
             print("\n".join(wrap(s.line(obj.configuration), "")))
         print(text())
+        if s.choice.fidelity == "extended" and "efficiency" not in s.kwargs:
+            # the answer rests on it more than on anything else, and mlsysim's default is no measured value
+            print("\n".join(wrap("note: the efficiency is solve()'s default, mlsysim's 0.5; for the extended model "
+                                  f"{FITTED_EFFICIENCY} (--efficiency sets it)", "")))
 
 
 class _LogToWarnings(logging.Handler):

@@ -15,6 +15,10 @@ from ..symbols import Kind, Param, keywords
 
 #: The bundled example: what ``mlsysim-sym`` with no option prices.
 EXAMPLE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+#: Where the extended model's efficiencies are: said by ``--efficiency``'s help, and below a result of the extended
+#: model priced at solve()'s default efficiency (mlsysim's 0.5).
+FITTED_EFFICIENCY = ("the values fitted to published runs per framework and accelerator generation are in "
+                     "docs/modern_runs.md")
 #: The model, fleet and batch an option list with ``--model`` or ``--fleet`` starts from (the example's; every
 #: other keyword: solve()'s default). Without either, the options change the example itself.
 BASE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256)

@@ -10,7 +10,7 @@ from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
 from ..macros import FORMATS
 from ..mechanisms import FIDELITIES, MECHANISMS
-from .options import BASE, EXAMPLE, OPTIONS, Option, UsageError, _whole
+from .options import BASE, EXAMPLE, FITTED_EFFICIENCY, OPTIONS, Option, UsageError, _whole
 
 #: What the command line does, in one line (``mlsysim-sym --help``).
 DESCRIPTION = ("The command line: price, sweep, search and explain training steps;\n"
@@ -119,8 +119,7 @@ def _help(o: Option, many: bool, example: bool = True) -> str:
             shown = f"{shown} (the bundled example's: {EXAMPLE[o.keyword]})"
     only = "; extended model only" if p.fidelity == "extended" else ""
     if o.keyword == "efficiency":       # mlsysim's default; what measured runs give the extended model
-        only += ("; with --fidelity extended, the values fitted to published runs per framework and accelerator "
-                 "generation are in docs/modern_runs.md")
+        only += "; with --fidelity extended, " + FITTED_EFFICIENCY
     return f"{p.meaning}{unit}{allowed}; default {shown}" + (f"; {value}" if value else "") + only
 
 
