@@ -48,10 +48,15 @@ def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False, na
         if not named:
             print("\n".join(wrap(s.line(obj.configuration), "")))
         print(text())
-        if s.choice.fidelity == "extended" and "efficiency" not in s.kwargs:
-            # the answer rests on it more than on anything else, and mlsysim's default is no measured value
-            print("\n".join(wrap("note: the efficiency is solve()'s default, mlsysim's 0.5; for the extended model "
-                                  f"{FITTED_EFFICIENCY} (--efficiency sets it)", "")))
+        _efficiency_note(s)
+
+
+def _efficiency_note(s: Setup) -> None:
+    """Below a result of the extended model at solve()'s default efficiency: where the fitted ones are (the answer
+    rests on the efficiency more than on anything else, and mlsysim's default is no measured value)."""
+    if s.choice.fidelity == "extended" and "efficiency" not in s.kwargs:
+        print("\n".join(wrap("note: the efficiency is solve()'s default, mlsysim's 0.5; for the extended model "
+                              f"{FITTED_EFFICIENCY} (--efficiency sets it)", "")))
 
 
 class _LogToWarnings(logging.Handler):
@@ -342,6 +347,7 @@ def cmd_plan(args) -> int:
             print(p)
             if need is not None:
                 print("\n" + need.text())
+            _efficiency_note(s)
     return 0
 
 
