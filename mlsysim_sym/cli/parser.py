@@ -17,24 +17,21 @@ DESCRIPTION = ("The command line: price, sweep, search and explain training step
                "print equations; list the catalog.")
 
 
-def _int(text: str) -> int:
-    """argparse's ``int``, but ``1_0`` (which Python reads as 10) is a typo, refused."""
-    try:
-        if "_" in text:
-            raise ValueError
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+def _number(cast, words: str):
+    """argparse's type ``cast`` (``int``, ``float``), but ``1_0`` (which Python reads as 10) is a typo, refused, and
+    what it cannot read is said in words (not argparse's "invalid _float value")."""
+    def parse(text: str):
+        try:
+            if "_" in text:
+                raise ValueError
+            return cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {words}, got {text!r}") from None
+    return parse
 
 
-def _float(text: str) -> float:
-    """argparse's ``float``, but ``0.3_0`` (which Python reads as 0.30) is a typo, refused."""
-    try:
-        if "_" in text:
-            raise ValueError
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+_int = _number(int, "a whole number")
+_float = _number(float, "a number")
 
 
 def _hint(message: str, commands, args) -> str:
