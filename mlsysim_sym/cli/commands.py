@@ -7,7 +7,7 @@ import logging
 import sys
 import textwrap
 import warnings
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import catalog
 from ..display import WIDTH, wrap
@@ -250,12 +250,7 @@ def cmd_uncertainty(args) -> int:
     refuse_many_samples(args.samples)
     if args.seed < 0:
         raise UsageError(f"--seed: must be a whole number >= 0, got {args.seed}")
-    if args.tokens is not None and args.steps is not None:
-        raise UsageError("--tokens or --steps: give one of them (the run's training tokens, or its steps)")
-    if args.price is not None and args.tokens is None and args.steps is None:
-        raise UsageError("--price: needs --tokens or --steps (the run to price)")
-    run = tuple(f for f, v in (("--tokens", args.tokens), ("--steps", args.steps), ("--price", args.price))
-                if v is not None)
+    run = _run_flags(args, required=False)
     try:
         hints = {"sigma": "--sigma", "price_per_gpu_hour": "--price", **({"the run's": "/".join(run)} if run else {})}
         with about(args, s.flags + ("--sigma",) + run, hints=hints):
@@ -315,6 +310,18 @@ class _Described:
         return self.answer.to_dict()
 
 
+def _run_flags(args, required: bool) -> Tuple[str, ...]:
+    """The run's options given (``--tokens`` or ``--steps``, ``--price``), checked: one of the first two (where
+    ``required``; else none or one), and a price only beside them."""
+    given = tuple(f for f, v in (("--tokens", args.tokens), ("--steps", args.steps), ("--price", args.price))
+                  if v is not None)
+    if (args.tokens is not None and args.steps is not None) or (required and given in ((), ("--price",))):
+        raise UsageError("--tokens or --steps: give one of them (the run's training tokens, or its steps)")
+    if given == ("--price",):
+        raise UsageError("--price: needs --tokens or --steps (the run to price)")
+    return given
+
+
 def cmd_plan(args) -> int:
     from ..arguments import arguments
     from ..planning import accelerators_to_finish
@@ -322,15 +329,12 @@ def cmd_plan(args) -> int:
     from ..solver import price
     s = setup(args)
     kw = single(s.kwargs)
-    if (args.tokens is None) == (args.steps is None):
-        raise UsageError("--tokens or --steps: give one of them (the run's training tokens, or its steps)")
+    run = _run_flags(args, required=True)
     if args.days is not None and args.tokens is None:
         raise UsageError("--days: needs --tokens (the nodes that finish a token budget in time)")
     with about(args, s.flags):
         r = price(arguments(s.model, s.fleet, kw, caller="plan", choice=s.choice))
-    run = ("--tokens",) if args.tokens is not None else ("--steps",)
-    with about(args, s.flags + run + (("--price",) if args.price is not None else ()),
-               hints={"price_per_gpu_hour": "--price"}):
+    with about(args, s.flags + run, hints={"price_per_gpu_hour": "--price"}):
         p = plan_of(r, tokens=args.tokens, steps=args.steps, price_per_gpu_hour=args.price)
     need = None
     if args.days is not None:

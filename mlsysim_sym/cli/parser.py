@@ -34,6 +34,14 @@ _int = _number(int, "a whole number")
 _float = _number(float, "a number")
 
 
+def _run_options(c: argparse.ArgumentParser, tokens: str, steps: str) -> None:
+    """A run's options (``plan``'s and ``uncertainty``'s): ``--tokens``, ``--steps`` and ``--price``."""
+    c.add_argument("--tokens", type=_float, metavar="N", help=tokens)
+    c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K", help=steps)
+    c.add_argument("--price", type=_float, metavar="USD", help="price of one accelerator for one hour, in US "
+                   "dollars (e.g. 2.5): adds the run's cost")
+
+
 def _hint(message: str, commands, args) -> str:
     """What an argument argparse did not recognize was most likely meant as: a command given after options, where
     no command came before it (the command comes first), or a catalog name given without its option, where the
@@ -200,12 +208,8 @@ def parser() -> argparse.ArgumentParser:
                    "effective_throughput, memory, or any sweep output")
     c.add_argument("--samples", type=_int, help="Monte Carlo draws (default: first order only)")
     c.add_argument("--seed", type=_int, default=0, help="seed of the draws (default 0)")
-    c.add_argument("--tokens", type=_float, metavar="N", help="also: how far the run of N training tokens spreads "
-                   "(its days, GPU-hours and, with --price, cost)")
-    c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K",
-                   help="as --tokens, a run of K optimizer steps")
-    c.add_argument("--price", type=_float, metavar="USD", help="price of one accelerator for one hour, in US "
-                   "dollars: adds the run's cost")
+    _run_options(c, "also: how far the run of N training tokens spreads (its days, GPU-hours and, with --price, "
+                    "cost)", "as --tokens, a run of K optimizer steps")
     c = command("required", "the value of one input at which an output reaches a target, as a closed form "
                 "(every other input held)")
     c.add_argument("--output", help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "
@@ -223,11 +227,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--book", action="store_true", help="print the closed form with the book's macros")
     c = command("plan", "how long and how much: the steps, days, GPU-hours, energy and cost of a token budget on "
                 "the configuration; with --days, the nodes that finish it in time")
-    c.add_argument("--tokens", type=_float, metavar="N", help="training tokens of the run (e.g. 15e12)")
-    c.add_argument("--steps", type=lambda t: _whole(t.strip(), t, "--steps"), metavar="K",
-                   help="optimizer steps of the run (instead of --tokens)")
-    c.add_argument("--price", type=_float, metavar="USD", help="price of one accelerator for one hour, in US "
-                   "dollars (e.g. 2.5): adds the cost")
+    _run_options(c, "training tokens of the run (e.g. 15e12)", "optimizer steps of the run (instead of --tokens)")
     c.add_argument("--days", type=_float, metavar="D", help="also answer: how many nodes (runnable layouts only) "
                    "finish the tokens in D days, at this batch and split")
     e = sub.add_parser("equations", help="print the LaTeX of a quantity or cost term (lhs = rhs)",

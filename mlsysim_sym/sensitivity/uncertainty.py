@@ -516,7 +516,7 @@ class RunSpread:
         for name in self.slopes:
             m = self.monte_carlo(name)
             out[_RUN_KEYS[name]] = {
-                "unit": {"T_train": "s", "H_acc": "h", "C_train": "$"}[name], "value": self.value(name),
+                "unit": notation.entry(name).unit, "value": self.value(name),
                 "std": self.std(name), "monte_carlo": None if m is None else {
                     "mean": _plain(m["mean"]), "std": _plain(m["std"]),
                     "percentiles": {str(k): _plain(v) for k, v in m["percentiles"].items()}}}
