@@ -166,6 +166,9 @@ def test_sensitivity_json_equals_the_python_table():
     assert [r["parameter"] for r in got["rows"]] == [r.parameter for r in t.rows]
     _, out, _ = run("sensitivity")
     assert "sensitivities of fleet MFU = 0.2604" in out and max(map(len, out.splitlines())) <= 80
+    # the configuration once: the command's line (which says it is the bundled example), not the table's again
+    flat = " ".join(out.split())
+    assert flat.count("Llama-3.1-70B on Research Cluster") == 1 and "fp16 (the bundled example)" in flat
 
 
 MOE = ("--model", "modern/DeepSeek-V3", "--fleet", "modern/H100-SXM-1024", "--fidelity", "extended",
@@ -321,6 +324,7 @@ def test_uncertainty_prints_the_spread_and_its_json_is_the_python_result():
     assert " ".join(out.split()).startswith("configuration: Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, "
                                             "tp 8, pp 4,")
     assert "uncertainty of fleet MFU = 0.2604" in out and "first order holds" in " ".join(out.split())
+    assert " ".join(out.split()).count("Llama-3.1-70B on Research Cluster") == 1      # said once, above
     assert max(map(len, out.splitlines())) <= 80
     _, out, _ = run("uncertainty", "--model", "Llama3_8B", "--fleet", "Lab_64_H100", "--batch-size", "64",
                     "--sigma", "pcie_bandwidth=0.05", "--samples", "3000", "--seed", "7", "--output", "step_time",

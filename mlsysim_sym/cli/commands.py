@@ -7,6 +7,7 @@ import logging
 import sys
 import textwrap
 import warnings
+from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Tuple
 
 from .. import catalog
@@ -200,7 +201,7 @@ def cmd_sensitivity(args) -> int:
             t = sensitivities(s.model, s.fleet, args.output, include_constants=args.constants, **single(s.kwargs),
                               **model_kwargs(s))
             _plot(t, args.plot)
-            _emit(args, s, t, lambda: str(t))
+            _emit(args, s, t, lambda: str(replace(t, configuration="")))   # the line above names it
     except RuntimeError as exc:
         raise _not_smooth(args, exc) from None
     return 0
@@ -257,7 +258,7 @@ def cmd_uncertainty(args) -> int:
             u = uncertainty(s.model, s.fleet, sigma, args.output, samples=args.samples, seed=args.seed,
                             tokens=args.tokens, steps=args.steps, price_per_gpu_hour=args.price,
                             **single(s.kwargs), **model_kwargs(s))
-            _emit(args, s, u, lambda: str(u))
+            _emit(args, s, u, lambda: str(replace(u, configuration="")))   # the line above names it
     except RuntimeError as exc:
         raise _not_smooth(args, exc) from None
     return 0
