@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import notation, wide
-from .arguments import Arguments, check_switches, describe, from_record, refuse_extended
+from .arguments import Arguments, check_switches, describe, from_record, refuse_extended, settable
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
 from .display import fit_words, html_table, key_values, quantity, wrap
@@ -380,7 +380,7 @@ class DistributedModel:
               kv_fraction: Optional[float] = None, etp_size: int = 1, fsdp_overlap: bool = False,
               cp_overlap: bool = False, layer_overlap: bool = False,
               attention_efficiency: float = 0.4, ep_overlap: bool = False,
-              fused_dispatch: bool = False) -> DistributedResult:
+              fused_dispatch: bool = False, **fields) -> DistributedResult:
         """Price one training step of a data / tensor / pipeline / expert-parallel job.
 
         Same arguments, defaults, checks and warnings as mlsysim 0.3.0's
@@ -471,6 +471,11 @@ class DistributedModel:
             all-to-all kernels (Megatron-Core's ``moe_token_dispatcher_type="flex"`` on DeepEP or HybridEP), so no
             permutation kernels of its own are priced; by default they are (the ``alltoall`` and ``allgather``
             dispatchers, torchtitan's), ``docs/modern_runs.md``.
+        **fields
+            A record field or lowered input set for this call, as ``sweep()`` and ``sensitivities()`` take them
+            (``count=16`` nodes, ``fabric_bandwidth=50e9``, ``memory_capacity=...``; the names of
+            :func:`mlsysim_sym.arguments.settable`): the workload and fleet with that value, the careful path.
+            Any other name is the ``TypeError`` mlsysim's ``solve()`` raises.
 
         Returns
         -------
@@ -502,8 +507,20 @@ class DistributedModel:
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
             tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap, layer_overlap, attention_efficiency,
             ep_overlap, fused_dispatch),
-            w, self.choice))
+            w, self.choice), _fields(fields))
         return price(a, stacklevel=4)
+
+
+def _fields(given: Dict[str, object]) -> Tuple[Tuple[str, object], ...]:
+    """``solve()``'s record fields (:func:`~mlsysim_sym.arguments.settable`); any other name is the ``TypeError``
+    Python gives mlsysim's ``solve()`` for it."""
+    if not given:
+        return ()
+    table = settable()
+    for k in given:
+        if k not in table:
+            raise TypeError(f"DistributedModel.solve() got an unexpected keyword argument {k!r}")
+    return tuple(given.items())
 
 
 def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:

@@ -856,3 +856,21 @@ def test_fractional_gradient_accumulation_rounds_as_mlsysim(ga):
                              ("Mixtral_8x7B", "Training_1K", dict(batch_size=2048, tp_size=2, ep_size=8))):
         both = oracle.call_both(model, fleet, gradient_accumulation_steps=ga, **kw)
         assert both["ours"]["exception"] is None and not oracle.diff_outcomes(both, RTOL), (model, ga)
+
+
+def test_solve_takes_record_fields_as_mlsysim_takes_the_changed_fleet():
+    # solve(count=16, fabric_bandwidth=50e9) prices the catalog's fleet with those fields, as sweep() and
+    # sensitivities() take them: mlsysim's solve() on its Research_256 copied with count 16 and a 50 GB/s fabric
+    fleet = oracle.registry_cluster("Research_256")
+    changed = _cp(fleet, count=16, fabric=_cp(fleet.fabric, bandwidth=_Q(50, "GB/s")))
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    theirs = oracle.flatten_mlsysim(oracle.mlsysim_solver().solve(oracle.registry_workload("Llama3_70B"), changed,
+                                                                    **kw))
+    r = DistributedModel().solve("Llama3_70B", "Research_256", count=16, fabric_bandwidth=50e9, **kw)
+    assert oracle.compare(oracle.flatten(r), theirs, RTOL) == []
+    assert r.parallelism["dp"] == 4          # 16 nodes x 8 = 128 = tp 8 x pp 4 x dp 4
+    assert "resized to 16 nodes (128 accelerators)" in r.configuration
+    assert "fabric bandwidth 50 GB/s" in r.configuration
+    # a name that is neither a keyword nor a field: the TypeError Python gives mlsysim's solve()
+    with pytest.raises(TypeError, match=r"^DistributedModel.solve\(\) got an unexpected keyword argument 'nodes'$"):
+        DistributedModel().solve("Llama3_70B", "Research_256", nodes=16)
