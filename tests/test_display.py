@@ -151,8 +151,11 @@ def test_help_of_solve_documents_every_argument_and_the_units_of_the_results():
     # the signature is the keyword table, in its order, with its defaults (solve() passes them on by position)
     # a keyword whose default a record gives (kv_fraction: an architecture card's width) defaults to None there
     table = {k: None if k in keywords() and keywords()[k].record_default else d for k, d in SOLVE_DEFAULTS.items()}
-    params = [(k, p.default) for k, p in sig.parameters.items() if k not in ("self", "model", "fleet")]
+    params = [(k, p.default) for k, p in sig.parameters.items()
+              if k not in ("self", "model", "fleet") and p.kind is not p.VAR_KEYWORD]
     assert params == list(table.items())
+    # then the record fields of the call (count=16, fabric_bandwidth=...), as the sweeps take them
+    assert list(sig.parameters)[-1] == "fields" and sig.parameters["fields"].kind is inspect.Parameter.VAR_KEYWORD
     assert [k for k, p in keywords().items() if p.record_default] == ["kv_fraction"]
     only = {k: p.default for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
     assert only == {k: table[k] for k, p in keywords().items() if p.fidelity == "extended"}
