@@ -230,19 +230,22 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         a.values.get(sym.TDP))
 
 
-#: The run's outputs a step time's spread carries over to: ``K T_step`` times what the step time does not change
-#: (the accelerators, the price), so each is linear in ``T_step`` through zero (its spread is the step time's,
-#: scaled). The energy is not: mlsysim's energy per step reads the parameters otherwise than through ``T_step``.
-PER_STEP_TIME = ("T_train", "H_acc", "C_train")
+#: The run's outputs, each with the quantity of the step model it is linear in through zero (its driver): the
+#: time, accelerator-hours and cost are ``K T_step`` times what the step time does not change (the accelerators, the
+#: price); the energy ``E_train = K N_DP E_rep`` is the energy per replica step times what that does not change. So
+#: each spreads as its driver does, scaled by the exact derivative of :data:`PLAN`'s expression in the driver.
+DRIVERS = {"T_train": "T_step", "H_acc": "T_step", "E_train": "energy", "C_train": "T_step"}
 
 
-def per_step_time(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Dict[str, float]:
-    """``d(output)/d(T_step)`` of each of :data:`PER_STEP_TIME` at the run (``C_train`` only with a price): the
-    derivatives of :data:`PLAN`'s expressions, exact, constant in ``T_step``."""
+def run_slopes(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Dict[str, float]:
+    """``d(output)/d(driver)`` of each of the run's outputs at the run (:data:`DRIVERS`; ``C_train`` only with a
+    price, ``E_train`` only with an energy, i.e. a TDP): the derivatives of :data:`PLAN`'s expressions, exact,
+    constant in the driver."""
     values, _, _ = _values(result, tokens, steps, price_per_gpu_hour)
-    t = model_symbols()["T_step"]
-    names = PER_STEP_TIME if price_per_gpu_hour is not None else PER_STEP_TIME[:-1]
-    return {n: float(sp.diff(PLAN[n], t).xreplace(values)) for n in names}
+    q = model_symbols()
+    names = [n for n in DRIVERS if (n != "C_train" or price_per_gpu_hour is not None)
+             and (n != "E_train" or result.node_profile.energy > 0)]
+    return {n: float(sp.diff(PLAN[n], q[DRIVERS[n]]).xreplace(values)) for n in names}
 
 
 def _amount(x: float) -> str:

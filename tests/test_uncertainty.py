@@ -232,11 +232,25 @@ def test_a_run_spreads_as_its_step_time_scaled_by_the_steps():
     assert round(u.relative, 4) == 0.0402
     d = json.loads(json.dumps(u.to_dict()))["run"]
     assert d["steps"] == K and d["wall_time"]["unit"] == "s" and d["cost"]["value"] == u.run.value("C_train")
-    assert d["days"]["value"] == pytest.approx(p.days) and d["days"]["unit"] == "d" and "energy E_train is not spread" in d["notes"][-1]
+    assert d["days"]["value"] == pytest.approx(p.days) and d["days"]["unit"] == "d"
+    # the energy E_train = K N_DP E_rep: the plan's, K x 8 replicas x the 25.56 kJ of a replica step, spread as the
+    # energy per replica step spreads under the same sigmas and draws: 0.4612 x 5 % = 2.31 % from the efficiency,
+    # none from the fabric (mlsysim's energy charges no communication time)
+    energy = uncertainty(*EXAMPLE, sigma, "energy", samples=20000, **KW)
+    assert u.run.value("E_train") == pytest.approx(p.energy, rel=1e-12)
+    assert u.run.value("E_train") == pytest.approx(K * 8 * energy.value, rel=1e-12)
+    assert round(energy.value) == 25560 and round(abs(energy["efficiency"].elasticity), 4) == 0.4612
+    assert u.run.std("E_train") == pytest.approx(K * 8 * energy.std, rel=1e-12)
+    assert round(u.run.std("E_train") / u.run.value("E_train"), 4) == 0.0231 and energy["fabric_bandwidth"].contribution == 0
+    assert u.run.monte_carlo("energy")["percentiles"][95] == pytest.approx(K * 8 * energy.monte_carlo.percentiles[95],
+                                                                          rel=1e-12)
+    assert d["energy"]["unit"] == "J" and d["energy"]["std"] == u.run.std("E_train")
+    assert d["energy_per_replica_step"]["value"] == energy.value
+    assert "communication and bubble time are not charged" in d["notes"][-1]
     text = str(u)
     assert max(map(len, text.splitlines())) <= 80
     for piece in ("the run: 1e+12 tokens in 1,907,349 steps K", "time T_train (days)", "GPU-hours H_GPU",
-                  "cost C_train ($)", "MC 5 / 50 / 95 %", "MC mean", "energy E_train is not spread"):
+                  "cost C_train ($)", "MC 5 / 50 / 95 %", "MC mean", "energy E_train (MWh)      108        2.5"):
         assert piece in text, piece
     assert "time T_train (days)" in u._repr_html_()
     # output step_time spreads the run by its own draws; steps= instead of tokens=, no price: no cost

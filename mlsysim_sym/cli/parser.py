@@ -208,8 +208,8 @@ def parser() -> argparse.ArgumentParser:
                    "effective_throughput, memory, or any sweep output")
     c.add_argument("--samples", type=_int, help="Monte Carlo draws (default: first order only)")
     c.add_argument("--seed", type=_int, default=0, help="seed of the draws (default 0)")
-    _run_options(c, "also: how far the run of N training tokens spreads (its days, GPU-hours and, with --price, "
-                    "cost)", "as --tokens, a run of K optimizer steps")
+    _run_options(c, "also: how far the run of N training tokens spreads (its days, GPU-hours, energy and, with "
+                    "--price, cost)", "as --tokens, a run of K optimizer steps")
     c = command("required", "the value of one input at which an output reaches a target, as a closed form "
                 "(every other input held)")
     c.add_argument("--output", help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "

@@ -59,7 +59,7 @@ import sympy as sp
 from .. import _chunks, notation
 from ..display import PREFIXED, WIDTH, html_table, number, quantity, text_prefix, text_table, wrap, written
 from ..outputs import OUTPUTS
-from ..run_costs import TrainingPlan, _amount, per_step_time, plan_of
+from ..run_costs import DRIVERS, TrainingPlan, _amount, plan_of, run_slopes
 from ..sweeps import sweep_arguments
 from ..symbols import BY_SYMBOL, Kind, by_argument
 from .point import CONTINUOUS, INTEGER_KNOBS, OUTPUT_ALIASES, sensitivities
@@ -397,53 +397,69 @@ class Uncertainty:
         run = "" if self.run is None else self.run._repr_html_()
         return head + html_table(self._rows(), self._HEADER) + tail + run
 
-#: A run output: its words and symbol, the unit a person reads it in, and that unit in the output's own (s, h, $).
+#: A run output: its words and symbol, the unit a person reads it in, and that unit in the output's own (s, h, J, $).
 _RUN = {"T_train": ("time T_train (days)", 86400.0), "H_acc": ("GPU-hours H_GPU", 1.0),
-        "C_train": ("cost C_train ($)", 1.0)}
+        "E_train": ("energy E_train (MWh)", 3.6e9), "C_train": ("cost C_train ($)", 1.0)}
 #: The JSON's names of the run outputs (:meth:`mlsysim_sym.run_costs.TrainingPlan.to_dict`'s).
-_RUN_KEYS = {"T_train": "wall_time", "H_acc": "accelerator_hours", "C_train": "cost"}
+_RUN_KEYS = {"T_train": "wall_time", "H_acc": "accelerator_hours", "E_train": "energy", "C_train": "cost"}
 
 
 @dataclass(frozen=True)
 class RunSpread:
-    """How far a run's time and cost spread (:func:`uncertainty` with ``tokens=`` or ``steps=``).
+    """How far a run's time, cost and energy spread (:func:`uncertainty` with ``tokens=`` or ``steps=``).
 
-    Each of :data:`~mlsysim_sym.run_costs.PER_STEP_TIME` is ``K T_step`` times what the step time does not
-    change, so it is its derivative in the step time (``slopes``, exact) times the step time: its value, its
-    first-order sd, its Monte Carlo mean, sd and percentiles are the step time's (``step``: the uncertainty of
-    ``T_step`` under the same sigmas, and the same draws) times that slope. ``plan`` is the run at the point
-    (:func:`mlsysim_sym.plan`'s). The energy is not spread: mlsysim's energy per step reads the parameters
-    otherwise than through the step time."""
+    Each run output is linear through zero in one quantity of the step model, its driver
+    (:data:`~mlsysim_sym.run_costs.DRIVERS`): the time, accelerator-hours and cost are ``K T_step`` times what the
+    step time does not change, the energy ``K N_DP E_rep`` times what the energy per replica step does not. So
+    each is its derivative in its driver (``slopes``, exact) times the driver: its value, first-order sd, Monte
+    Carlo mean, sd and percentiles are the driver's (``step``: the uncertainty of ``T_step``; ``energy``: of
+    ``E_rep``, ``None`` without a TDP; both under the same sigmas, and the same draws) times that slope.
+    ``plan`` is the run at the point (:func:`mlsysim_sym.plan`'s)."""
 
     plan: TrainingPlan
     step: "Uncertainty"
     slopes: Dict[str, float]
-    separate: bool = True       # whether ``step`` is a pass of its own (the uncertainty's output is not T_step)
+    energy: Optional["Uncertainty"] = None
+    own: str = ""               # the quantity of the uncertainty itself (its ``step`` when it is ``T_step``)
 
-    def _slope(self, name: str) -> float:
-        """The slope of run output ``name`` in the step time: ``name`` the quantity's (``"H_acc"``), the symbol the
-        text prints (``"H_GPU"``), the JSON's key (``"accelerator_hours"``), or ``"days"`` (``T_train`` in days)."""
+    @property
+    def separate(self) -> bool:
+        """Whether ``step`` is a pass of its own (the uncertainty's output is not the step time)."""
+        return self.own != "T_step"
+
+    def _driver(self, name: str) -> "Uncertainty":
+        return self.energy if DRIVERS[name] == "energy" else self.step
+
+    def _slope(self, name: str) -> Tuple[str, float]:
+        """The run output ``name`` means and its slope in its driver: ``name`` the quantity's (``"H_acc"``), the
+        symbol the text prints (``"H_GPU"``), the JSON's key (``"accelerator_hours"``), or ``"days"``
+        (``T_train`` in days)."""
         if name == "days":
-            return self.slopes["T_train"] / 86400
+            return "T_train", self.slopes["T_train"] / 86400
         for n, k in self.slopes.items():
             if name in (n, _RUN_KEYS[n], notation.plain(notation.entry(n).latex)):
-                return k
+                return n, k
         names = [x for n in self.slopes for x in (n, notation.plain(notation.entry(n).latex), _RUN_KEYS[n])]
         raise KeyError(f"no run output {name!r}; the run's: {', '.join(dict.fromkeys(names + ['days']))}"
-                       + ("" if "C_train" in self.slopes else " (a cost needs price_per_gpu_hour)"))
+                       + ("" if "C_train" in self.slopes else " (a cost needs price_per_gpu_hour)")
+                       + ("" if "E_train" in self.slopes else " (an energy needs the accelerator's TDP)"))
 
     def value(self, name: str) -> float:
-        """Run output ``name`` at the point (``"T_train"`` in s, ``"days"``, ``"H_acc"`` in GPU-hours, ...)."""
-        return self._slope(name) * self.step.value
+        """Run output ``name`` at the point (``"T_train"`` in s, ``"days"``, ``"H_acc"`` in GPU-hours,
+        ``"E_train"`` in J, ...)."""
+        n, k = self._slope(name)
+        return k * self._driver(n).value
 
     def std(self, name: str) -> float:
         """First-order standard deviation of run output ``name`` (``"T_train"``, ``"days"``, ``"H_acc"``,
-        ``"C_train"``; or the symbols the text prints and the JSON's keys)."""
-        return self._slope(name) * self.step.std
+        ``"E_train"``, ``"C_train"``; or the symbols the text prints and the JSON's keys)."""
+        n, k = self._slope(name)
+        return k * self._driver(n).std
 
     def monte_carlo(self, name: str) -> Optional[Dict[str, object]]:
         """The Monte Carlo's mean, sd and percentiles of run output ``name`` (``None`` without Monte Carlo)."""
-        mc, k = self.step.monte_carlo, self._slope(name)
+        n, k = self._slope(name)
+        mc = self._driver(n).monte_carlo
         if mc is None:
             return None
         return {"mean": k * mc.mean, "std": k * mc.std, "percentiles": {p: k * v for p, v in mc.percentiles.items()}}
@@ -455,9 +471,14 @@ class RunSpread:
         price = "" if p.price is None else f", at ${p.price:g} per GPU-hour"
         mc = step.monte_carlo is not None
         same = (" under the same sigmas" + (" and draws" if mc else "")) if self.separate else ""
-        return (f"the run: {run} of T_step = {quantity(step.value, 's')}{price}; each output is K T_step times what "
+        text = (f"the run: {run} of T_step = {quantity(step.value, 's')}{price}; each output is K T_step times what "
                 f"the step time does not change, so it spreads as the step time does{same} (first-order sd "
-                f"{_q(step.std, 's')}" + ("; sd: first order, MC: Monte Carlo)" if mc else ")"))
+                f"{_q(step.std, 's')})")
+        if self.energy is not None:
+            e = self.energy
+            text += (f"; the energy K N_DP E_rep spreads as the energy per replica step E_rep = "
+                     f"{quantity(e.value, 'J')} does (first-order sd {_q(e.std, 'J')})")
+        return text + ("; sd: first order, MC: Monte Carlo" if mc else "")
 
     def _rows(self):
         """``(output, value, first-order sd, Monte Carlo mean, Monte Carlo percentiles)`` per run output, in its
@@ -475,11 +496,14 @@ class RunSpread:
 
     def _notes(self) -> Tuple[str, ...]:
         out = list(self.plan.caveats())
-        if self.separate and self.step.agrees is False:
-            out.append(f"the step time's first order and Monte Carlo part (sd {_q(self.step.std, 's')} against "
-                       f"{_q(self.step.monte_carlo.std, 's')}): read the Monte Carlo's percentiles")
-        out.append("energy E_train is not spread: mlsysim's energy per step reads the parameters otherwise than "
-                   "through the step time (plan gives its value)")
+        for words, driver, unit in (("the step time", self.step, "s"), ("the energy per replica step", self.energy, "J")):
+            # (the uncertainty's own output says it above)
+            if driver is not None and driver.quantity != self.own and driver.agrees is False:
+                out.append(f"{words}'s first order and Monte Carlo part (sd {_q(driver.std, unit)} against "
+                           f"{_q(driver.monte_carlo.std, unit)}): read the Monte Carlo's percentiles")
+        out.append("energy E_train: mlsysim's, each replica's roofline step (compute, memory, overhead) at its share "
+                   "of TDP; communication and bubble time are not charged" if self.energy is not None else
+                   "energy E_train: unknown (the accelerator has no TDP)")
         return tuple(out)
 
     _HEADER = ("run output", "value", "sd", "MC mean", "MC " + " / ".join(map(str, PERCENTILES)) + " %")
@@ -504,26 +528,25 @@ class RunSpread:
                 + "".join(f"<p>{e(n)}</p>" for n in self._notes()))
 
     def to_dict(self) -> Dict[str, object]:
-        """Plain Python values: the run, the step time's spread, and each run output's (SI units; ``cost`` None
-        without a price; the energy is not spread: the notes say so)."""
-        mc = self.step.monte_carlo
+        """Plain Python values: the run, the spread of the step time and of the energy per replica step (None
+        without a TDP), and each run output's (SI units; ``cost`` None without a price, ``energy`` without a TDP)."""
+        def spread(value, std, mc, **unit):
+            return {**unit, "value": value, "std": std, "monte_carlo": None if mc is None else {
+                "mean": _plain(mc["mean"]), "std": _plain(mc["std"]),
+                "percentiles": {str(k): _plain(v) for k, v in mc["percentiles"].items()}}}
+
+        def driver(u):
+            mc = u.monte_carlo
+            return spread(u.value, u.std, None if mc is None else
+                          {"mean": mc.mean, "std": mc.std, "percentiles": mc.percentiles})
         out = {"tokens": self.plan.tokens, "steps": self.plan.steps, "price_per_accelerator_hour": self.plan.price,
-               "step_time": {"value": self.step.value, "std": self.step.std,
-                             "monte_carlo": None if mc is None else {
-                                 "mean": _plain(mc.mean), "std": _plain(mc.std),
-                                 "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}}},
-               "cost": None}
+               "step_time": driver(self.step),
+               "energy_per_replica_step": None if self.energy is None else driver(self.energy),
+               "cost": None, "energy": None}
         for name in self.slopes:
-            m = self.monte_carlo(name)
-            out[_RUN_KEYS[name]] = {
-                "unit": notation.entry(name).unit, "value": self.value(name),
-                "std": self.std(name), "monte_carlo": None if m is None else {
-                    "mean": _plain(m["mean"]), "std": _plain(m["std"]),
-                    "percentiles": {str(k): _plain(v) for k, v in m["percentiles"].items()}}}
-        m = self.monte_carlo("days")
-        out["days"] = {"unit": "d", "value": self.value("days"), "std": self.std("days"), "monte_carlo": None if m is None
-                       else {"mean": _plain(m["mean"]), "std": _plain(m["std"]),
-                             "percentiles": {str(k): _plain(v) for k, v in m["percentiles"].items()}}}
+            out[_RUN_KEYS[name]] = spread(self.value(name), self.std(name), self.monte_carlo(name),
+                                          unit=notation.entry(name).unit)
+        out["days"] = spread(self.value("days"), self.std("days"), self.monte_carlo("days"), unit="d")
         out["notes"] = list(self._notes())
         return out
 
@@ -723,8 +746,8 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
     tokens, steps, price_per_gpu_hour
         A run of ``tokens`` (or ``steps``) on the configuration, as :func:`mlsysim_sym.plan` takes them: the
         result's :attr:`Uncertainty.run` (a :class:`RunSpread`) then gives how far its wall-clock time,
-        accelerator-hours and (with a price) cost spread, from the step time's uncertainty under the same sigmas
-        (and draws).
+        accelerator-hours, energy and (with a price) cost spread, from the uncertainty of the step time (and of
+        the energy per replica step) under the same sigmas (and draws).
     **solve_kwargs
         ``solve()``'s keyword arguments (checked and warned about as ``solve()`` does).
     """
@@ -765,12 +788,15 @@ def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *
     u = Uncertainty(output, table.quantity, float(table.value), terms, table.configuration, table.regime, mc)
     if plan is None:
         return u
-    if table.quantity == "T_step":
-        step = u
-    else:
+    slopes = run_slopes(point, tokens, steps, price_per_gpu_hour)
+
+    def of(quantity: str, output: str) -> Uncertainty:
+        """The uncertainty of a run output's driver under the same sigmas and draws (``u`` itself when it is)."""
+        if table.quantity == quantity:
+            return u
         with warnings.catch_warnings():                 # the same configuration: warned about once, above
             warnings.simplefilter("ignore")
-            step = uncertainty(model, fleet, sigma, "step_time", samples=samples, seed=seed, max_memory=max_memory,
+            return uncertainty(model, fleet, sigma, output, samples=samples, seed=seed, max_memory=max_memory,
                                **solve_kwargs)
-    return dataclasses.replace(u, run=RunSpread(plan, step, per_step_time(point, tokens, steps, price_per_gpu_hour),
-                                                table.quantity != "T_step"))
+    energy = of("energy", "energy") if "E_train" in slopes else None
+    return dataclasses.replace(u, run=RunSpread(plan, of("T_step", "step_time"), slopes, energy, table.quantity))
