@@ -636,17 +636,18 @@ def check(a: "Arguments", stacklevel: int = 3, verdict: Optional[tuple] = None) 
         raise deferred
 
 
-def check_given(a: "Arguments") -> None:
+def check_given(a: "Arguments", fields_only: bool = False) -> None:
     """The rules a sweep adds (:func:`rules`' ``scope="sweep"``: finite, positive record fields, whole counts), raised
     for the values a call gives (record fields as keywords, ``peak_flops=0``, and ``solve()``'s keywords), as
     :func:`check` raises ``solve()``'s: the sweep-like entry points (sensitivities, ``required``, ...) refuse
-    what a sweep masks. A record's own values are not checked here (mlsysim computes with them)."""
+    what a sweep masks. A record's own values are not checked here (mlsysim computes with them). ``fields_only``:
+    the record fields alone (``solve()``'s: its keywords are computed with as mlsysim computes with them)."""
     import numpy as np      # here: numpy is imported on first use
     variant, static = a.static
     compiled = compiled_rules(variant, "sweep", ())
     # numpy's scalars as Python's (a loop over np.arange gives them; a sweep takes them)
     given = {k: v.item() if isinstance(v, (np.integer, np.floating, np.bool_)) else v
-             for k, v in {**a.named_fields, **a.lowered}.items()}
+             for k, v in {**a.named_fields, **({} if fields_only else a.lowered)}.items()}
     named = {**_static_named(static), **given}
     for i, r in enumerate(compiled.rules):
         reads = compiled.reads[i]

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import notation, wide
 from .arguments import Arguments, check_switches, describe, from_record, refuse_extended, settable
-from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, compiled_rules, facts, verdict
+from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, check_given, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
 from .display import fit_words, html_table, key_values, quantity, wrap
 from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet,
@@ -562,6 +562,8 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
             if broken == -1:
                 return _finite_or_said(_result(wide.evaluate(fn, vector[:n_out]), a, layout, kw), stacklevel)
     refuse_extended(a)
+    if a.fields:                # a record field set by the call is refused where a sweep masks it (count=-1)
+        check_given(a, fields_only=True)
     check(a, stacklevel=stacklevel)
     variant, values = a.variant, a.values
     c = compile_quantities(variant, solve_quantities(variant), "math")

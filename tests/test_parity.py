@@ -874,3 +874,12 @@ def test_solve_takes_record_fields_as_mlsysim_takes_the_changed_fleet():
     # a name that is neither a keyword nor a field: the TypeError Python gives mlsysim's solve()
     with pytest.raises(TypeError, match=r"^DistributedModel.solve\(\) got an unexpected keyword argument 'nodes'$"):
         DistributedModel().solve("Llama3_70B", "Research_256", nodes=16)
+    # a field's value out of its range: the sweeps' own refusal, naming the field (mlsysim has no such call)
+    for bad, words in ((dict(count=-1), ValueError("count must be positive, got -1")),
+                       (dict(count=1.5), ValueError("count must be a whole number, got 1.5")),
+                       (dict(fabric_bandwidth=math.nan), ValueError("fabric_bandwidth must be finite, got nan")),
+                       (dict(peak_flops=0), ValueError("peak_flops must be positive, got 0")),
+                       (dict(memory_capacity="80GB"), TypeError("memory_capacity must be a real number, got str"))):
+        with pytest.raises(type(words)) as e:
+            DistributedModel().solve("Llama3_70B", "Research_256", **kw, **bad)
+        assert str(e.value) == str(words)
