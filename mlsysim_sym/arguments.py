@@ -166,7 +166,14 @@ class Arguments:
         return n % g == 0 and bool(can_run(self["pp_size"], n // g, self["microbatch_count"], self["v_stages"],
                                            int(self["batch_size"]),
                                            gradient_accumulation_steps=int(self["gradient_accumulation_steps"]),
-                                           layers=layers or None))
+                                           layers=layers or None, unpiped_microbatches=self.microbatches_unpiped))
+
+    @property
+    def microbatches_unpiped(self) -> bool:
+        """Whether the model reads the microbatch count without a pipeline too (the extended model's transformers
+        pay a step's layer passes per microbatch): :func:`~mlsysim_sym.schedules.can_run`'s rule 2 then holds at
+        ``pp == 1`` as well."""
+        return self.model.extended and self.workload.is_transformer
 
     # ---- what follows from them, for one configuration (scalars) -----------------------------------------
     @cached_property

@@ -13,7 +13,7 @@ RULES = "see can_run(): the batch splits over the replicas, the microbatches ove
 
 
 def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
-            layers: Optional[int] = None):
+            layers: Optional[int] = None, unpiped_microbatches: bool = False):
     """Whether a training framework can run the schedule: the rules :func:`search` applies by default.
 
     mlsysim's formula prices any ``(pp, dp, m, v)``; a framework runs only some. Arrays broadcast
@@ -37,8 +37,11 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
        Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
        Megatron-LM", SC'21, §2.2.2).
 
-    Without a pipeline (``pp == 1``) ``m`` and ``v`` change nothing in the model (no bubble, one
-    microbatch in flight) and rules 2 to 4 do not apply. ``layers=None`` (workloads without a
+    Without a pipeline (``pp == 1``) ``m`` and ``v`` change nothing in mlsysim's model (no bubble, one
+    microbatch in flight) and rules 2 to 4 do not apply; ``unpiped_microbatches``: the model reads ``m`` without
+    a pipeline too (the extended model's transformers, which pay a step's layer passes per microbatch), and rule 2
+    holds there as well, as the extended model's warning says (``microbatch_count x gradient_accumulation_steps >
+    the samples a replica trains``). ``layers=None`` (workloads without a
     layer count: diffusion, plain ``Workload``, CNN or embodied records that leave it unset)
     skips rule 3 and the layer half of rule 4; ``m % pp == 0`` still holds. The records carry no
     attention-head or expert counts, so whether ``tp`` divides the heads or ``ep`` the experts is
@@ -56,6 +59,8 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     [True, False]
     >>> can_run(pp=1, dp=48, m=1, v=1, batch_size=256)                 # 256 samples over 48 replicas
     False
+    >>> can_run(pp=1, dp=512, m=16, v=1, batch_size=1024, unpiped_microbatches=True)   # 16 microbatches of 2
+    False
     """
     import numpy as np      # here: the package imports this module, and numpy is imported on first use
 
@@ -66,7 +71,8 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     ok = (dp >= 1) & (B % share == 0)
     q = B // share
     piped = pp > 1
-    ok = ok & (~piped | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)))
+    split = piped | bool(unpiped_microbatches)
+    ok = ok & (~split | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)))
     interleaved = piped & (v > 1)
     ok = ok & (~interleaved | (m % np.maximum(pp, 1) == 0))
     if layers is not None:

@@ -740,12 +740,13 @@ def _runnable(a: Arguments, values: Dict[sp.Symbol, object], shape) -> np.ndarra
         n = whole("count") * whole("accelerators_per_node")
         g = np.where(g >= 1, g, 1)
         schedule = (whole("pp_size"), n // g, whole("microbatch_count"), whole("v_stages"), whole("batch_size"))
-        ga = whole("gradient_accumulation_steps")
-        ok = can_run(*schedule, gradient_accumulation_steps=ga)      # a record without a layer count: these rules
+        rules = dict(gradient_accumulation_steps=whole("gradient_accumulation_steps"),
+                     unpiped_microbatches=a.microbatches_unpiped)
+        ok = can_run(*schedule, **rules)                                # a record without a layer count: these rules
         if layers is not None:                                          # and with one, the layer rules too
             counted = np.asarray(layers, dtype=float)
             counted = np.isfinite(counted) & (counted >= 1)
-            ok = np.where(counted, can_run(*schedule, gradient_accumulation_steps=ga, layers=whole("layers")), ok)
+            ok = np.where(counted, can_run(*schedule, **rules, layers=whole("layers")), ok)
         ok = (n % g == 0) & ok
     return np.broadcast_to(ok, shape)
 

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from mlsysim_sym import _chunks, catalog, sweep
+from mlsysim_sym import DistributedModel, _chunks, catalog, sweep
 from mlsysim_sym.solver import OUTPUTS
 
 pytest.importorskip("mlsysim")
@@ -342,6 +342,25 @@ def test_a_sweep_marks_the_schedules_no_framework_runs():
     # a batch of 300 does not split over 8 replicas, whatever the microbatches
     r = sweep("Llama3_70B", "Research_256", batch_size=[256, 300], tp_size=8, pp_size=4, microbatch_count=8)
     assert r.runnable.tolist() == [True, False]
+
+
+def test_without_a_pipeline_the_extended_models_microbatches_split_a_replicas_samples_too():
+    # batch 1,024 over tp 2 on 1,024 B200: 512 replicas of 2 samples. The extended model pays a step's layer passes
+    # per microbatch without a pipeline too (16 microbatches: 7.82 s a step against 5.30 s at 1), so 16 microbatches
+    # of 2 samples is no schedule there, as its warning says: solve(), sweep() and the configuration agree. mlsysim's
+    # model never reads m without a pipeline (3.954 s at 1 and at 16): runnable there, as before.
+    kw = dict(batch_size=1024, seq_len=8192, precision="bf16", tp_size=2, microbatch_count=16)
+    with pytest.warns(UserWarning, match=r"microbatch_count \(16\) x gradient_accumulation_steps \(1\) > the 2 "
+                                         "samples a replica trains per step"):
+        r = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-70B", "modern/B200-1024", **kw)
+    assert r.runnable is False and round(r.step_latency_total, 2) == 7.82
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = sweep("modern/Llama-3.1-70B", "modern/B200-1024", fidelity="extended", **{**kw, "microbatch_count": [1, 2,
+                                                                                                            16]})
+        assert s.runnable.tolist() == [True, True, False]
+        twin = sweep("modern/Llama-3.1-70B", "modern/B200-1024", **{**kw, "microbatch_count": [1, 16]})
+    assert twin.runnable.tolist() == [True, True] and twin["step_time"][0] == twin["step_time"][1]
 
 
 def test_outputs_by_their_aliases_as_sensitivities_and_required_take_them():
