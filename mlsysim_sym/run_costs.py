@@ -139,8 +139,14 @@ class TrainingPlan:
         return rows
 
     def _uneven(self):
-        """The sentence that says a step trains fewer samples than the batch given (none when it trains them all)."""
-        if self.samples_per_step >= self.batch:     # (a batch below N_DP: solve() warns of the idle replicas)
+        """The sentence that says a step trains fewer samples than the batch given, or fewer than solve() prices
+        (none when it trains them all)."""
+        if self.batch < self.replicas:      # mlsysim gives every replica one sample: solve() prices N_DP of them
+            return [f"the batch of {self.batch:,} is smaller than the {self.replicas:,} data-parallel replicas: "
+                    f"solve() prices a step as every replica training one sample ({self.replicas:,} samples; its "
+                    f"throughput and MFU count those, as mlsysim's), the run counts the {self.batch:,} the batch "
+                    f"holds: {self.replicas - self.batch:,} replicas' work trains nothing"]
+        if self.samples_per_step >= self.batch:
             return []
         b = self.samples_per_step // self.replicas
         return [f"the batch of {self.batch:,} does not split evenly over {self.replicas:,} data-parallel "

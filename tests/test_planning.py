@@ -42,6 +42,11 @@ def test_a_batch_that_does_not_split_evenly_counts_the_samples_the_step_prices()
     with pytest.warns(UserWarning, match="some ranks will be idle"):
         small = plan("Llama3_70B", "Research_256", tokens=1e9, **dict(KW, batch_size=4, microbatch_count=1))
     assert small.tokens_per_step == 8192 and "split evenly" not in str(small)
+    # and says that solve() prices 8 samples a step (one a replica: its throughput and MFU count those), of which
+    # the run counts the batch's 4: 8 - 4 = 4 replicas' work trains nothing
+    assert ("the batch of 4 is smaller than the 8 data-parallel replicas: solve() prices a step as every replica "
+            "training one sample (8 samples;") in " ".join(str(small).split())
+    assert "4 replicas' work trains nothing" in " ".join(str(small).split())
 
 
 def test_the_plan_is_sympy():
