@@ -399,7 +399,7 @@ def _elasticities(v: Variant, key: str, args) -> Tuple[str, List[str]]:
 
 def render_module() -> str:
     from mlsysim_sym import arguments, files, modern
-    from mlsysim_sym.arguments import _EXTENDED, _FROM_RECORD
+    from mlsysim_sym.arguments import _EXTENDED, _FROM_RECORD, settable
     from mlsysim_sym.solver import _layout
     code: List[str] = []
     meta = {}
@@ -434,12 +434,13 @@ def render_module() -> str:
                       | {m["fn"] for k in meta for m in meta[k]["rules"] if m["fn"]})
     # what solve() itself decides before the checks: its signature, the catalog's names as mlsysim_sym looks
     # them up, the names that are files or the modern catalog's, the extended keywords and record defaults
-    params = list(inspect.signature(DistributedModel.solve).parameters)
+    # (its keywords; the record fields it also takes, **fields, the page leaves to Python and the command line)
+    params = [k for k, p in inspect.signature(DistributedModel.solve).parameters.items() if p.kind is not p.VAR_KEYWORD]
     signature = {"positional": params[:3], "keywords": params[3:], "name": DistributedModel.solve.__qualname__,
                  "qualified": f"{DistributedModel.solve.__module__}.{DistributedModel.solve.__qualname__}"}
     names = {"workload": list(catalog._workloads()), "fleet": list(catalog._fleets()),
              "file_endings": list(files._ENDINGS), "modern_prefix": modern.PREFIX,
-             "fidelities": list(FIDELITIES), "extended": [k for k, _ in _EXTENDED],
+             "fidelities": list(FIDELITIES), "extended": [k for k, _ in _EXTENDED], "fields": list(settable()),
              "from_record": [name for _, name in _FROM_RECORD],
              "from_record_keywords": [k for k, p in keywords().items() if p.record_default],
              # the extended model's switches read strictly (arguments.check_switches), where the package does

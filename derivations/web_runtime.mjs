@@ -542,6 +542,12 @@ function prepare(model, fleet, kwargs, checked = true) {
   }
   for (const k of kw.keys()) {
     if (SIGNATURE.positional.includes(k)) raise("TypeError", `${SIGNATURE.name}() got multiple values for argument '${k}'`);
+    if (!SIGNATURE.keywords.includes(k) && NAMES.fields.includes(k)) {
+      // Python's solve() sets a record field for the call (count=16); the page prices the catalogs' records as
+      // they are, and says so rather than price another configuration
+      raise("TypeError", `${SIGNATURE.name}(): ${k} is a field of the workload or the cluster, which this page ` +
+        `does not set (it prices the catalogs' records as they are); Python's solve(${k}=...) sets it`);
+    }
     if (!SIGNATURE.keywords.includes(k)) raise("TypeError", `${SIGNATURE.name}() got an unexpected keyword argument '${k}'`);
   }
   const w = lookup(model, "workload");

@@ -499,7 +499,9 @@ class DistributedModel:
             ``Infeasible 4D Parallelism: ...``, ``precision 'fp64' is not supported ...``); a message
             naming the argument for a NaN, an infinity, a non-number or a fractional split.
         """
-        # the signature is the keyword table's order (a test holds them equal)
+        # the signature is the keyword table's order (a test holds them equal); an unknown name first, as Python
+        # refuses it when it binds the arguments
+        given = _fields(fields)
         w = as_workload(model)
         a = Arguments(w, as_fleet(fleet), self.choice, precision, from_record((
             batch_size, efficiency, tp_size, pp_size, ep_size, v_stages, microbatch_count, zero_stage, is_lora,
@@ -507,7 +509,7 @@ class DistributedModel:
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
             tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap, layer_overlap, attention_efficiency,
             ep_overlap, fused_dispatch),
-            w, self.choice), _fields(fields))
+            w, self.choice), given)
         return price(a, stacklevel=4)
 
 

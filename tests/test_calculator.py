@@ -176,3 +176,9 @@ def test_module_errors_name_unknown_records_and_keywords():
     assert got[0]["type"] == "KeyError" and "unknown workload 'Nope'" in got[0]["error"]
     assert got[1]["type"] == "TypeError" and "unexpected keyword argument 'tp'" in got[1]["error"]
     assert got[2]["error"] == _python("GPT2", "Research_256", {"precision": "fp64"})["error"]
+    # a record field, which Python's solve() sets for the call (count=16 nodes), the page does not set: it says so
+    got = _node([["GPT2", "Research_256", {"count": 16}]])
+    assert got[0] == {"type": "TypeError", "error": "DistributedModel.solve(): count is a field of the workload or "
+                      "the cluster, which this page does not set (it prices the catalogs' records as they are); "
+                      "Python's solve(count=...) sets it"}
+    assert DistributedModel().solve("GPT2", "Research_256", batch_size=128, count=16).parallelism["dp"] == 128
