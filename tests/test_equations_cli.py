@@ -318,3 +318,11 @@ def test_a_long_equation_is_broken_at_spaces_into_lines_that_fit_a_terminal(caps
     assert not [x for x in body if x.startswith(("+ ", "- "))] and max(map(len, body)) <= 100
     _, js, _ = run(capsys, "T_step", "--book", "--expanded", "--fidelity", "extended", "--json")
     assert " ".join(body) == " ".join(json.loads(js)["latex"].split())
+    # the operator ends its line with the term before it, and that pair moves to the next line when it would pass
+    # the width: TreeAllReduce's first line was 81 columns ("... \frac{2 M \log_{2} N}{\beta} +")
+    _, out, _ = run(capsys, "TreeAllReduce")
+    assert max(map(len, out.splitlines())) <= 80
+    assert r"T_{\text{tree}}\left(M, N, \beta, \alpha\right) &= \frac{2 M \log_{2}" in out.splitlines()
+    for name in ("DataParallelCommVolume", "T_step", "T_dp"):
+        _, out, _ = run(capsys, name, "--expanded", "--fidelity", "extended")
+        assert max(map(len, out.splitlines())) <= 80, name

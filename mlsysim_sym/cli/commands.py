@@ -435,12 +435,19 @@ def _tex_lines(tex: str) -> List[str]:
     """LaTeX for a terminal: each line broken at spaces into lines of at most :data:`WIDTH` columns where a space
     allows (a longer token stays whole). To LaTeX a line break is a space, in math and in ``\\text`` alike, so the
     lines paste as they are; none starts with a binary ``+`` or ``-`` (Markdown reads ``- `` at a line's start
-    as a list item, even between ``$$``): the operator ends the line before it."""
+    as a list item, even between ``$$``): the operator ends the line before it, with the term before it (a line
+    that would end past the width with it breaks before that term)."""
     out = []
     for line in tex.split("\n"):
-        current = ""
+        tokens: List[str] = []
         for token in line.split(" "):
-            if current and len(current) + 1 + len(token) > WIDTH and token not in ("+", "-"):
+            if token in ("+", "-") and tokens:
+                tokens[-1] += " " + token          # the operator goes with the term before it
+            else:
+                tokens.append(token)
+        current = ""
+        for token in tokens:
+            if current and len(current) + 1 + len(token) > WIDTH:
                 out.append(current)
                 current = token
             else:
