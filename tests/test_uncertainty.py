@@ -294,3 +294,29 @@ def test_a_run_spread_warns_about_its_configuration_once():
     # ceil(1e9 / 8,192) = ceil(122,070.3) = 122,071 steps; the run says what the plan says of the layout
     assert u.run.plan.steps == 122_071
     assert "no framework runs this layout as given" in " ".join(str(u.run).split())
+
+
+def test_a_mean_that_a_few_clipped_draws_set_is_said_and_left_out_of_the_run():
+    # efficiency 0.5 with a 30 % sigma: a normal draw falls below 0 with probability P(z < -1/0.3) = 0.043 %; those
+    # draws are clipped to 1e-9, where the step time is 5e8 times the point's (T ~ 1/efficiency; the mean of 1/x
+    # over a normal x does not exist). Their handful sets the mean far beyond the 95th percentile: the text says
+    # so, the run's table leaves the mean out ("-"), and the JSON marks it; the percentiles hold.
+    u = uncertainty(*EXAMPLE, {"efficiency": 0.3}, "step_time", samples=20000, tokens=1e12, **KW)
+    mc = u.monte_carlo
+    assert mc.unsteady and mc.mean > 1000 * mc.percentiles[95] and 5 < mc.percentiles[95] < 6     # 5.653 s
+    assert 0 < u["efficiency"].clipped < 0.002
+    flat = " ".join(str(u).split())
+    assert "the Monte Carlo's mean (" in flat and "rest on a few extreme draws" in flat
+    row = [x for x in str(u.run).splitlines() if x.startswith("  GPU-hours H_GPU")][0].split()
+    # GPU-hours H_GPU, its value (K T_step 256 / 3600 = 456,899), first-order sd, the mean left out, then the
+    # percentiles: K x 256 / 3600 times the step time's
+    assert row[2] == "456,899" and row[4] == "-"
+    assert row[5] == f"{mc.percentiles[5] * 1_907_349 * 256 / 3600:,.0f}"
+    assert "MC mean -: the Monte Carlo mean of the step time and of the energy per replica step" in \
+        " ".join(str(u.run).split())
+    d = json.loads(json.dumps(u.to_dict()))
+    assert d["monte_carlo"]["unsteady"] is True and d["run"]["step_time"]["monte_carlo"]["unsteady"] is True
+    assert max(map(len, str(u).splitlines())) <= 80
+    # at a 5 % sigma nothing is clipped: the mean stands
+    calm = uncertainty(*EXAMPLE, {"efficiency": 0.05}, "step_time", samples=20000, tokens=1e12, **KW)
+    assert not calm.monte_carlo.unsteady and "-" not in str(calm.run).split()

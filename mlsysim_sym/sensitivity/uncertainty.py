@@ -176,6 +176,15 @@ class MonteCarlo:
     mean_error: float      # standard error of ``mean``
     percentiles: Dict[int, float]
 
+    @property
+    def unsteady(self) -> bool:
+        """Whether a few extreme draws set the mean and sd: the mean lies beyond the 5-95 % range by more than that
+        range's width again (the output diverges where a draw nears the edge of a parameter's range, the step time
+        at an efficiency clipped to 1e-9; the mean of 1/x over a normal x does not exist). The percentiles hold."""
+        lo, hi = self.percentiles[PERCENTILES[0]], self.percentiles[PERCENTILES[-1]]
+        w = max(hi - lo, 1e-9 * abs(self.percentiles[50]))
+        return not (lo - w <= self.mean <= hi + w)
+
 
 @dataclass(frozen=True)
 class Uncertainty:
@@ -280,6 +289,11 @@ class Uncertainty:
             out.append("draws clipped to the domain: " + ", ".join(
                 f"{parameter_name(t.symbol)} {100 * t.clipped:.3g} %" for t in clipped) + " (the Monte Carlo is of the "
                 "clipped distribution).")
+        if mc.unsteady:
+            out.append(f"the Monte Carlo's mean ({quantity(mc.mean, self.unit)}) and sd rest on a few extreme draws: "
+                       f"the mean lies far beyond the 95th percentile ({quantity(mc.percentiles[95], self.unit)}) or "
+                       f"below the 5th, where the output diverges as a draw nears the edge of a parameter's range: "
+                       f"read the percentiles.")
         if mc.valid < mc.samples:
             out.append(f"{mc.samples - mc.valid:,} of {mc.samples:,} draws are invalid configurations (masked by "
                        f"the sweep) and left out.")
@@ -328,7 +342,7 @@ class Uncertainty:
                 "monte_carlo": None if mc is None else {
                     "samples": mc.samples, "valid": mc.valid, "seed": mc.seed, "distribution": "normal, clipped",
                     "mean": _plain(mc.mean), "std": _plain(mc.std), "std_error": _plain(mc.std_error),
-                    "mean_error": _plain(mc.mean_error),
+                    "mean_error": _plain(mc.mean_error), "unsteady": mc.unsteady,
                     "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}},
                 "discrepancy": _plain(self.discrepancy), "agrees": self.agrees, "terms": terms,
                 "notes": list(self.notes()), "run": None if self.run is None else self.run.to_dict()}
@@ -490,15 +504,24 @@ class RunSpread:
             value, sd = self.value(name) / per, self.std(name) / per
             pct = [] if mc is None else [mc["percentiles"][k] / per for k in PERCENTILES]
             scale = _scale_of([value, *pct])
+            steady = mc is not None and not self._driver(self._slope(name)[0]).monte_carlo.unsteady
             rows.append((words, _amounts([value], scale), _amounts([sd], scale),
-                         _amounts([mc["mean"] / per], scale) if mc else "", _amounts(pct, scale) if pct else ""))
+                         _amounts([mc["mean"] / per], scale) if steady else "-" if mc else "",
+                         _amounts(pct, scale) if pct else ""))
         return rows
 
     def _notes(self) -> Tuple[str, ...]:
         out = list(self.plan.caveats())
-        for words, driver, unit in (("the step time", self.step, "s"), ("the energy per replica step", self.energy, "J")):
-            # (the uncertainty's own output says it above)
-            if driver is not None and driver.quantity != self.own and driver.agrees is False:
+        drivers = [(w, d, u) for w, d, u in (("the step time", self.step, "s"),
+                                             ("the energy per replica step", self.energy, "J")) if d is not None]
+        unsteady = [w for w, d, _ in drivers if d.monte_carlo is not None and d.monte_carlo.unsteady]
+        if unsteady:
+            out.append(f"MC mean -: the Monte Carlo mean of {' and of '.join(unsteady)} rests on a few extreme draws "
+                       f"(where {'they diverge' if len(unsteady) > 1 else 'it diverges'} as a draw nears the edge of a "
+                       f"parameter's range): read the percentiles")
+        for words, driver, unit in drivers:
+            # (the uncertainty's own output says it above; an unsteady Monte Carlo, just now)
+            if driver.quantity != self.own and driver.agrees is False and words not in unsteady:
                 out.append(f"{words}'s first order and Monte Carlo part (sd {_q(driver.std, unit)} against "
                            f"{_q(driver.monte_carlo.std, unit)}): read the Monte Carlo's percentiles")
         out.append("energy E_train: mlsysim's, each replica's roofline step (compute, memory, overhead) at its share "
@@ -537,8 +560,11 @@ class RunSpread:
 
         def driver(u):
             mc = u.monte_carlo
-            return spread(u.value, u.std, None if mc is None else
-                          {"mean": mc.mean, "std": mc.std, "percentiles": mc.percentiles})
+            out = spread(u.value, u.std, None if mc is None else
+                         {"mean": mc.mean, "std": mc.std, "percentiles": mc.percentiles})
+            if mc is not None:      # a few extreme draws set its mean and sd (MonteCarlo.unsteady)
+                out["monte_carlo"]["unsteady"] = mc.unsteady
+            return out
         out = {"tokens": self.plan.tokens, "steps": self.plan.steps, "price_per_accelerator_hour": self.plan.price,
                "step_time": driver(self.step),
                "energy_per_replica_step": None if self.energy is None else driver(self.energy),
@@ -553,16 +579,21 @@ class RunSpread:
 
 def _scale_of(xs) -> float:
     """The scale a row of a run's amounts is written at: millions from a million up (a cell of three costs of ten
-    digits would not fit a terminal), none beyond 1e15 (written as powers of ten, as the plan writes them)."""
-    top = max((abs(x) for x in xs), default=0.0)
+    digits would not fit a terminal), none beyond 1e15 (written as powers of ten, as the plan writes them); the
+    row's first amount, its value, sets it (a percentile far above it would write the value as 7.437e-05 M)."""
+    top = abs(xs[0]) if xs else 0.0
     return 1e6 if 1e6 <= top < 1e15 else 1.0
 
 
 def _amounts(xs, scale: float = 1.0) -> str:
-    """A run's amounts for a person, ``/``-separated, as the plan prints them, at ``scale`` (``M``: millions)."""
-    if scale == 1e6:
-        return " / ".join(f"{x / 1e6:.4g}" for x in xs) + " M"
-    return " / ".join(map(_amount, xs))
+    """A run's amounts for a person, ``/``-separated, as the plan prints them, at ``scale`` (``M``: millions); an
+    amount a thousand times beyond its row's scale (a percentile of a spread that reaches the edge of a parameter's
+    range) as a power of ten, which fits a terminal."""
+    def one(x):
+        if abs(x) >= 1e9 * scale:
+            return f"{x / scale:.4g}"
+        return f"{x / 1e6:.4g}" if scale == 1e6 else _amount(x)
+    return " / ".join(map(one, xs)) + (" M" if scale == 1e6 else "")
 
 
 def _plain(x):
