@@ -371,6 +371,10 @@ _QUANTITIES += (
 for _row in _QUANTITIES:
     declare(_row[0], _row[1], _row[4], _row[3], "quantity", _row[2], _row[5] if len(_row) > 5 else "")
 
+#: required()'s target: the value an output must reach, in the output's unit (here, not where required() is, so
+#: that the table, the documents and the registry's extension hold it whatever is imported).
+declare("y", "y", "target value of the output (required())", "", "required")
+
 #: Quantity names in model order (every variant's quantities, each once).
 QUANTITY_NAMES: Tuple[str, ...] = tuple(r[0] for r in _QUANTITIES)
 

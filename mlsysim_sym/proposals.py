@@ -364,6 +364,9 @@ EXTENSION.update({
     "H_acc": _P(r"\AcceleratorHours", "scalar", "accelerator-hours a training run occupies", "performance"),
     "E_train": _P(r"\TrainingRunEnergy", "scalar", "energy the accelerators of a training run draw over it",
                   "performance"),
+    "y": _P(r"\RequiredOutputTarget", "scalar",
+            "value an output of the model must reach, the target of a question of what input it takes",
+            "performance", notes="Its unit is the unit of the output it is a target for."),
 })
 # ---- issue 21 --------------------------------------------------------------------------------- end
 # ---- issue 22: today's runs (FP8 GEMMs, MoE laid out as frameworks do, FSDP and CP overlapped) --------- begin

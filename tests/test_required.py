@@ -290,7 +290,7 @@ def test_an_output_that_does_not_depend_on_the_input_says_so():
     assert not r.reachable and "does not depend on memory_capacity" in r.reason
 
 
-def test_book_mode_prints_registry_macros_with_the_targets_value():
+def test_book_mode_prints_registry_macros_of_the_same_equation():
     mlsysim = pytest.importorskip("mlsysim")
     from mlsysim_sym import notation
     known = {s.macro for s in mlsysim.Symbols} | set(notation.book_macros())
@@ -298,11 +298,15 @@ def test_book_mode_prints_registry_macros_with_the_targets_value():
                               ("scaling_efficiency", 0.6, "fabric_bandwidth"), ("mfu", 0.3, "efficiency")):
         tex = required(output, target, x, "Llama3_70B", "Research_256", **LLAMA).latex(book=True)
         assert registry.book_problems(tex, known) == [], tex
-    # (p - 1) / (v m + p - 1) = 1/20 gives m = 19 (p - 1) / v (a batch of 512 runs a whole number there: 64)
-    tex = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256",
-                   **dict(LLAMA, batch_size=512)).latex(book=True)
-    assert tex == (r"\MicrobatchCount = - \frac{19 \left(1 - \PipelineParallelDegree\right)}"
-                   r"{\VirtualPipelineStagesPerDevice}")
+    # (p - 1) / (v m + p - 1) = y gives m = -(p y - p - y + 1) / (v y) (at y = 1/20, 19 (p - 1) / v): the book's
+    # form is the plain one in macros, the target y a macro too (expanding the macros gives the plain form exactly)
+    r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256",
+                 **dict(LLAMA, batch_size=512))
+    tex = r.latex(book=True)
+    assert tex == (r"\MicrobatchCount = - \frac{\PipelineParallelDegree \RequiredOutputTarget - "
+                   r"\PipelineParallelDegree - \RequiredOutputTarget + 1}{\VirtualPipelineStagesPerDevice "
+                   r"\RequiredOutputTarget}")
+    assert r.latex() == r"m = - \frac{N_{\text{PP}} y - N_{\text{PP}} - y + 1}{V y}"
 
 
 MIXTRAL = dict(batch_size=1024, tp_size=2, ep_size=4, precision="bf16", zero_stage=1, overlap_comm=True,

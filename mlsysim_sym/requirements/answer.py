@@ -13,8 +13,9 @@ from ..outputs import better, unit_of
 from ..printing import latex
 from ..symbols import by_argument
 
-#: The target, as a symbol in the closed form.
-TARGET = sp.Symbol("y", real=True)
+#: The target, as a symbol in the closed form: the value the output must reach, in the output's unit: ``y`` (the book's macro is a proposal,
+#: ``\RequiredOutputTarget``).
+TARGET = notation.symbol("y", real=True)
 
 
 @dataclass(frozen=True)
@@ -59,14 +60,11 @@ class Requirement:
 
     def latex(self, book: bool = False) -> str:
         """``x = expression`` in the target ``y`` (LaTeX); without a closed form, ``x = value``; when nothing
-        reaches the target, the output's limit. ``book=True`` prints the book's macros, with the target's
-        value in place of ``y`` (the book has no symbol for "the target")."""
+        reaches the target, the output's limit. ``book=True`` prints the book's macros, the same equation: the
+        target stays ``y`` (the book has no macro for "the target"), so expanding the macros gives the plain form."""
         x = latex(self.symbol, book=book)
         if self.expression is not None:
-            expr = self.expression
-            if book:
-                expr = sp.factor_terms(sp.together(expr.subs(TARGET, sp.nsimplify(self.target))))
-            return f"{x} = {latex(expr, book=book)}"
+            return f"{x} = {latex(self.expression, book=book)}"
         if self.value is not None:
             v = sp.Integer(self.integer) if self.integer is not None else sp.Float(self.value, 6)
             return f"{x} = {latex(v, book=book)}"
