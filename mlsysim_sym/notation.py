@@ -215,8 +215,8 @@ def symbol(name: str, **assumptions) -> BookSymbol:
 # --------------------------------------------------------------------------------------------
 _QUANTITIES = (
     ("N", rf"N_{{{T}{{GPU}}}}", r"\AcceleratorCount", "1", "accelerators in the fleet"),
-    ("G", rf"G_{{{T}{{rep}}}}", None, "1", "accelerators of one model replica (TP x PP x EP; x CP in the extended "
-                                           "model)"),
+    ("G", rf"G_{{{T}{{rep}}}}", None, "1", "accelerators of one model replica (TP x PP x EP; TP x PP x CP in the "
+                                           "extended model, which carves EP out of the data-parallel ranks)"),
     ("dp", rf"N_{{{T}{{DP}}}}", r"\DataParallelDegree", "1", "data-parallel replicas"),
     ("lb", rf"B_{{{T}{{local}}}}", r"\LocalBatchSize", "1", "samples per replica per step"),
     ("W", "W", None, "B", "weight bytes of the model at the training precision"),
@@ -265,12 +265,13 @@ _QUANTITIES = (
     ("L_tp", rf"N_{{L,{T}{{TP}}}}", None, "1", "layers whose TP all-reduces one stage pays"),
     ("T_tp_allreduce", rf"T_{{{T}{{AR,TP}}}}", None, "s", "TP all-reduces of one step, before congestion"),
     ("T_ep_alltoall", rf"T_{{{T}{{A2A,EP}}}}", None, "s",
-     "EP all-to-all of one step (with the expert tensor-parallel gathers), before congestion",
+     "EP all-to-all of one step (the extended model's with the expert tensor-parallel gathers), before congestion",
      r"The book's \TokenDispatchTime is one dispatch; this is a step's all-to-all on the fabric"),
     ("bubble_fraction", rf"b_{{{T}{{pipe}}}}", r"\PipelineBubbleFraction", "1", "idle share of the pipelined step",
      r"With V > 1 this is also the book's \InterleavedPipelineBubbleFraction"),
     ("T_bubble", rf"T_{{{T}{{bubble}}}}", None, "s", "pipeline fill-and-drain time"),
-    ("T_dp", rf"T_{{{T}{{DP}}}}", None, "s", "DP communication per step (congestion, amortized over accumulation)"),
+    ("T_dp", rf"T_{{{T}{{DP}}}}", None, "s", "DP communication per step, with congestion (mlsysim's amortized over "
+                                            "accumulation; the extended model's once per optimizer step)"),
     ("T_tp", rf"T_{{{T}{{TP}}}}", None, "s", "TP communication per step (with congestion)"),
     ("T_ep", rf"T_{{{T}{{EP}}}}", None, "s", "EP communication per step (with congestion)"),
     ("T_comm", rf"T_{{{T}{{comm}}}}", r"\CommunicationTime", "s", "communication per step, before overlap"),
@@ -288,7 +289,8 @@ _QUANTITIES = (
 )
 # ---- issue 13: quantities of the extended model only ------------------------------------------ begin
 _QUANTITIES += (
-    ("G_mp", rf"G_{{{T}{{shard}}}}", None, "1", "accelerators sharing one copy of the weights (TP x PP x EP)"),
+    ("G_mp", rf"G_{{{T}{{shard}}}}", None, "1", "accelerators sharing one copy of the dense weights (TP x PP; EP is "
+                                                "carved out of the data-parallel ranks)"),
     ("r_sp", rf"r_{{{T}{{whole}}}}", None, "1",
      "share of the activations TP leaves whole that one TP rank keeps (1 / N_TP with SP, else 1)"),
     ("beta_tp", rf"\beta_{{{T}{{TP}}}}", None, "B/s", "link bandwidth of the TP group"),
