@@ -427,13 +427,22 @@ function lookup(name, what) {
   }
   if (Object.prototype.hasOwnProperty.call(table, name)) return table[name];
   const keys = NAMES[what];
+  const close = closeNames(name, keys);
+  const hint = close.length ? `; close names: ${close.join(", ")}` : `; known names: ${keys.join(", ")}`;
+  // the modern catalog's names, typed without their prefix (mlsysim_sym.inputs._record), named with it
+  const modern = closeNames(NAMES.modern_prefix + name, NAMES[`modern_${what}s`]);
+  const also = modern.length ? `; in the modern catalog: ${modern.join(", ")}` : "";
+  return raise("KeyError", strRepr(`unknown ${what} ${strRepr(name)}${hint}${also}`));
+}
+
+/** catalog.close_names: close spellings, then names that contain the name or that it contains, at most 8. */
+function closeNames(name, keys) {
   const close = closeMatches(name, keys);
   const low = name.toLowerCase();
   for (const k of keys) {
     if (low && (k.toLowerCase().includes(low) || low.includes(k.toLowerCase())) && !close.includes(k)) close.push(k);
   }
-  const hint = close.length ? `; close names: ${close.slice(0, 8).join(", ")}` : `; known names: ${keys.join(", ")}`;
-  return raise("KeyError", strRepr(`unknown ${what} ${strRepr(name)}${hint}`));
+  return close.slice(0, 8);
 }
 
 /** The bundled catalog: workload and cluster names, with their display names. */

@@ -53,7 +53,14 @@ def _record(value, record_type, lookup, what):
         raise TypeError(f"{what} must be a fleet (a catalog name, a plan file, a Fleet record or an mlsysim Fleet), "
                         f"got the architecture card {value.name!r}")
     if isinstance(value, str) and not value.startswith(modern.PREFIX) and not files.is_file_name(value):
-        return lookup(value)            # a name of mlsysim's registry: the common case, first
+        try:
+            return lookup(value)        # a name of mlsysim's registry: the common case, first
+        except KeyError as e:           # or the modern catalog's, typed without its prefix: named with it
+            names = modern.architecture_names() if record_type is Workload else modern.fleet_names()
+            close = catalog.close_names(modern.PREFIX + value, names)
+            if not close:
+                raise
+            raise KeyError(f"{e.args[0]}; in the modern catalog: {', '.join(close)}") from None
     if isinstance(value, str) and value.startswith(modern.PREFIX):
         return (modern.workload if record_type is Workload else modern.fleet)(value)
     if files.is_file_name(value):

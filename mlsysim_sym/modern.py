@@ -52,9 +52,19 @@ def _fleets() -> Dict[str, Fleet]:
             for k, v in raw["fleets"].items()}
 
 
+def _find(table: Dict[str, Any], name: str, what: str):
+    """``table[name]`` without its prefix; an unknown name is a ``KeyError`` whose close names carry the prefix
+    (``modern/H100-SXM-1024``, as a user types them)."""
+    try:
+        return table[_bare(name)]
+    except (KeyError, TypeError):
+        return _lookup({PREFIX + k: v for k, v in table.items()}, name if str(name).startswith(PREFIX)
+                       else PREFIX + str(name), what)
+
+
 def architecture(name: str) -> Architecture:
     """The card under its name (``"DeepSeek-V3"`` or ``"modern/DeepSeek-V3"``)."""
-    return _lookup(_architectures(), _bare(name), "modern architecture")
+    return _find(_architectures(), name, "modern architecture")
 
 
 def workload(name: str) -> Workload:
@@ -64,7 +74,7 @@ def workload(name: str) -> Workload:
 
 def fleet(name: str) -> Fleet:
     """A fleet of the catalog (``"B200-1024"`` or ``"modern/B200-1024"``)."""
-    return _lookup(_fleets(), _bare(name), "modern fleet")
+    return _find(_fleets(), name, "modern fleet")
 
 
 def architecture_names() -> Tuple[str, ...]:

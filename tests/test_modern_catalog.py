@@ -52,11 +52,30 @@ def test_the_systems_are_nvidias_figures(fleet, peak, fp8, hbm_gib, bw, nvlink, 
 def test_names_say_which_catalog():
     assert all(n.startswith("modern/") for n in modern.architecture_names() + modern.fleet_names())
     assert not any(n.startswith("modern/") for n in catalog.workload_names() + catalog.fleet_names())
-    with pytest.raises(KeyError, match="unknown modern architecture 'Llama-9'"):
+    with pytest.raises(KeyError, match="unknown modern architecture 'modern/Llama-9'; close names: modern/Llama-3.1-8B"):
         modern.architecture("modern/Llama-9")
     # a name from one catalog is not found in the other
     with pytest.raises(KeyError):
         catalog.workload("DeepSeek-V3")
+
+    # an unknown name's close names carry the prefix a user types (modern/H100-1024 is no fleet: it had
+    # "close names: H200-1024, H100-SXM-1024", which failed as typed); a modern name typed without its prefix is
+    # named with it, in Python and on the command line
+    with pytest.raises(KeyError, match=r"unknown modern fleet 'modern/H100-1024'; close names: modern/H200-1024, "
+                                       r"modern/H100-SXM-1024,"):
+        DistributedModel().solve("modern/Llama-3.1-70B", "modern/H100-1024")
+    with pytest.raises(KeyError, match=r"unknown fleet 'H100-SXM-1024'; known names: .*; in the modern catalog: "
+                                       r"modern/H100-SXM-1024,"):
+        DistributedModel().solve("modern/Llama-3.1-70B", "H100-SXM-1024")
+    with pytest.raises(KeyError, match=r"; close names: Llama3_70B, .*; in the modern catalog: modern/Llama-3\.1-70B,"):
+        DistributedModel().solve("Llama-3.1-70B", "Research_256")
+    from mlsysim_sym.cli import main
+    import contextlib
+    import io
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["solve", "--fleet", "H100-SXM-1024"]) == 2
+    assert "close names: modern/H100-SXM-1024" in err.getvalue()
 
 
 def test_fp8_on_blackwell_doubles_the_peak_the_model_reads():

@@ -306,6 +306,8 @@ def check_names(model: str, fleet: str) -> None:
             known = modern_names() if name.startswith(modern.PREFIX) else mlsysim_names()
             if name not in known:
                 close = catalog.close_names(name, known)
+                if not name.startswith(modern.PREFIX):      # the modern catalog's, typed without its prefix
+                    close += catalog.close_names(modern.PREFIX + name, modern_names())
                 raise UsageError(f"{flag}: unknown {what} {name!r}; "
                                  + (f"close names: {', '.join(close)}; " if close else "")
                                  + "see: mlsysim-sym list (or give a plan file: docs/files.md)")
