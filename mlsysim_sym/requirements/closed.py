@@ -15,7 +15,7 @@ from ..symbols import Kind
 from .answer import Requirement, plain
 from .problem import Problem
 from .regime import Regime, Solution
-from .whole import LAYOUT, at_configuration, integer, layout_answer, search_integer, unreachable
+from .whole import LAYOUT, MAX_WALK, at_configuration, integer, layout_answer, search_integer, unreachable
 
 #: How many regimes a solution may pass through before the search gives up.
 MAX_REGIMES = 6
@@ -133,9 +133,32 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
              else f"reaches {pr.shown_input(float(end))}, the end of its range")
     if pr.meets(pr.current) and pr.meets(lim_val):
         return _met_throughout(pr, sol, len(seen), end)
+    if end not in ("oo", "0") and pr.p.kind is Kind.COUNT:
+        best = _valid_near(pr, float(end))
+        if best is not None and best[0] != round(float(end)):      # the end itself runs no configuration
+            v, o = best
+            return pr.answer(len(seen), limit=(sp.Float(o), o),
+                             reason=f"the best valid {pr.solve_for}, {v}, gives {pr.shown(o)}, short of "
+                                    f"{pr.shown(pr.target)} ({pr.label} tends to {pr.shown(lim_val)} as "
+                                    f"{pr.solve_for} {words} in this regime, where the configuration is not valid)")
     return pr.answer(len(seen), limit=(sol.short(lim_expr), lim_val), toward=end,
                      reason=f"{pr.label} tends to {pr.shown(lim_val)} as {pr.solve_for} {words} in this regime, "
                             f"short of {pr.shown(pr.target)}")
+
+
+def _valid_near(pr: Problem, end: float) -> Optional[Tuple[int, float]]:
+    """The valid whole number nearest ``end`` on the configuration's side, with its exact output (``solve()``'s
+    checks: a node count the layout does not split is not valid); None when none is within the walk."""
+    step = 1 if pr.x0 >= end else -1
+    v = int(round(end))
+    for _ in range(MAX_WALK):
+        if (v - pr.x0) * step > 0 or v < 1:
+            return None
+        try:
+            return v, pr.exact(v)
+        except (ValueError, TypeError, ZeroDivisionError):
+            v += step
+    return None
 
 
 def _met_throughout(pr: Problem, sol: Solution, regimes: int, end: str) -> Requirement:
