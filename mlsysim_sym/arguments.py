@@ -388,8 +388,10 @@ def describe(a: Arguments, effects: bool = False) -> str:
         own_default = card is not None
         if own_default and _same_number(v, card):
             continue            # the card's own value (its keys' and values' width): the default for it
-        # away from the card's own value, shown even at the table's default (kv_fraction 1 on a GQA card)
-        text = _part(p, v, always=k == "batch_size" or own_default)
+        # away from the card's own value, shown even at the table's default (kv_fraction 1 on a GQA card); an
+        # architecture card's sequence always (mlsysim's default 2048 is not the length today's models train at)
+        text = _part(p, v, always=k == "batch_size" or own_default
+                     or (k == "seq_len" and getattr(a.workload, "attention_heads", None) is not None))
         if text and p.fidelity == "extended":
             (own if not effects or _moves(a, k) else idle).append(text)
         elif text:

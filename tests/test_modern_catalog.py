@@ -124,3 +124,15 @@ def test_the_peak_mfu_counts_against_is_named():
     given = price(arguments("modern/Llama-3.1-8B", "modern/H100-SXM-1024",
                             dict(kw, precision="fp8", peak_flops=3e15), caller="sweep"))
     assert given.mfu_peak == "the peak_flops given"
+
+
+def test_a_cards_configuration_line_names_its_sequence():
+    # mlsysim's default sequence, 2048, is a quarter of what Llama 3.1 trains at (8192): a card's line names it
+    # at the default too, where mlsysim's own workloads keep their short line
+    kw = dict(batch_size=1024, tp_size=8, pp_size=4)
+    r = DistributedModel().solve("modern/Llama-3.1-70B", "modern/H100-SXM-1024", **kw)
+    assert r.configuration.endswith(": batch 1024, tp 8, pp 4, seq 2048, fp16")
+    assert DistributedModel().solve("modern/Llama-3.1-70B", "modern/H100-SXM-1024", seq_len=8192,
+                                    **kw).configuration.endswith("seq 8192, fp16")
+    assert DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8,
+                                    pp_size=4).configuration.endswith(": batch 256, tp 8, pp 4, fp16")
