@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from mlsysim_sym import notation
-from mlsysim_sym.printing import quantity_latex
+from mlsysim_sym.printing import quantity_latex, term_unit
 
 from .common import term_chain, transformer_model
 from . import registry
@@ -24,8 +24,8 @@ def context() -> Dict[str, object]:
         "parameters": _rows(notation.entries("parameter")),
         "quantities": _rows(notation.entries("quantity")),
         "formal": _rows(notation.entries("formal")),
-        "terms": [{"name": t.name, "latex": t.latex, "book": t.macro, "proposed": not t.book, "meaning": t.meaning}
-                  for t in notation.TERMS],
+        "terms": [{"name": t.name, "latex": t.latex, "book": t.macro, "proposed": not t.book, "meaning": t.meaning,
+                   "unit": term_unit(t)} for t in notation.TERMS],
         "lacking": _rows(e for e in registry.lacking() if e.kind != "formal"),
         "notes": _rows(e for e in notation.table().values() if e.book and e.note),
         "newcommands": registry.newcommands(),

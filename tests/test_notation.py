@@ -25,6 +25,7 @@ def test_latex_names_are_unique():
 # --------------------------------------------------------------------------------------------
 # The registry's rules (mlsysim/notation/data/README.md) over everything book mode prints
 # --------------------------------------------------------------------------------------------
+from pathlib import Path  # noqa: E402
 import shutil  # noqa: E402
 
 from mlsysim_sym import notation  # noqa: E402
@@ -147,3 +148,14 @@ def test_a_printed_symbol_names_its_quantity_for_every_reader():
     assert notation.printed_as("M_total", ["not-a-quantity", "M_acc"]) == "M_acc"
     assert field_named("M_total") == "node_profile.memory_footprint"
     assert quantity_name("M_total") == "M_acc"
+
+
+def test_the_cost_terms_table_gives_units():
+    # the cost terms' and their formal arguments' units, as the parameters' and quantities' tables give theirs
+    # (a term's from its formula's dimension, printing.term_unit; an argument's from the notation table)
+    text = (Path(__file__).resolve().parent.parent / "docs" / "notation.md").read_text()
+    table = text.split("## Cost terms and their formal arguments")[1].split("\n## ")[0]
+    assert "| `RingAllReduce`, `\\RingAllReduceCompletionTime` | ring all-reduce time, s |" in table
+    assert "`E_byte`, `\\NetworkEnergyPerByte` (proposed) | network energy to move one byte from one rank to " \
+           "another, J/B |" in table
+    assert "| failure rate of one component, 1/s |" in table and "| Meaning, unit |" in table
