@@ -15,7 +15,7 @@ from ..symbols import Kind
 from .answer import Requirement, plain
 from .problem import Problem
 from .regime import Regime, Solution
-from .whole import LAYOUT, MAX_WALK, at_configuration, integer, layout_answer, search_integer, unreachable
+from .whole import LAYOUT, at_configuration, first_valid, integer, layout_answer, search_integer, unreachable
 
 #: How many regimes a solution may pass through before the search gives up.
 MAX_REGIMES = 6
@@ -148,17 +148,9 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
 
 def _valid_near(pr: Problem, end: float) -> Optional[Tuple[int, float]]:
     """The valid whole number nearest ``end`` on the configuration's side, with its exact output (``solve()``'s
-    checks: a node count the layout does not split is not valid); None when none is within the walk."""
-    step = 1 if pr.x0 >= end else -1
-    v = int(round(end))
-    for _ in range(MAX_WALK):
-        if (v - pr.x0) * step > 0 or v < 1:
-            return None
-        try:
-            return v, pr.exact(v)
-        except (ValueError, TypeError, ZeroDivisionError):
-            v += step
-    return None
+    checks: a node count the layout does not split is not valid); None when there is none."""
+    v, o = first_valid(pr, max(1, int(round(end))), 1 if pr.x0 >= end else -1)
+    return None if v is None else (v, o)
 
 
 def _met_throughout(pr: Problem, sol: Solution, regimes: int, end: str) -> Requirement:

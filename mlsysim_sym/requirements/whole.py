@@ -44,41 +44,43 @@ def _output(pr: Problem, v) -> Optional[float]:
         return None
 
 
+def first_valid(pr: Problem, v: int, step: int) -> Tuple[Optional[int], Optional[float]]:
+    """The first valid whole number from ``v`` on, in steps of ``step``, with its exact output (``solve()``'s
+    checks); ``(None, None)`` past 1 or the top, or beyond :data:`MAX_WALK` steps."""
+    for _ in range(MAX_WALK):
+        if v < 1 or v > pr.top:              # beyond the top no schedule runs
+            return None, None
+        o = _output(pr, v)
+        if o is not None:
+            return v, o
+        v += step
+    return None, None
+
+
 def integer(pr: Problem, root: float, meet: int, notes: List[str]) -> Tuple[Optional[int], Optional[float]]:
     """The valid whole number that meets the target next to the boundary: every valid value beyond it,
     toward the root, misses. The exact output of a whole number (floors and all, through ``solve()``'s
     checks) is a step function whose boundary may sit a plateau away from the smooth root, so the search
     starts at the root and walks: toward the side that meets the target (``meet``: +1 when larger values
     meet it) until it meets, then back while the next valid value still meets."""
-
-    def valid_from(v, step):
-        for _ in range(MAX_WALK):
-            if v < 1 or v > pr.top:              # beyond the top no schedule runs
-                return None, None
-            o = _output(pr, v)
-            if o is not None:
-                return v, o
-            v += step
-        return None, None
-
     if pr.never_runs:
         notes.append(_NEVER.format(pr.solve_for))
         return None, None
-    v, o = valid_from(max(1, round(root)), meet)
+    v, o = first_valid(pr, max(1, round(root)), meet)
     walked = 0
     while v is not None and not pr.meets(o) and walked < MAX_WALK:
         if walked == LINEAR:
-            far, _ = valid_from(min(max(1, v + meet * (MAX_WALK - walked)), pr.top), -meet)
+            far, _ = first_valid(pr, min(max(1, v + meet * (MAX_WALK - walked)), pr.top), -meet)
             if far is None or (far - v) * meet <= 0 or not pr.meets(_output(pr, far)):
                 walked = MAX_WALK
                 break
-        v, o = valid_from(v + meet, meet)
+        v, o = first_valid(pr, v + meet, meet)
         walked += 1
     if v is None or walked >= MAX_WALK:
         notes.append(f"no valid whole number within {MAX_WALK} of the root meets the target")
         return None, None
     while walked < MAX_WALK:
-        w, p = valid_from(v - meet, -meet)
+        w, p = first_valid(pr, v - meet, -meet)
         if w is None or not pr.meets(p):
             return v, o
         v, o = w, p
