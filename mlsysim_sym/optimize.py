@@ -108,8 +108,10 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
 
     What is left out, as vectorized masks over the whole sweep:
 
-    * configurations the model cannot tell apart but one (without a pipeline ``m`` and ``v``
-      change nothing, with one replica ZeRO and overlap change nothing; choices of the overlap or another
+    * configurations the model cannot tell apart but one (without a pipeline ``v`` changes nothing, nor ``m``
+      in mlsysim's model; the extended model's transformers pay a step's layer passes per microbatch, so there
+      ``m`` is searched, and must divide a replica's samples, at ``pp = 1`` too; with one replica ZeRO and
+      overlap change nothing; choices of the overlap or another
       argument that give the same objective and memory as its first choice): the first choice stays;
     * splits with more data-parallel replicas than ``batch_size`` (they would train ``dp``
       samples, one per rank);
@@ -347,10 +349,13 @@ def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str
                        outputs=(o.field, "dp", "node_profile.feasible", "node_profile.memory_footprint"),
                        max_memory=max_memory, working=RANK_BYTES)
     # keep one of each set of configurations the model cannot tell apart
-    # (without a pipeline, m and v change nothing; with one replica, ZeRO and the DP overlap change nothing)
+    # (without a pipeline, v changes nothing, nor m where the model reads it only in a pipeline; with one replica,
+    # ZeRO and the DP overlap change nothing)
     first = {ax.name: on(ax.name, np.arange(len(ax))) == 0 for ax in axes[1:]}
     pipelined = on("split", splits[:, 1] > 1)
-    structural = (pipelined | (first["microbatch_count"] & first["v_stages"]), first["zero_stage"] & first["overlap_comm"])
+    unpiped = base.microbatches_unpiped
+    structural = (pipelined | (first["v_stages"] & (unpiped | first["microbatch_count"])),
+                  first["zero_stage"] & first["overlap_comm"])
     can = None
     if runnable:
         # the schedule rules (can_run), on the split and schedule axes only, then broadcast
@@ -360,7 +365,7 @@ def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str
         can = can_run(on("split", splits[:, 1]), on("split", dp_split), on("microbatch_count",
                       by_name["microbatch_count"].values), on("v_stages", by_name["v_stages"].values),
                       base["batch_size"], gradient_accumulation_steps=ga, layers=layers or None
-                      if np.ndim(layers) == 0 else layers)
+                      if np.ndim(layers) == 0 else layers, unpiped_microbatches=unpiped)
     column = tuple(-1 if i == at["split"] else 1 for i in range(len(shape)))
     plan = _Plan(shape, at, prepared, structural, first, column, can, _line(base, splits, split_names, axes))
     if not ({"count", "accelerators_per_node"} & set(at)) and len(axes) == 6:
@@ -380,7 +385,8 @@ def _replicas(base: Arguments, splits, split_names, plan: _Plan, r=None) -> np.n
 
 
 def _distinct(base: Arguments, plan: _Plan, dp, splits, split_names) -> np.ndarray:
-    """The configurations the model tells apart by structure: without a pipeline m and v change nothing, without
+    """The configurations the model tells apart by structure: without a pipeline v changes nothing (nor m, unless
+    the model reads it unpiped: :attr:`~mlsysim_sym.arguments.Arguments.microbatches_unpiped`), without
     ranks that share a gradient (data or context parallel, or, in the MoE layout, expert data parallel) ZeRO and
     the DP overlap change nothing."""
     def column(k):
@@ -495,7 +501,7 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
     experts = tuple(k for j, k in enumerate(split_names) if k not in fleet
                     and (k != "etp_size" or set(splits[:, j].tolist()) != {1}))
     return SearchResult(objective, tuple(candidates), searched, count, line, unrunnable, bool(runnable),
-                        fleet, tuple(ax.name for ax in axes[1 + 5:]), experts)
+                        fleet, tuple(ax.name for ax in axes[1 + 5:]), experts, base.microbatches_unpiped)
 
 
 def _count(mask, shape) -> int:

@@ -101,6 +101,7 @@ class SearchResult:
     split: Tuple[str, ...] = ("tp_size", "pp_size", "ep_size")
     extra: Tuple[str, ...] = ()
     experts: Tuple[str, ...] = ()
+    unpiped: bool = False           # the model reads m without a pipeline too (the extended model's transformers)
 
     @property
     def best(self) -> Candidate:
@@ -136,7 +137,7 @@ class SearchResult:
             if self.experts:
                 split += ", " + " x ".join(str(cfg[k]) for k in self.experts)
             extra = tuple(_cell(k, cfg[k]) for k in self.extra)
-            rows.append((str(i), split, str(cfg["microbatch_count"]) if piped else "-",
+            rows.append((str(i), split, str(cfg["microbatch_count"]) if piped or self.unpiped else "-",
                          str(cfg["v_stages"]) if piped else "-", _stages(c.zero_stages),
                          number(cfg["activation_recomputation"]), number(cfg["overlap_comm"]), *extra,
                          f"{r.mfu:.4f}", quantity(r.step_latency_total, "s"), number(r.effective_throughput),
@@ -167,7 +168,8 @@ class SearchResult:
             ranks = "dp x cp" if "cp_size" in self.split else "dp"
             experts = (f"ep: expert-parallel degree, carved out of the {ranks} ranks"
                        + ("; etp: expert tensor-parallel degree" if "etp_size" in self.experts else "") + "; ")
-        return (experts + "m: microbatches, v: virtual stages ('-': no pipeline); rec: activation recomputation; "
+        m = "m: microbatches (a step's passes, with or without a pipeline), " if self.unpiped else "m: microbatches, "
+        return (experts + m + "v: virtual stages ('-': no pipeline); rec: activation recomputation; "
                 "ovl: DP all-reduce overlapped; ZeRO: the stages that fit and tie on "
                 f"{self.objective} (zero_stage is the first), memory/acc at each")
 

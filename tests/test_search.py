@@ -354,7 +354,9 @@ def test_overlap_choices_that_tie_share_one_row():
     kw = dict(zero_stage=3, fsdp_overlap=True)
     r = search("modern/Llama-3.1-8B", "modern/H100-SXM-1024", 1024, top_k=4, tp_size=(1, 2), pp_size=(1,),
                activation_recomputation=False, fidelity="extended", **kw)
-    assert [(c.config["tp_size"], c.config["overlap_comm"]) for c in r.candidates] == [(1, False), (2, False)]
+    # and m, which the extended model reads at pp 1: one sample a replica at tp 1 (m 1), two at tp 2 (m 1 or 2)
+    assert [(c.config["tp_size"], c.config["overlap_comm"], c.config["microbatch_count"]) for c in r.candidates] \
+        == [(1, False, 1), (2, False, 1), (2, False, 2)]
     one = [DistributedModel(fidelity="extended").solve("modern/Llama-3.1-8B", "modern/H100-SXM-1024",
                                                        batch_size=1024, overlap_comm=ov, **kw).mfu
            for ov in (False, True)]

@@ -135,7 +135,12 @@ def test_a_dense_extended_search_is_unchanged_in_form():
     ext = search("Llama3_70B", "Research_256", 256, fidelity="extended", top_k=3)
     plain = search("Llama3_70B", "Research_256", 256, top_k=3)
     assert ext.split == ("tp_size", "pp_size", "cp_size") and ext.experts == ()
-    assert (ext.searched, ext.unrunnable) == (plain.searched, plain.unrunnable) == (11266, 6610)
+    # the same configurations but at pp 1, where the extended model reads m (a step's layer passes per microbatch)
+    # and mlsysim's does not: by hand, the 9 splits tp = 1 ... 256 (dp = 256 / tp) hold 8 x 16 + 2 = 130
+    # (ZeRO x recompute x overlap; at dp 1 recompute only) configurations, each now at all 8 microbatch counts
+    # (+7 x 130 = 910); a replica's q = 256 / dp = tp samples take m <= tp: 7 + 6 + ... + 0 = 28 counts x 16 fail
+    assert (plain.searched, plain.unrunnable) == (11266, 6610)
+    assert (ext.searched, ext.unrunnable) == (11266 + 910, 6610 + 448)
     text = str(ext)
     header = next(line for line in text.splitlines() if line.lstrip().startswith("#"))
     assert header.split()[1:8] == ["tp", "x", "pp", "x", "cp", "x", "dp"] and "ep" not in header.split()
@@ -144,6 +149,27 @@ def test_a_dense_extended_search_is_unchanged_in_form():
         assert set(c.config) == {"tp_size", "pp_size", "cp_size", "microbatch_count", "v_stages", "zero_stage",
                                  "activation_recomputation", "overlap_comm"}
         assert c.result.mfu == _solve("Llama3_70B", "Research_256", batch_size=256, **c.config).mfu
+
+
+def test_an_extended_search_without_a_pipeline_searches_the_microbatch_count_and_shows_it():
+    # the extended model pays a step's layer passes per microbatch at pp 1 too (a longer step at m 2 than at m 1,
+    # the same memory): the search keeps every m that splits a replica's samples, ranks them, and shows m
+    r = search("Llama3_8B", "Lab_64_H100", 512, fidelity="extended", pp_size=[1], tp_size=[1],
+               microbatch_count=[4, 8, 1, 2, 3], zero_stage=3, activation_recomputation=False,
+               overlap_comm=True, top_k=10)
+    # 8 samples a replica (512 / 64): m 1, 2, 4 and 8 run, m 3 does not
+    assert (r.searched, r.unrunnable) == (5, 1)
+    assert [c.config["microbatch_count"] for c in r.candidates] == [1, 2, 4, 8]
+    steps = [c.result.step_latency_total for c in r.candidates]
+    assert steps == sorted(steps) and steps[1] > steps[0]
+    for c in r.candidates:
+        assert c.result.mfu == _solve("Llama3_8B", "Lab_64_H100", batch_size=512, **c.config).mfu
+    rows = [line.split() for line in str(r).splitlines() if line.strip()[:1].isdigit()]
+    assert [row[1] for row in rows] == ["1", "2", "4", "8"]      # the m column, where mlsysim's search shows "-"
+    assert "m: microbatches (a step's passes, with or without a pipeline)" in " ".join(str(r).split())
+    plain = search("Llama3_8B", "Lab_64_H100", 512, pp_size=[1], tp_size=[1], microbatch_count=[4, 8, 1, 2, 3],
+                   zero_stage=3, activation_recomputation=False, overlap_comm=True)
+    assert (plain.searched, len(plain.candidates), plain.candidates[0].config["microbatch_count"]) == (1, 1, 4)
 
 
 def test_the_mlsysim_model_and_the_layout_switched_off_keep_ep_among_the_splitting_degrees():
