@@ -201,6 +201,21 @@ def test_equations_print_the_model_latex():
     assert "T_step" in out and "RingAllReduce" in out
 
 
+def test_an_expanded_form_too_long_to_read_says_so_and_where_the_readable_one_is():
+    # the extended model's MFU in parameters is ~346,000 characters (KaTeX 0.16 overflows its stack on it); the
+    # mlsysim model's, ~28,000 (it renders), has no note; the LaTeX itself is unchanged (the lines join to it)
+    _, out, _ = run("equations", "mfu", "--expanded", "--fidelity", "extended")
+    notes = [x[2:] for x in out.splitlines() if x.startswith("% ")]
+    tex = " ".join(x for x in out.splitlines() if not x.startswith("% "))
+    full = json.loads(run("equations", "mfu", "--expanded", "--fidelity", "extended", "--json")[1])["latex"]
+    assert len(full) > 300_000 and " ".join(notes[1:]).startswith(f"{len(full):,} characters of LaTeX")
+    assert tex.split() == full.split()
+    assert "without --expanded, mfu is written in named quantities" in " ".join(notes)
+    _, out, _ = run("equations", "mfu", "--expanded")
+    assert [x for x in out.splitlines() if x.startswith("% ")] == ["% mfu (MFU_fleet): fleet model FLOPs utilization"]
+    assert "" not in out.splitlines()
+
+
 def test_equations_emit_quarto_display_math_with_the_docs_labels():
     """--quarto prints $$ ... $$ {#eq-...} with the label docs/quarto/*.qmd gives the same equation, so a
     chapter can cross-reference it (@eq-t-step); with --book, only the book's macros."""

@@ -415,20 +415,30 @@ def cmd_equations(args) -> int:
                           + (["extended model"] if args.fidelity == "extended" else []))
     # the unit as solve() writes it (samples/s, FLOP); --json: the SI unit, as the other commands' JSON
     tail = (f", {model}" if model else "") + f": {meaning}" + (f" [{written(unit)}]" if written(unit) else "")
+    # a closed form this long is for a program: say so, and where the readable form is
+    long = (f"{len(tex):,} characters of LaTeX: a form for a program rather than a page (KaTeX's parser runs "
+            f"out of stack on some this long); without --expanded, {name} is written in named quantities"
+            if len(tex) > LONG_TEX else "")
     if args.json:
         _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
                "fidelity": args.fidelity,
                "book": args.book, "expanded": args.expanded, "label": label})
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
-        print(f"<!-- {name}{tail} -->")
+        print(f"<!-- {name}{tail} -->" + (f"\n<!-- {long} -->" if long else ""))
         print(display(tex, label))          # as cells.equation writes it: math GitHub's Markdown keeps too
     else:
         head = f"{name}" + (f" ({shown})" if shown and shown != name else "") + tail     # as the tables print it
-        print("\n".join("% " + x for x in textwrap.wrap(head, WIDTH - 2, break_long_words=False,
-                                                          break_on_hyphens=False)))
+        for text in filter(None, (head, long)):
+            print("\n".join("% " + x for x in textwrap.wrap(text, WIDTH - 2, break_long_words=False,
+                                                              break_on_hyphens=False)))
         print("\n".join(_tex_lines(tex)))
     return 0
+
+
+#: LaTeX longer than this (characters) is printed with a note that it is for a program (the extended model's
+#: MFU in parameters, ~346,000: KaTeX 0.16 overflows its stack parsing it; mlsysim's, ~28,000, renders)
+LONG_TEX = 50_000
 
 
 def _tex_lines(tex: str) -> List[str]:
