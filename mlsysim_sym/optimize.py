@@ -433,6 +433,7 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
     if plan.static is not None:
         runs, searched, unrunnable = plan.static
         keep = np.broadcast_to(runs & fits, shape)
+        dp = _replicas(base, splits, split_names, plan)
     else:
         dp = _replicas(base, splits, split_names, plan, r if {"count", "accelerators_per_node"} & set(at) else None)
         distinct = _distinct(base, plan, dp, splits, split_names)
@@ -471,6 +472,11 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
                 except (ValueError, TypeError, ArithmeticError) as e:
                     first = f" (the first: {e})"
             raise ValueError(f"every configuration breaks one of solve()'s checks{first}; widen the choices")
+        if not np.any(_enough(base, dp)):
+            fewest = int(np.min(np.where(dp > 0, dp, np.inf)))
+            raise ValueError(f"every split has more data-parallel replicas than batch_size has samples (the fewest: "
+                             f"{fewest:,} replicas, batch_size {base['batch_size']:,}): raise batch_size to at least "
+                             f"{fewest:,}, or widen tp_size / pp_size so that a replica spans more accelerators")
         if runnable and np.any(fits):
             raise ValueError(f"no runnable configuration fits in accelerator memory: the "
                              f"{int(np.count_nonzero(fits)):,} that fit break the schedule rules of can_run() "

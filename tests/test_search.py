@@ -121,6 +121,15 @@ def test_search_leaves_out_splits_with_more_replicas_than_samples():
     assert r.best.config["tp_size"] * r.best.config["pp_size"] * r.best.config["ep_size"] >= 16384 // 4096
 
 
+@pytest.mark.parametrize("runnable", [False, True])
+def test_a_search_whose_every_split_has_more_replicas_than_samples_says_so(runnable):
+    # tp 1 pp 1 on 64 GPUs: 64 replicas for 8 samples; solve() prices it (one sample a replica, with a warning,
+    # 0.41 GB of 85.9 GB), so the search's reason is the replicas, not the memory
+    with pytest.raises(ValueError, match=r"^every split has more data-parallel replicas than batch_size has "
+                       r"samples \(the fewest: 64 replicas, batch_size 8\): raise batch_size to at least 64"):
+        search("ResNet50", "Lab_64_H100", 8, tp_size=[1], pp_size=[1], runnable=runnable)
+
+
 def test_search_takes_solve_keywords_for_its_choices():
     # one value or a sequence, under solve()'s names; an unknown name is an error that lists the allowed ones
     r = search("Llama3_8B", "Lab_64_H100", 64, tp_size=8, pp_size=[1, 2], microbatch_count=4, top_k=3)
