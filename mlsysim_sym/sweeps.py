@@ -126,6 +126,12 @@ def _is_real_type(t: type) -> bool:
     return issubclass(t, (int, float, np.integer, np.floating, np.bool_))
 
 
+def _mixed(types) -> bool:
+    """Integers beside floats among a list's element types (numpy would print the integers as floats)."""
+    return any(issubclass(t, (int, np.integer)) and not _is_bool_type(t) for t in types) and \
+        any(issubclass(t, (float, np.floating)) for t in types)
+
+
 def _is_bool_type(t: type) -> bool:
     return issubclass(t, (bool, np.bool_))
 
@@ -144,6 +150,8 @@ def _as_array(caller: str, name: str, v) -> np.ndarray:
     # floats); rows of different lengths stay lists there
     flat = set(map(type, v))
     if flat and all(_is_real_type(t) and not _is_bool_type(t) for t in flat):     # plain numbers: the common case
+        if _mixed(flat):
+            return np.asarray(v, dtype=object)     # integers beside floats: each as given, as a message shows it
         try:
             return np.asarray(v)
         except (OverflowError, ValueError):
@@ -202,6 +210,8 @@ def _numbers(caller: str, name: str, v, bools: bool, nullable: bool, flag: bool)
                 raise TypeError(f"{name} must be a number, got bool (an element of the array)")
             # bools only: a bool array; among numbers: kept as given (a message shows False as solve() does)
             return a.astype(bool) if all(_is_bool_type(t) for t in types) else a
+        if _mixed(types):
+            return a                             # integers beside floats: each as given (solve() says TP(3))
         try:
             return np.asarray(a.tolist())        # plain numbers again (Python integers beyond int64 stay objects)
         except (OverflowError, ValueError):

@@ -245,6 +245,22 @@ def test_a_bad_value_is_masked_alike_alone_and_in_a_list():
     assert sweep(M, F, batch_size=256, tp_size=True).mfu == sweep(M, F, batch_size=256, tp_size=1).mfu
 
 
+def test_integers_beside_floats_in_a_list_keep_their_messages_and_numbers():
+    # numpy would make [3, 1.5] floats, and the message TP(3.0); solve(tp_size=3) says TP(3), as each element
+    # alone does; the valid elements (8 and 4.0) price as solve() prices them
+    values = [3, 1.5, 8, 4.0]
+    many = sweep(M, F, batch_size=256, tp_size=values)
+    for i, v in enumerate(values):
+        one = sweep(M, F, batch_size=256, tp_size=v)
+        assert bool(many.valid[i]) == bool(one.valid) and many.reason[i] == one.reason, v
+    assert many.reason[0].startswith("Infeasible 4D Parallelism: TP(3) * PP(1)")
+    assert many.reason[1].startswith("Infeasible 4D Parallelism: TP(1.5) * PP(1)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert [float(many.mfu[i]) for i in (2, 3)] == [DistributedModel().solve(M, F, batch_size=256, tp_size=v).mfu
+                                                        for v in (8, 4.0)]
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Pickling
 # ----------------------------------------------------------------------------------------------------------
