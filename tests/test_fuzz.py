@@ -108,3 +108,22 @@ def test_the_compiled_checks_agree_with_the_walk_of_the_table(monkeypatch):
     assert fast == walked
     returned = [o for o, _ in fast if not isinstance(o, str)]
     assert len(returned) > 200 and len(returned) < len(draws)    # both kinds of outcome are covered
+
+
+def test_numpy_fixed_width_integers_are_priced_as_python_ints_where_mlsysim_wraps_around():
+    # docs/contract.md section 9's third exception. 4096 sequences of 8192 tokens: mlsysim multiplies the
+    # int32 arguments in int32 (numpy warns that it overflows) and prices a smaller step; we price the call
+    # with int arguments
+    import numpy as np
+    from mlsysim_sym import DistributedModel
+    kw = dict(batch_size=4096, tp_size=8, seq_len=8192)
+    ours = DistributedModel().solve("Llama3_70B", "Research_256", **kw)
+    narrow = DistributedModel().solve("Llama3_70B", "Research_256", **{k: np.int32(v) for k, v in kw.items()})
+    assert narrow.step_latency_total == ours.step_latency_total and narrow.mfu == ours.mfu
+    theirs = oracle.mlsysim_solve("Llama3_70B", "Research_256", **kw)
+    assert oracle.rel_err(ours.step_latency_total, theirs["step_latency_total"]) <= 1e-12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # numpy's overflow warning, inside mlsysim
+        wrapped = oracle.mlsysim_solve("Llama3_70B", "Research_256", batch_size=np.int32(4096), tp_size=8,
+                                       seq_len=np.int32(8192))
+    assert wrapped["step_latency_total"] < 0.9 * ours.step_latency_total
