@@ -106,6 +106,7 @@ GLYPH_FAMILIES: Dict[str, str] = {
     "S": "tokens of a sequence: its length, and the keys a query attends",
     r"\text{BW}": "bandwidths",
     r"\text{MFU}": "model FLOPs utilizations",
+    "I": "arithmetic intensities, in FLOP per byte: a step's, and the roofline's ridge point",
 }
 #: Bare glyphs of the registry that the registry itself also uses, subscripted, for other meanings; we print
 #: them as the registry writes them (notes for the authors).
@@ -144,6 +145,27 @@ def glyph_clashes(entries: Optional[List[Notation]] = None) -> List[str]:
                 out.append(f"{a.name} ({a.latex}) and {b.name} ({b.latex}) differ only by letter case")
             elif ba == bb and (sa == "") != (sb == "") and ba not in GLYPH_FAMILIES:
                 out.append(f"{a.name} ({a.latex}) and {b.name} ({b.latex}) share the letter {ba}")
+    return out
+
+
+def term_glyph_clashes() -> List[str]:
+    """Cost terms whose glyph a reader could confuse with a parameter's or a model quantity's, by the rules of
+    :func:`glyph_clashes`, or whose glyph is one of theirs: one glyph, one meaning, unless the quantity is the
+    term's value (``T_bubble``, defined as a ``BubbleTime`` call, is drawn as the term is) in the mlsysim or the
+    extended model."""
+    from mlsysim_sym.model import Variant, build_model
+    defined = set()
+    for variant in (Variant(), Variant(fidelity="extended")):
+        m = build_model(variant)
+        defined |= {(q, type(m.definition(q)).__name__) for q in m}
+    pool = [e for e in table().values() if e.kind != "formal"]
+    out = []
+    for t in TERMS:
+        as_entry = Notation(t.name, t.latex, t.book, t.meaning, "", "term")
+        for e in pool:
+            if e.latex == t.latex and (e.name, t.name) not in defined:
+                out.append(f"{e.name} and the cost term {t.name} are both drawn {t.latex}")
+        out += [x for e in pool for x in glyph_clashes([e, as_entry])]
     return out
 
 

@@ -219,7 +219,7 @@ _QUANTITIES = (
                                            "extended model, which carves EP out of the data-parallel ranks)"),
     ("dp", rf"N_{{{T}{{DP}}}}", r"\DataParallelDegree", "1", "data-parallel replicas"),
     ("lb", rf"B_{{{T}{{local}}}}", r"\LocalBatchSize", "1", "samples per replica per step"),
-    ("W", "W", None, "B", "weight bytes of the model at the training precision"),
+    ("W", rf"W_{{{T}{{model}}}}", None, "B", "weight bytes of the model at the training precision"),
     ("O_model", rf"O_{{{T}{{model}}}}", r"\ModelStepOperations", "flop",
      "model FLOPs of one replica step (3 x forward)"),
     ("O_hw", rf"O_{{{T}{{hw}}}}", None, "flop", "executed FLOPs of one replica step (4 x forward with recompute)"),
@@ -646,9 +646,9 @@ TERMS += (
          "activation bytes of one layer without recomputation, tensor parallel"),
     Term("ActivationsSeqParallel", rf"M_{{{T}{{act,SP}}}}", None, _KORTHIKANTI,
          "activation bytes of one layer without recomputation, tensor and sequence parallel"),
-    Term("DataParallelCommVolume", rf"V_{{{T}{{DP}}}}", None, ("M_param", "N_coll"),
+    Term("DataParallelCommVolume", rf"M_{{{T}{{DP}}}}", None, ("M_param", "N_coll"),
          "bytes one rank sends per step for the data-parallel gradient all-reduce"),
-    Term("Zero3CommVolume", rf"V_{{{T}{{ZeRO-3}}}}", None, ("M_param", "N_coll"),
+    Term("Zero3CommVolume", rf"M_{{{T}{{ZeRO-3}}}}", None, ("M_param", "N_coll"),
          "bytes one rank sends per step under ZeRO-3 / FSDP"),
     Term("Zero3CommTime", rf"T_{{{T}{{ZeRO-3}}}}", None, ("M_param", "N_coll", "beta", "alpha"),
          "ZeRO-3 / FSDP communication time per step (two AllGathers and a ReduceScatter)"),
@@ -656,7 +656,7 @@ TERMS += (
 # ---- issue 11 -------------------------------------------------------------------------------- end
 # ---- issue 13: the extended model's own terms ----------------------------------------------- begin
 TERMS += (
-    Term("GemmShapeEfficiency", rf"f_{{{T}{{shape}}}}", None, ("x_gemm", "d_half"),
+    Term("GemmShapeEfficiency", rf"f_{{{T}{{GEMM}}}}", None, ("x_gemm", "d_half"),
          "share of the large-GEMM efficiency reached at width x (saturating: x / (x + x_1/2))"),
     Term("OptimizerUpdateTime", rf"T_{{{T}{{opt}}}}", None, ("n_param", "b_upd", "BW_hbm"),
          "memory-bound optimizer update of n parameters"),

@@ -439,7 +439,7 @@ def test_extended_latex_prints_the_new_terms():
     step = latex(m.definition("T_sync"))
     for tex in (r"T_{\text{CP}}", r"T_{\text{P2P}}", r"T_{\text{update}}", r"T_{\text{TP,exposed}}"):
         assert tex in step
-    assert r"f_{\text{shape}}" in latex(m.definition("f_gemm"))
+    assert r"f_{\text{GEMM}}" in latex(m.definition("f_gemm"))
     assert r"\GemmShapeEfficiency" in latex(m.definition("f_gemm"), book=True)
 
 

@@ -124,6 +124,26 @@ def test_no_two_quantities_share_a_glyph():
     assert "share the letter V" in registry.glyph_clashes([stages, fake])[0]
 
 
+def test_no_cost_term_shares_a_glyph_with_another_meaning(monkeypatch):
+    # the book draws its checkpoint waste fraction W (\CheckpointWasteFraction), so the model's weight bytes are
+    # W_model; gradient bytes a rank sends are M_DP (the book's traffic volume M), not V_DP beside the virtual
+    # stages V; the GEMM-shape factor is f_GEMM, not f_shape beside the FLOPs F_shape
+    assert registry.term_glyph_clashes() == []
+    assert notation.entry("W").latex == r"W_{\text{model}}" and notation.term("CheckpointWaste").latex == "W"
+    assert mlsysim.Symbols["CheckpointWasteFraction"].latex == "W"
+    assert [notation.term(n).latex for n in ("DataParallelCommVolume", "Zero3CommVolume", "GemmShapeEfficiency")] \
+        == [r"M_{\text{DP}}", r"M_{\text{ZeRO-3}}", r"f_{\text{GEMM}}"]
+    # a quantity drawn as the term that defines it is one meaning: T_bubble is BubbleTime's value
+    assert notation.entry("T_bubble").latex == notation.term("BubbleTime").latex
+    # what the check catches: the old W beside the waste fraction, a case pair
+    fakes = (notation.Term("Waste", r"W_{\text{model}}", r"\Waste", (), "x"),
+             notation.Term("Shape", r"f_{\text{shape}}", r"\Shape", (), "x"))
+    monkeypatch.setattr(registry, "TERMS", notation.TERMS + fakes)
+    assert registry.term_glyph_clashes() == [
+        r"W and the cost term Waste are both drawn W_{\text{model}}",
+        r"F_shape (F_{\text{shape}}) and Shape (f_{\text{shape}}) differ only by letter case"]
+
+
 def test_expressions_and_conditions_print_in_the_books_symbols_for_a_terminal():
     import sympy as sp
     from mlsysim_sym.terms.base import FloorDiv
