@@ -15,7 +15,8 @@ from ..symbols import Kind
 from .answer import Requirement, plain
 from .problem import Problem
 from .regime import Regime, Solution
-from .whole import LAYOUT, at_configuration, first_valid, integer, layout_answer, search_integer, unreachable
+from .whole import LAYOUT, _output, at_configuration, best_valid, integer, layout_answer, search_integer, \
+    unreachable
 
 #: How many regimes a solution may pass through before the search gives up.
 MAX_REGIMES = 6
@@ -133,24 +134,21 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
              else f"reaches {pr.shown_input(float(end))}, the end of its range")
     if pr.meets(pr.current) and pr.meets(lim_val):
         return _met_throughout(pr, sol, len(seen), end)
-    if end not in ("oo", "0") and pr.p.kind is Kind.COUNT:
-        best = _valid_near(pr, float(end))
-        if best is not None and best[0] != round(float(end)):      # the end itself runs no configuration
+    if pr.p.kind is Kind.COUNT:
+        # a whole number: the best value its valid range reaches, through solve() (the output need not be
+        # monotone in it: the extended model's bubble falls and its pass overhead grows with m)
+        best, passed = best_valid(pr)
+        if best is not None and not (end not in ("oo", "0") and best[0] == round(float(end))):   # else the limit
             v, o = best
-            return pr.answer(len(seen), limit=(sp.Float(o), o),
+            invalid = end not in ("oo", "0") and _output(pr, int(round(float(end)))) is None
+            return pr.answer(len(seen), limit=(sp.Float(o), o), at=v, notes=passed,
                              reason=f"the best valid {pr.solve_for}, {v}, gives {pr.shown(o)}, short of "
                                     f"{pr.shown(pr.target)} ({pr.label} tends to {pr.shown(lim_val)} as "
-                                    f"{pr.solve_for} {words} in this regime, where the configuration is not valid)")
+                                    f"{pr.solve_for} {words} in this regime"
+                                    + (", where the configuration is not valid)" if invalid else ")"))
     return pr.answer(len(seen), limit=(sol.short(lim_expr), lim_val), toward=end,
                      reason=f"{pr.label} tends to {pr.shown(lim_val)} as {pr.solve_for} {words} in this regime, "
                             f"short of {pr.shown(pr.target)}")
-
-
-def _valid_near(pr: Problem, end: float) -> Optional[Tuple[int, float]]:
-    """The valid whole number nearest ``end`` on the configuration's side, with its exact output (``solve()``'s
-    checks: a node count the layout does not split is not valid); None when there is none."""
-    v, o = first_valid(pr, max(1, int(round(end))), 1 if pr.x0 >= end else -1)
-    return None if v is None else (v, o)
 
 
 def _met_throughout(pr: Problem, sol: Solution, regimes: int, end: str) -> Requirement:

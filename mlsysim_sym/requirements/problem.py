@@ -19,6 +19,7 @@ from ..compile import compile_quantities
 from ..model import build_model
 from ..schedules import largest_runnable
 from ..sensitivity.point import _solve_output, quantity_name, refuse_yes_no
+from ..solver import price
 from ..symbols import FLAGS, Kind, Param, by_argument
 from ..display import quantity as show_quantity
 from ..outputs import largest
@@ -103,13 +104,36 @@ class Problem:
         self.direction = {"at least": 1, "at most": -1}.get(side, 1 if self.target >= self.current else -1)
         self.label = output if isinstance(output, str) else str(output)
 
-    def answer(self, regimes: int, **fields) -> Requirement:
-        """The answer, the question's own fields filled in (what a :class:`Requirement` lacks is None)."""
+    def answer(self, regimes: int, at=None, **fields) -> Requirement:
+        """The answer, the question's own fields filled in (what a :class:`Requirement` lacks is None). ``at``: the
+        input's value of a best-found answer (else the answer's own): where the configuration does not fit in
+        accelerator memory there, a note says so."""
         fields = {"expression": None, "value": None, "integer": None, "achieved": None, "conditions": (),
                   **fields}
+        v = next((x for x in (at, fields["integer"], fields["value"]) if x is not None), None)
+        note = self._does_not_fit(v) if v is not None else None
+        if note:
+            fields["notes"] = tuple(fields.get("notes", ())) + (note,)
         return Requirement(self.label, self.q, self.target, self.solve_for, self.x, self.x0, self.current,
                            regimes=regimes, configuration=self.configuration, direction=self.direction,
                            unit=self.p.unit, output_expr=self.out, **fields)
+
+    def _does_not_fit(self, v) -> Optional[str]:
+        """A note where the configuration at ``x = v`` holds more than an accelerator's memory (``solve()``'s
+        ``feasible``), unless the output is the memory itself; None where it fits or ``solve()`` refuses it."""
+        if self.q == "M_acc":
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = price(self.at(int(v) if self.p.kind is Kind.COUNT else v))
+        except (ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+            return None
+        if r.node_profile.feasible or r.memory_capacity is None:
+            return None
+        return (f"at {self.solve_for} = {self.shown_input(v)} the configuration does not fit: it holds "
+                f"{show_quantity(r.node_profile.memory_footprint, 'B', 4)} per accelerator, more than its "
+                f"{show_quantity(r.memory_capacity, 'B', 4)} of memory (solve()'s feasible is False)")
 
     def shown(self, value: float) -> str:
         """A value of the output for a person, with its unit."""

@@ -177,11 +177,12 @@ def layout_answer(pr: Problem, regimes: int) -> Requirement:
                                     "value nearest the configuration's that meets the target (searched through "
                                     "solve(); the output changes regime between the degrees, so there is no one "
                                     "closed form)",))
-    best = max(tried, key=lambda t: t[1] * pr.direction) if tried else None
+    best = _best_that_fits(pr, tried)
+    passed = _passed_over(pr, tried, best)
     reason = (f"no valid {pr.solve_for} meets it; the best, {pr.shown(best[1])}, is at {pr.solve_for} = {best[0]}"
               if best else f"no valid {pr.solve_for} for this fleet")
     return pr.answer(regimes, limit=(sp.Float(best[1]) if best else sp.nan, best[1] if best else float("nan")),
-                     reason=reason)
+                     reason=reason, at=best[0] if best else None, notes=passed)
 
 
 def _candidates(pr: Problem):
@@ -205,16 +206,42 @@ def _candidates(pr: Problem):
     return sorted(v for v in out if lo <= v <= top)
 
 
-def unreachable(pr: Problem, regimes: int, why: str, notes: Tuple[str, ...] = ()) -> Requirement:
-    """No value reaches the target: the best value the input's valid range gives (through ``solve()``)."""
-    best = None
+def best_valid(pr: Problem) -> Tuple[Optional[Tuple[float, float]], Tuple[str, ...]]:
+    """The best output the input's valid range gives among :func:`_candidates` (through ``solve()``) where the
+    configuration fits in memory (:func:`_best_that_fits`), with the value that gives it (None when no candidate
+    is valid), and the note of :func:`_passed_over`."""
+    tried = []
     for v in _candidates(pr):
         if not (math.isfinite(v) and pr.inside(v)) or (pr.p.kind is Kind.COUNT and v != int(v)) or v <= 0:
             continue
         o = _output(pr, int(v) if pr.p.kind is Kind.COUNT else v)
-        if o is not None and (best is None or (o - best[1]) * pr.direction > 0):
-            best = (v, o)
+        if o is not None:
+            tried.append((int(v) if pr.p.kind is Kind.COUNT else v, o))
+    best = _best_that_fits(pr, tried)
+    return best, _passed_over(pr, tried, best)
+
+
+def _best_that_fits(pr: Problem, tried) -> Optional[Tuple[float, float]]:
+    """The best ``(value, output)`` of ``tried`` whose configuration fits in accelerator memory (the first of equal
+    outputs); where none fits, the best of all (the answer's note says that it does not fit); None when empty."""
+    ranked = sorted(tried, key=lambda t: -t[1] * pr.direction)      # stable: ties keep the order tried
+    return next((t for t in ranked if pr._does_not_fit(t[0]) is None), ranked[0] if ranked else None)
+
+
+def _passed_over(pr: Problem, tried, best) -> Tuple[str, ...]:
+    """A note naming the better value :func:`_best_that_fits` passed over because it does not fit in memory."""
+    top = max(tried, key=lambda t: t[1] * pr.direction) if tried else None
+    if best is None or top is None or top[1] == best[1]:
+        return ()
+    return (f"{pr.solve_for} = {pr.shown_input(top[0])} gives more, {pr.shown(top[1])}, but does not fit in "
+            "accelerator memory; the answer is the best value that fits",)
+
+
+def unreachable(pr: Problem, regimes: int, why: str, notes: Tuple[str, ...] = ()) -> Requirement:
+    """No value reaches the target: the best value the input's valid range gives (through ``solve()``)."""
+    best, passed = best_valid(pr)
     lim = (sp.Float(best[1]), best[1]) if best else (sp.nan, float("nan"))
     reason = why + (f"; the best found is {pr.shown(best[1])}, at {pr.solve_for} = {pr.shown_input(best[0])}"
                     if best else "")
-    return pr.answer(regimes, limit=lim, reason=reason, notes=notes)
+    return pr.answer(regimes, limit=lim, reason=reason, notes=tuple(notes) + passed,
+                     at=best[0] if best else None)
