@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import sympy as sp
 
@@ -87,7 +87,7 @@ class TrainingPlan:
     ``wall_time`` (s), ``accelerator_hours``, ``energy`` (J), ``cost`` (None without a price), the ``price`` per
     accelerator-hour, the configuration it describes, and its ``memory`` per accelerator (B) with ``fits``, whether
     the training state fits in HBM (a state that does not is priced spilling to host memory, as ``solve()``
-    prices it)."""
+    prices it), and ``notes``, what the step's model leaves out (``to_dict()``'s ``notes`` are :meth:`caveats`)."""
 
     configuration: str
     tokens: Optional[float]
@@ -108,6 +108,7 @@ class TrainingPlan:
     batch: int = 0
     replicas: int = 1
     tdp: Optional[float] = None  # W, one accelerator's (the energy's upper bound: every accelerator at TDP)
+    notes: Tuple[str, ...] = ()  # what the step's model leaves out (DistributedResult's model notes)
 
     @property
     def days(self) -> float:
@@ -120,7 +121,8 @@ class TrainingPlan:
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
                 "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity,
                 "fits": self.fits, "runnable": self.runnable, "samples_per_step": self.samples_per_step,
-                "batch_size": self.batch, "data_parallel_replicas": self.replicas, "tdp": self.tdp}
+                "batch_size": self.batch, "data_parallel_replicas": self.replicas, "tdp": self.tdp,
+                "notes": self.caveats()}
 
     def _rows(self):
         rows = [("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)" if self.tokens is not None
@@ -161,7 +163,7 @@ class TrainingPlan:
                                      "host memory, as solve() prices it"]
         out += [] if self.runnable else [f"no framework runs this layout as given ({RULES}); it is priced as "
                                          "solve() prices it"]
-        return out
+        return out + list(self.notes)
 
     def __str__(self) -> str:
         spill = wrap("energy: mlsysim's, each replica's roofline step (compute, memory, overhead) at its share "
@@ -233,7 +235,7 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
                         bool(result.node_profile.feasible), a.runnable, samples, batch, result.parallelism["dp"],
-                        a.values.get(sym.TDP))
+                        a.values.get(sym.TDP), tuple(result._model_notes()))
 
 
 #: The run's outputs, each with the quantity of the step model it is linear in through zero (its driver): the

@@ -319,11 +319,21 @@ class DistributedResult:
 
     def _notes(self) -> List[str]:
         """What the numbers do not say, one sentence each (the text, the JSON and the notebook's table give them)."""
-        if self.runnable is not False:
-            return []
-        return ["no framework runs this schedule as given (see can_run(): the batch splits evenly over the "
-                "replicas, a replica's samples over the microbatches and gradient-accumulation steps, the layers "
-                "over the stages and virtual stages); it is priced as mlsysim prices it"]
+        out = []
+        if self.runnable is False:
+            out.append("no framework runs this schedule as given (see can_run(): the batch splits evenly over the "
+                       "replicas, a replica's samples over the microbatches and gradient-accumulation steps, the "
+                       "layers over the stages and virtual stages); it is priced as mlsysim prices it")
+        return out + self._model_notes()
+
+    def _model_notes(self) -> List[str]:
+        """What the model the call chose leaves out, where another prices it (a plan of the run repeats it)."""
+        a = self.arguments
+        if a is not None and not a.model.extended and a.key in ("fp8", "int8") and a.workload.is_transformer:
+            return [f"mlsysim's model prices all of the step's compute at the {a.key} peak and its tensors at "
+                    "1 byte; the extended model (fidelity=\"extended\") runs only the GEMMs at that rate, as "
+                    "FP8 training does, and is validated on published FP8 runs (docs/modern_runs.md)"]
+        return []
 
     def notes(self) -> List[str]:
         """The text's lines below the breakdown: what its numbers do not say. A schedule no framework runs (see

@@ -207,3 +207,22 @@ def test_a_budget_beyond_a_doubles_digits_prints_powers_of_ten_and_an_overflow_i
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith("mlsysim-sym: error: --dispatch-tax/--tokens: the run's energy inf is not finite at "
                                "these values (a step of 1.375e+300 s, 1.907e+06 steps)")
+
+
+def test_an_fp8_step_on_mlsysims_model_says_what_that_model_leaves_out_and_its_plan_repeats_it():
+    # the default model prices FP8 as the FP8 peak for all of a step's compute (a planner saw 99 days against the
+    # extended model's 196 for one 70B run): the result, its JSON and the plan of a run say so; bf16 and the
+    # extended model do not
+    from mlsysim_sym import DistributedModel
+    note = ("mlsysim's model prices all of the step's compute at the fp8 peak and its tensors at 1 byte; the "
+            "extended model (fidelity=\"extended\") runs only the GEMMs at that rate")
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)      # 59.4 GB of 85.9: it fits
+    r = DistributedModel().solve("Llama3_70B", "Research_256", precision="fp8", **kw)
+    assert r.to_dict()["notes"][0].startswith(note)
+    assert " ".join(" ".join(r.notes()).split()).startswith("note: " + note)
+    p = r.plan(tokens=1e12)
+    assert p.notes == tuple(r.to_dict()["notes"]) and p.to_dict()["notes"] == list(p.notes)
+    assert " ".join(str(p).split()).endswith(" ".join(p.notes[0].split()))
+    for other in (DistributedModel().solve("Llama3_70B", "Research_256", precision="bf16", **kw),
+                  DistributedModel(fidelity="extended").solve("Llama3_70B", "Research_256", precision="fp8", **kw)):
+        assert other.to_dict()["notes"] == [] and other.plan(tokens=1e12).notes == ()
