@@ -185,6 +185,8 @@ class Numbers(Memo):
             return float("nan")
         if isinstance(e, FloorDiv):
             return self(e.args[0]) // self(e.args[1])
+        if isinstance(e, sp.Mod):                                    # a group's fit in an NVLink domain
+            return self(e.args[0]) % self(e.args[1])
         if isinstance(e, CeilDiv):
             return math.ceil(self(e.args[0]) / self(e.args[1]))     # as mlsysim: math.ceil(a / b)
         if isinstance(e, Iverson):

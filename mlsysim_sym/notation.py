@@ -303,7 +303,7 @@ _QUANTITIES += (
     ("T_dp_gather", rf"T_{{{T}{{AG,ZeRO-3}}}}", None, "s",
      "ZeRO-3's two weight AllGathers of one micro-step, before congestion"),
     ("K_act", rf"K_{{{T}{{act}}}}", None, "1",
-     "two-byte activation values one layer keeps per token and hidden unit on one TP rank"),
+     "activation bytes (two a value) one layer keeps per token and hidden unit on one TP rank"),
     ("T_tp_layer", rf"T_{{{T}{{TP,layer}}}}", None, "s", "one TP collective of one layer, before congestion"),
     ("M_kv", rf"M_{{{T}{{KV}}}}", None, "B", "keys and values of the whole sequence on one TP rank"),
     ("T_cp_layer", rf"T_{{{T}{{KV,layer}}}}", None, "s", "CP key/value exchange of one layer, before congestion"),

@@ -176,10 +176,10 @@ EXTENSION: Dict[str, Proposal] = {
     "n_ar": _P(r"\TensorParallelAllReduceCount", "count",
                "number of tensor-parallel AllReduces per layer per training step, forward and backward"),
     "K_sel": _P(r"\SelectiveRecomputeFactor", "scalar",
-                "number of two-byte activation values one layer keeps per token and hidden unit with selective "
+                "number of activation bytes (two a value) one layer keeps per token and hidden unit with selective "
                 "recomputation", "learning"),
     "K_full": _P(r"\FullRecomputeFactor", "scalar",
-                 "number of two-byte activation values one layer keeps per token and hidden unit with full "
+                 "number of activation bytes (two a value) one layer keeps per token and hidden unit with full "
                  "recomputation", "learning"),
     "f_buf": _P(r"\GradientBucketFraction", "scalar", "size of the gradient bucket buffer as a share of gradient memory"),
     "f_lora": _P(r"\LoraGradientVolumeFraction", "scalar",
@@ -236,7 +236,7 @@ EXTENSION.update({
     "T_dp_gather": _P(r"\FullyShardedGatherTime", "scalar",
                       "time of the two weight AllGathers of one micro-step under ZeRO-3 or FSDP, before congestion"),
     "K_act": _P(r"\LayerActivationFactor", "scalar",
-                "number of two-byte activation values one layer keeps per token and hidden unit on one "
+                "number of activation bytes (two a value) one layer keeps per token and hidden unit on one "
                 "tensor-parallel rank", "learning"),
     "T_tp_layer": _P(r"\TensorParallelLayerCollectiveTime", "scalar",
                      "time of one tensor-parallel collective of one layer, before congestion"),
@@ -351,10 +351,10 @@ EXTENSION.update({
     "F_shape": _P(r"\TokenShapeOperations", "scalar",
                   "forward floating-point operations per token of a model's shape, matrix products and attention", _A),
     "K_layer": _P(r"\CardActivationFactor", "scalar",
-                  "number of two-byte activation values a model's layer keeps per token and hidden unit, from its "
+                  "number of activation bytes (two a value) a model's layer keeps per token and hidden unit, from its "
                   "shape, on average over the layers", _A),
     "K_card": _P(r"\WorkloadActivationFactor", "scalar",
-                 "number of two-byte activation values a layer of the workload keeps per token and hidden unit "
+                 "number of activation bytes (two a value) a layer of the workload keeps per token and hidden unit "
                  "with selective recomputation", _A),
     "F_train": _P(r"\TokenTrainingOperations", "scalar",
                   "floating-point operations per token of a training step, forward and backward, under a named "

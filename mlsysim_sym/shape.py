@@ -113,7 +113,7 @@ _QUANTITIES = (
     ("F_att", rf"F_{{{T}{{att}}}}", "flop", "forward FLOPs per token of attention's scores and weighted sums"),
     ("F_shape", rf"F_{{{T}{{shape}}}}", "flop", "forward FLOPs per token of the shape: matrix products and attention"),
     ("K_layer", rf"K_{{{T}{{layer}}}}", "1",
-     "two-byte activation values a layer keeps per token and hidden unit (selective recomputation, flash "
+     "activation bytes (two a value) a layer keeps per token and hidden unit (selective recomputation, flash "
      "attention), on average over the layers"),
 )
 for _name, _latex, _unit, _meaning in _QUANTITIES:

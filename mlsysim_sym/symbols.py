@@ -454,7 +454,7 @@ _field("chi_causal", "workload", "causal", rf"\chi_{{{T}{{causal}}}}", "1",
        "1 when a token attends only to the tokens before it, else 0", "count", "count0", fallback=1,
        label="causal attention", fidelity=_EXT, range=Range(0, 1))
 _field("K_card", "workload", "activation_values", rf"K_{{{T}{{sel,card}}}}", "1",
-       "two-byte activation values a layer keeps per token and hidden unit with selective recomputation, from "
+       "activation bytes (two a value) a layer keeps per token and hidden unit with selective recomputation, from "
        "an architecture card (34, Korthikanti's, for a record without one)", fallback=34.0,
        label="activation values per token and hidden unit", fidelity=_EXT)
 _field("P_exp", "workload", "expert_parameters", rf"P_{{{T}{{exp}}}}", "1",

@@ -43,7 +43,7 @@ class Workload:
     # What an architecture card adds (mlsysim_sym.architecture.Architecture.workload); only the extended
     # model reads them: attention FLOPs per token per key attended, summed over the layers without and with a
     # sliding window (flop), the window (tokens), 1 for causal attention, the keys' and values' width as a
-    # fraction of hidden_dim, the two-byte activation values a layer keeps per token and hidden unit, the parameters
+    # fraction of hidden_dim, the activation bytes (two a value) a layer keeps per token and hidden unit, the parameters
     # of the routed experts (every MoE layer), the output layer's forward FLOPs per token, the routed experts of a
     # MoE layer, and the card.
     attention_flops: Optional[float] = None

@@ -73,11 +73,11 @@ def dimension(expr, units: Dict[sp.Symbol, str] | None = None) -> Dim:
             return ONE
         if isinstance(e, NamedTerm):
             return walk(e.doit(deep=False))
-        if isinstance(e, (FloorDiv, CeilDiv)):
+        if isinstance(e, (FloorDiv, CeilDiv, sp.Mod)):
             a, b = (walk(x) for x in e.args)
             if a != b:
                 raise DimensionError(f"{e.func.__name__} of {show(a)} by {show(b)} is not a count: {e}")
-            return ONE
+            return a if isinstance(e, sp.Mod) else ONE        # a remainder is of its dividend's kind
         if isinstance(e, Iverson):
             walk(e.args[0])
             return ONE

@@ -189,7 +189,7 @@ def test_sequence_parallel_collectives_take_the_all_reduces_time():
 
 
 def test_sequence_parallel_activation_memory_is_korthikantis_table_2():
-    # per layer, in two-byte values per token and hidden unit: selective 10 + 24/t, with SP 34/t;
+    # per layer, in bytes per token and hidden unit (two a value): selective 10 + 24/t, with SP 34/t;
     # full recomputation 2, with SP 2/t (Korthikanti et al. 2022, Table 2). Llama3_70B: d 8192, 80 layers,
     # pp 4 -> 20 layers per stage; tp 8; m 8 >= pp 4 -> in-flight divisor 2, lb 32 -> B_micro 16; fp16
     kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8, seq_len=2048)
@@ -337,6 +337,28 @@ def test_pipeline_sends_use_nvlink_only_within_one_node():
     alpha = f.fabric.latency if f.fabric.latency is not None else 5e-6
     assert wide.extended["pipeline_p2p_latency"] == pytest.approx(2 * (16 + 7) * (alpha + 2048 * v[sym.H] * 2 / beta),
                                                                   rel=1e-14)
+
+
+@pytest.mark.parametrize("per_domain, ep, link", [
+    (72, 8, "BW_intra"),      # 72 / 8 = 9 groups a rack
+    (72, 64, "BW_inter"),     # ranks 64-127 span two racks: the slowest group's all-to-all crosses the fabric
+    (72, 16, "BW_inter"),     # 72 / 16 = 4.5
+    (64, 64, "BW_intra"),     # the 64 GPUs (16 trays) a job uses of a rack: one group a rack
+    (8, 16, "BW_inter"),      # an 8-GPU node: beyond it, as before
+])
+def test_a_group_is_on_nvlink_only_where_every_group_lies_in_one_domain(per_domain, ep, link):
+    # DeepSeek-V3 on the catalog's GB200 NVL72 (1152 GPUs, 72 a rack), resized to domains of ``per_domain``: the
+    # expert all-to-all's bandwidth beta_EP is NVLink's where ep divides the domain, else the fabric's
+    from dataclasses import replace
+    from mlsysim_sym import modern
+    from mlsysim_sym.compile import compile_quantities
+    f = modern.fleet("GB200-NVL72-1152")
+    f = replace(f, node=replace(f.node, accelerators_per_node=per_domain), count=1152 // per_domain)
+    kw = dict(precision="fp8", batch_size=4608, seq_len=4096, pp_size=2, ep_size=ep, microbatch_count=8)
+    variant, v = parameters_of(modern.workload("DeepSeek-V3"), f, fidelity="extended", **kw)
+    got = compile_quantities(variant, ("beta_ep", "BW_inter"), "math").evaluate(v)
+    want = v[sym.BW_intra] if link == "BW_intra" else got["BW_inter"]
+    assert got["beta_ep"] == want and v[sym.BW_intra] != got["BW_inter"]
 
 
 # ------------------------------------------------------------------------------------------------

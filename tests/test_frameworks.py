@@ -179,9 +179,10 @@ def test_moe_layout_off_is_mlsysims_layout_and_a_dense_card_reduces_no_experts()
     assert q["T_dp_expert"] > 0 and q["T_dp_allreduce"] == plain["T_dp_allreduce"] > 0
 
 
-# DeepSeek-V3's 256 experts: an expert group of 64 fits one 72-GPU NVLink domain (as mlsysim places a TP group:
-# the group no larger than the node); 128 do not
-@pytest.mark.parametrize("ep,link", [(64, 900e9), (128, None)])
+# DeepSeek-V3's 256 experts on 72-GPU NVLink domains: expert groups of 8 consecutive ranks lie 9 to a rack; groups
+# of 64 do not divide 72 (ranks 64-127 span two racks), so the slowest group's all-to-all crosses the fabric;
+# 128 are larger than a rack
+@pytest.mark.parametrize("ep,link", [(8, 900e9), (64, None), (128, None)])
 def test_an_expert_group_in_one_nvl72_domain_stays_on_nvlink(ep, link):
     f = modern.fleet("modern/GB200-NVL72-1152")
     q, _ = _quantities("modern/DeepSeek-V3", f, ["beta_ep", "dp"], batch_size=1152, ep_size=ep, precision="fp8")

@@ -79,10 +79,12 @@ def zero3_sync(t_allreduce, t_gather, z, GA):
 
 
 def group_link(group, apn, intra, inter, subject, alone):
-    """The link of a group of ``group`` consecutive ranks: NVLink (``intra``) when it fits in a node, else the
-    fabric (``inter``), as mlsysim places the TP group. ``subject`` names the group's traffic for the regime's
-    words (``"TP"``); ``alone`` is the condition under which the group is one rank (it sends nothing)."""
-    return labelled(sp.Piecewise((intra, group <= apn), (inter, True)),
+    """The link of a group of ``group`` consecutive ranks: NVLink (``intra``) when every such group lies in one
+    node (NVLink domain), that is when ``group`` divides its ``G_node`` accelerators; else the fabric (``inter``):
+    groups of 16, 32 or 64 on a 72-GPU NVL72 rack straddle racks (ranks 64-127 span two), and the slowest group
+    gates the step. ``subject`` names the group's traffic for the regime's words (``"TP"``); ``alone`` is the
+    condition under which the group is one rank (it sends nothing)."""
+    return labelled(sp.Piecewise((intra, sp.Eq(sp.Mod(apn, group), 0)), (inter, True)),
                     (f"{subject} on NVLink", f"{subject} on the fabric"), idle=(alone, f"no {subject}"))
 
 
@@ -106,7 +108,7 @@ def unsplit_share(tp, seq_parallel):
 
 
 def activation_values(tp, rc, whole, k_sel=sym.K_sel):
-    """Korthikanti et al. (2022), Table 2: two-byte activation values one layer keeps per token and hidden
+    """Korthikanti et al. (2022), Table 2: activation bytes (two a value) one layer keeps per token and hidden
     unit on one TP rank. Selective recomputation ``10 + 24 / t`` (``34 / t`` with sequence parallelism), full
     recomputation ``2`` (``2 / t``): the 10 (LayerNorm inputs, dropout masks, residual) and the full-recompute
     2 are held whole on every TP rank unless the sequence is split too. ``k_sel``: the 34 of selective
