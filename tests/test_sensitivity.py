@@ -353,10 +353,16 @@ def test_knobs_name_the_next_valid_value():
     tp = t.discrete["tp_size"]
     assert (tp.down.value, tp.up.value) == (4, 16)
     assert [v for v, _ in tp.skipped] == [7, 9]
-    assert t.discrete["count"].up.value == 36 and t.discrete["count"].down.value == 28
-    assert t.discrete["v_stages"].down is None and t.discrete["v_stages"].skipped == (
-        (0, "v_stages must be >= 1, got 0"),)
-    assert t.discrete["batch_size"].up.delta == 0.0          # 257 // 8 == 256 // 8
+    # the next counts a framework runs: a replica is 32 GPUs (4 nodes); 36, 40, 48 nodes hold 9, 10, 12 replicas,
+    # which do not split 256 samples into 8 microbatches each; 64 nodes hold 16 (16 samples, 8 microbatches of 2),
+    # and below, 28, 24, 20 nodes (7, 6, 5 replicas) do not, 16 (8) does
+    assert t.discrete["count"].up.value == 64 and t.discrete["count"].down.value == 16
+    assert t.discrete["count"].up.runnable and t.discrete["count"].down.runnable
+    assert t.discrete["v_stages"].down is None and t.discrete["v_stages"].skipped == ()
+    # the batch: 8 replicas of 8 microbatches run a multiple of 64 samples, so 192 and 320 (not 255 and 257)
+    assert (t.discrete["batch_size"].down.value, t.discrete["batch_size"].up.value) == (192, 320)
+    m = t.discrete["microbatch_count"]             # 32 samples a replica: m divides 32 (5, 6, 7 do not)
+    assert (m.down.value, m.up.value) == (4, 16)
     # the knobs of mlsysim's model (the extended model's cp_size and etp_size are knobs of that model only)
     knobs = {k for k in INTEGER_KNOBS if by_argument()[k].fidelity == "mlsysim"}
     assert knobs == set(INTEGER_KNOBS) - {"cp_size", "etp_size"}
@@ -657,17 +663,54 @@ def test_the_latex_of_a_kinked_row_gives_both_sides():
     assert r"\text{below: }" not in t.latex("efficiency")      # a smooth row is its expression alone
 
 
-def test_a_knobs_neighbour_that_no_framework_runs_is_marked():
+def test_a_knobs_neighbour_is_the_next_value_a_framework_runs_and_one_that_none_runs_is_marked():
     # the bundled example: 8 replicas of 32 samples, 8 microbatches of 4; 7 or 9 microbatches do not split 32
-    # samples, 255 or 257 samples do not split over 8 replicas (can_run); tp 4 (16 replicas of 16 samples) runs
+    # samples, 255 or 257 samples do not split over 8 replicas (can_run): the neighbours walk on to 4 and 16
+    # microbatches, 192 and 320 samples; tp 4 (16 replicas of 16 samples) runs
     t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
     d = {k.knob: k for k in t.discrete}
-    assert (d["microbatch_count"].down.value, d["microbatch_count"].down.runnable) == (7, False)
-    assert not d["microbatch_count"].up.runnable and not d["batch_size"].down.runnable
+    assert [(s.value, s.runnable) for s in (d["microbatch_count"].down, d["microbatch_count"].up)] == \
+        [(4, True), (16, True)]
     assert (d["tp_size"].down.value, d["tp_size"].down.runnable) == (4, True)
+    assert "†" not in str(t)
+    # a configuration that runs no schedule itself (7 microbatches of 32 samples): its nearest neighbours, marked
+    # where they run none either (6), the next that runs where it is the nearest (8)
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=7)
+    m = t.discrete["microbatch_count"]
+    assert [(s.value, s.runnable) for s in (m.down, m.up)] == [(6, False), (8, True)]
     text = str(t)
-    assert "7: -0.00708 †" in text and "† no framework runs the schedule there" in " ".join(text.split())
-    assert t.to_dict()["discrete"][0]["previous"]["runnable"] is False
+    assert "6: -0.00886 †" in text and "† no framework runs the schedule there" in " ".join(text.split())
+    assert t.to_dict()["discrete"][5]["previous"]["runnable"] is False
+
+
+def test_switches_flipped_change_the_output_as_two_solves_do():
+    # the bundled example on mlsysim's model reads two switches: recomputation (off) and the DP overlap (off)
+    import warnings
+    from mlsysim_sym import DistributedModel
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    t = sensitivities("Llama3_70B", "Research_256", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = DistributedModel().solve("Llama3_70B", "Research_256", **kw).mfu
+        on = {k: DistributedModel().solve("Llama3_70B", "Research_256", **kw, **{k: True}).mfu
+              for k in ("activation_recomputation", "overlap_comm")}
+    assert [(w.switch, w.value) for w in t.switches] == [("activation_recomputation", False), ("overlap_comm", False)]
+    for w in t.switches:
+        assert w.flipped.output == on[w.switch] and w.flipped.delta == on[w.switch] - base
+    assert round(on["overlap_comm"] - base, 4) == 0.0481 and round(on["activation_recomputation"] - base, 4) == -0.0502
+    assert t.to_dict()["switches"][1] == {"switch": "overlap_comm", "value": False, "refused": "",
+                                          "flipped": {"value": 1, "output": on["overlap_comm"],
+                                                      "change": on["overlap_comm"] - base,
+                                                      "relative": (on["overlap_comm"] - base) / base,
+                                                      "runnable": True}}
+    text = " ".join(str(t).split())
+    assert "recomputation (activation_recomputation) off -0.0502 -19.3%" in text
+    # the extended model reads its own switches too; the ones that change nothing here are named on one line
+    ext = sensitivities("Llama3_70B", "Research_256", fidelity="extended", **kw)
+    assert {w.switch for w in ext.switches} == {"activation_recomputation", "overlap_comm", "sequence_parallel",
+                                               "tp_comm_overlap", "fsdp_overlap", "cp_overlap", "layer_overlap",
+                                               "ep_overlap", "fused_dispatch"}
+    assert "no effect here: sequence_parallel, fsdp_overlap" in " ".join(str(ext).split())
 
 
 def test_values_no_configuration_means_are_not_offered_or_shown():

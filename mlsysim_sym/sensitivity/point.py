@@ -182,6 +182,22 @@ class DiscreteRow:
     skipped: Tuple[Tuple[int, str], ...]
 
 
+@dataclass(frozen=True)
+class SwitchRow:
+    """An on/off switch the model reads: the exact output with it flipped (``flipped``, None where ``solve()``
+    refuses that configuration, with its message in ``refused``)."""
+
+    switch: str
+    value: bool
+    flipped: Optional[Step]
+    refused: str = ""
+
+
+#: The switches a sensitivity table flips: the yes/no keywords that choose how a job runs (LoRA changes the job
+#: itself, and ZeRO is an integer knob).
+SWITCHES = tuple(k for k, p in by_argument().items() if p.kind is Kind.FLAG and k not in ("zero_stage", "is_lora"))
+
+
 def _row(name, x, v, f, grad, kinks, regime_text) -> Row:
     if x in kinks:
         kink, (fl, dl), (fr, dr), jump = kinks[x]
@@ -305,11 +321,63 @@ def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
     if knob == "count":
         g = math.lcm(math.prod(sizes.values()), math.prod(experts.values()) if experts else 1)
         step = g // math.gcd(g, a.fleet.node.accelerators_per_node)
-        return sorted({k + 1, k + step}), sorted({k - 1, k - step}, reverse=True)
+        walk = range(1, SCHEDULE_WALK + 1)        # on to a count whose replicas split the batch
+        return sorted({k + 1} | {k + i * step for i in walk}), \
+            sorted({k - 1} | {k - i * step for i in walk if k - i * step >= 1}, reverse=True)
+    if knob in SCHEDULE_KNOBS:
+        # a schedule knob: walk on to the next value a framework runs (m 16 -> 32, not 17), as far as SCHEDULE_WALK
+        return list(range(k + 1, k + 1 + SCHEDULE_WALK)), list(range(k - 1, max(k - 1 - SCHEDULE_WALK, 0), -1))
     return [k + 1], [k - 1]
 
 
+#: The integer knobs whose neighbours must keep a schedule a framework runs (can_run's rules read them).
+SCHEDULE_KNOBS = ("batch_size", "microbatch_count", "v_stages", "gradient_accumulation_steps", "layers")
+
+
+#: How many values past an integer knob's own its neighbour search walks for one a framework runs.
+SCHEDULE_WALK = 256
+
+
+def switch_sensitivities(table: "Sensitivities") -> Tuple[SwitchRow, ...]:
+    """The exact change of the output when each switch the model reads (:data:`SWITCHES`) is flipped, through
+    ``solve()`` (needs a ``solve()`` context)."""
+    if table.context is None:
+        raise ValueError("switches need the solve() context: use sensitivities(model, fleet, ...)")
+    a = table.context
+    base, _ = _solve_output(a, table.quantity)
+    params = set(build_model(table.variant).parameters)
+    rows = []
+    for name in SWITCHES:
+        p = by_argument()[name]
+        if p.symbol not in params:
+            continue
+        on = bool(a.get(name, p.default))
+        moved = a.replace(**{name: not on})
+        try:
+            out, msgs = _solve_output(moved, table.quantity)
+        except (ValueError, TypeError) as exc:
+            rows.append(SwitchRow(name, on, None, str(exc)))
+            continue
+        rows.append(SwitchRow(name, on, Step(int(not on), out, out - base, (out - base) / base if base else
+                                             float("nan"), msgs, moved.runnable)))
+    return tuple(rows)
+
+
 def _neighbour(a: Arguments, knob, candidates, base, quantity, skipped) -> Optional[Step]:
+    """The first of ``candidates`` that ``solve()`` takes and a framework runs; where none runs, the first that
+    ``solve()`` takes (its :class:`Step` says it does not run)."""
+    first = None
+    for step in _accepted(a, knob, candidates, base, quantity, skipped):
+        if step.runnable:
+            return step
+        first = first or step
+        if not a.runnable:        # the configuration itself runs no schedule: its neighbour need not either
+            break
+    return first
+
+
+def _accepted(a: Arguments, knob, candidates, base, quantity, skipped):
+    """The :class:`Step` of each of ``candidates`` that ``solve()`` takes, in order (the others in ``skipped``)."""
     rng = by_argument()[knob].range
     for v in candidates:
         if knob in ("layers", "count") and v < 1:
@@ -324,8 +392,7 @@ def _neighbour(a: Arguments, knob, candidates, base, quantity, skipped) -> Optio
         if v not in rng:        # a value no configuration means that the solver takes (ZeRO stage -1: mlsysim
             skipped.append((v, f"{knob} must be {rng.text}"))      # checks the stage for transformers only)
             continue
-        return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, moved.runnable)
-    return None
+        yield Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, moved.runnable)
 
 
 def discrete_sensitivities(table: "Sensitivities") -> Tuple[DiscreteRow, ...]:
@@ -429,6 +496,14 @@ class Sensitivities:
         return self._cache["discrete"]
 
     @property
+    def switches(self) -> Tuple[SwitchRow, ...]:
+        """The exact change of the output with each switch flipped (:func:`switch_sensitivities`), computed on first
+        use."""
+        if "switches" not in self._cache:
+            self._cache["switches"] = switch_sensitivities(self)
+        return self._cache["switches"]
+
+    @property
     def relaxed(self) -> "_Named":
         """Relaxed derivatives of the integer knobs (:func:`relaxed_sensitivities`), computed on first use."""
         if "relaxed" not in self._cache:
@@ -504,6 +579,8 @@ class Sensitivities:
                                                       "relative": s.relative, "runnable": s.runnable})
             out["discrete"] = [{"knob": k.knob, "value": k.value, "previous": step(k.down), "next": step(k.up),
                                 "skipped": [[v, why] for v, why in k.skipped]} for k in self.discrete]
+            out["switches"] = [{"switch": w.switch, "value": w.value, "flipped": step(w.flipped),
+                                "refused": w.refused} for w in self.switches]
         return out
 
     def plot(self, path=None, ax=None, top: int = 12):

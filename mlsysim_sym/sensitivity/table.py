@@ -232,7 +232,30 @@ def as_text(t: "Sensitivities") -> str:
             lines += wrap(f"† no framework runs the schedule there ({RULES}); priced as solve() prices it", "  ")
         for s in skipped:
             lines += wrap("skipped " + s, "  ")
+        lines += _switch_lines(t, out)
     return "\n".join(lines)
+
+
+def _switch_lines(t: "Sensitivities", out: str) -> List[str]:
+    """The switches the model reads, each flipped: the exact change of the output (re-solved), largest first."""
+    if not t.switches:
+        return []
+    unit = _out_unit(t)
+    still = [w for w in t.switches if w.flipped is not None and w.flipped.delta == 0]
+    ranked = sorted((w for w in t.switches if w not in still), key=lambda w: -abs(w.flipped.relative)
+                    if w.flipped is not None and math.isfinite(w.flipped.relative) else 0.0)
+    rows = [(f"{by_argument()[w.switch].words} ({w.switch})", "on" if w.value else "off",
+             "refused" if w.flipped is None else _delta(w.flipped.delta, unit) + ("" if w.flipped.runnable else " †"),
+             "-" if w.flipped is None else f"{w.flipped.relative:+.1%}") for w in ranked]
+    lines = [""] + wrap(f"switches: exact change of {out} with each switch the model reads flipped (re-solved)", "  ")
+    lines += text_table(rows, ("switch", "now", "flipped: change", "relative"), indent="  ", align="llrr",
+                        width=WIDTH) if rows else []
+    if still:
+        lines += wrap("no effect here: " + ", ".join(w.switch for w in still), "  ")
+    for w in ranked:
+        if w.flipped is None:
+            lines += wrap(f"refused {w.switch} flipped: {w.refused}", "  ")
+    return lines
 
 
 def as_html(t: "Sensitivities") -> str:
