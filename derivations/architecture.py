@@ -30,6 +30,7 @@ PUBLISHED = {
     "DeepSeek-V3": ("671B", "37B (36.6B w/o input emb.)",
                     "DeepSeek-V3 Technical Report, abstract; README_WEIGHTS"),
     "Qwen3-30B-A3B": ("30.5B", "3.3B", "Qwen3-30B-A3B model card"),
+    "Qwen3-235B-A22B": ("235B", "22B", "Qwen3-235B-A22B model card"),
     "GPT-OSS-120B": ("116.83B", "5.13B (w/o input emb.)", "gpt-oss model card, Table 1"),
     "GPT-3-175B": ("175B", "", "Brown et al. (2020), Table 2.1"),
 }

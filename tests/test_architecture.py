@@ -27,6 +27,7 @@ PUBLISHED = [
                                              "total, 37B activated per token"),
     ("Qwen3-30B-A3B", 30.5e9, (3.3e9, 3.4e9), "Qwen team, Qwen3-30B-A3B model card: 30.5B total, 3.3B activated, "
                                               "29.9B non-embedding"),
+    ("Qwen3-235B-A22B", 235e9, (22e9, 23e9), "Qwen team, Qwen3-235B-A22B model card: 235B total, 22B activated"),
     ("GPT-3-175B", 175e9, None, "Brown et al. (2020), Language Models are Few-Shot Learners, Table 2.1: 175.0B"),
 ]
 
@@ -98,7 +99,7 @@ def _megatron_by_hand(c: Architecture, S: int) -> float:
 
 
 @pytest.mark.parametrize("name", ["Llama-3.1-8B", "Llama-3.1-405B", "Mixtral-8x22B", "DeepSeek-V3",
-                                  "Qwen3-30B-A3B", "GPT-3-175B", "Mistral-NeMo-12B"])
+                                  "Qwen3-30B-A3B", "Qwen3-235B-A22B", "GPT-3-175B", "Mistral-NeMo-12B"])
 @pytest.mark.parametrize("S", [2048, 8192])
 def test_the_megatron_convention_is_megatrons_formula(name, S):
     c = card(name)

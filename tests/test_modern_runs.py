@@ -377,3 +377,14 @@ def test_one_factor_per_dispatcher_leaves_the_moe_class_beyond_the_goal():
     assert 0.1 < d["alltoall"] < 0.2 and 0 < d["flex"] < 0.1
     _, held = M.split()
     assert d["held_median"] > M.by_class(held, M.errors(held))["MoE"]["median"] and d["held_median"] > 3 * M.GOAL_MEDIAN
+
+
+def test_a_runs_architecture_is_written_once_the_catalogs_card_where_it_has_one():
+    # a family file keeps only the architectures the modern catalog lacks (Qwen3-235B-A22B moved to the catalog,
+    # where a planner finds it): the same card in two places could drift apart
+    from mlsysim_sym import modern as catalog_cards
+    cards = {n.removeprefix(catalog_cards.PREFIX) for n in catalog_cards.architecture_names()}
+    for family, data in M.families().items():
+        assert not cards & set(data.get("architectures", {})), family
+    qwen = next(r for r in M.runs() if r["model"] == "Qwen3-235B-A22B")
+    assert M.architecture(qwen) == catalog_cards.architecture("modern/Qwen3-235B-A22B")
