@@ -819,3 +819,21 @@ def test_a_plain_model_file_without_parameters_is_refused_by_name(tmp_path):
         files.load(path)
     assert str(e.value) == (f"{path}: parameters: missing (mlsysim's Workload reads the file without it, but the "
                             "step's weights, gradients and FLOPs are priced from the parameters)")
+
+
+def test_a_bare_number_too_small_for_its_kind_is_read_in_si_units_with_a_warning(tmp_path):
+    # a planner wrote fabric_bandwidth: 800 meaning 800 GB/s: it is 800 B/s (a step of 3.3e7 s, MFU 0.0000);
+    # the file is read as written, and a warning says how it was read and how to write what was likely meant
+    path = _write(tmp_path, "plan.yaml", PLAN.replace("fabric_bandwidth: 50 GB/s", "fabric_bandwidth: 800"))
+    files._load.cache_clear()
+    with pytest.warns(UserWarning, match=r"hardware\.fabric_bandwidth: the bare number 800 is read in SI units, "
+                                         r"800 B/s; if 800 GB/s is meant, write '800 GB/s'"):
+        doc = files.load(path)
+    assert doc.fleet.fabric.bandwidth == 800.0
+    # in SI units, a bare 50e9 is a bandwidth any fabric has: no warning
+    ok = _write(tmp_path, "ok.yaml", PLAN.replace("fabric_bandwidth: 50 GB/s", "fabric_bandwidth: 50.0e9"))
+    assert files.load(ok).fleet.fabric.bandwidth == 50e9
+    p = _cli("solve", "--model", path)
+    assert p.returncode == 0 and p.stderr.strip().splitlines() == [
+        f"mlsysim-sym: warning: {path}: hardware.fabric_bandwidth: the bare number 800 is read in SI units, 800 B/s; "
+        "if 800 GB/s is meant, write '800 GB/s'"]
