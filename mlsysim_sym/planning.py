@@ -101,7 +101,7 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
     replica = a.replica
     most = -(-int(a["batch_size"]) * replica // apn)        # one sample per replica
     now = plan_of(price(a), tokens=tokens) if a.runnable else None
-    found, best, searched, unfit = None, None, 0, 0
+    found, best, searched, unfit, refused = None, None, 0, 0, []
     largest = largest_unfit = 0                 # the largest runnable count, and the largest that does not fit
     for n in range(1, most + 1):
         b = a.replace(count=n)
@@ -111,7 +111,8 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
         largest = n
         try:
             p = plan_of(price(b), tokens=tokens)
-        except ValueError:          # a count the checks refuse (memory tiers, ...): not an answer
+        except ValueError as e:     # a count the checks refuse (memory tiers, ...): not an answer
+            refused.append((n, e))
             continue
         if not p.fits:              # a state that spills to host memory: a run no one plans
             unfit += 1
@@ -139,7 +140,10 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
                      f", {unfit:,} of them left out: the training state does not fit in HBM (give a larger tp or "
                      "pp, a ZeRO stage or recomputation)" if faster_unfit else
                      f", {unfit:,} smaller one{'s' if unfit > 1 else ''} left out: the training state does not fit "
-                     f"in HBM"))
+                     f"in HBM")
+                  + ("" if not refused else
+                     f"; solve() refuses {len(refused):,} of them (at {refused[0][0]:,} node"
+                     f"{'s' if refused[0][0] > 1 else ''}: {' '.join(str(refused[0][1]).split())})"))
         return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason, unfit,
                       now_fits, apn)
     return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched, "", unfit,

@@ -226,3 +226,16 @@ def test_an_fp8_step_on_mlsysims_model_says_what_that_model_leaves_out_and_its_p
     for other in (DistributedModel().solve("Llama3_70B", "Research_256", precision="bf16", **kw),
                   DistributedModel(fidelity="extended").solve("Llama3_70B", "Research_256", precision="fp8", **kw)):
         assert other.to_dict()["notes"] == [] and other.plan(tokens=1e12).notes == ()
+
+
+def test_a_node_count_the_checks_refuse_is_counted_and_named_where_no_count_finishes():
+    # DeepSeek-V3 on GB200 NVL72 racks, pp 2 x ep 8 (16 ranks carved out of the data-parallel ones): 4608 samples
+    # in 8 microbatches a replica run at 1, 2, 4, 8 and 16 racks (4608 / 36n a multiple of 8); one rack's 72
+    # GPUs do not hold whole 16-rank expert groups (solve() refuses it), the other four do not fit in HBM
+    kw = dict(fidelity="extended", precision="fp8", efficiency=0.635, batch_size=4608, seq_len=4096,
+              overlap_comm=True, pp_size=2, ep_size=8, microbatch_count=8, zero_stage=1)
+    f = accelerators_to_finish(15e12, 60, "modern/DeepSeek-V3", "modern/GB200-NVL72-1152", **kw)
+    assert f.nodes is None and (f.searched, f.unfit) == (5, 4)
+    assert f.reason.endswith("; solve() refuses 1 of them (at 1 node: Infeasible expert parallelism: EP(8) * ETP(1) "
+                             "* PP(2) must divide total accelerators (72) exactly: expert parallelism is carved out "
+                             "of the data- and context-parallel ranks)")
