@@ -460,11 +460,10 @@ def _guard(seconds):
     (("scaling_efficiency", 0.8, "fabric_bandwidth", "Llama3_70B", "Research_256"), LLAMA,
      "scaling_efficiency tends to 0.638623 as fabric_bandwidth goes to infinity in this regime, short of 0.8"),
     # more nodes: each replica's share of the batch, and its step, shrink, but the data-parallel latency grows
-    # with the replicas: the throughput tends to the limit B_local k / (2 c_cong alpha_fab); no schedule runs
-    # past 256 nodes, whose 2.95735 s step (the case below) is 2048 / 2.95735 = 692.511 samples/s, the best
+    # with the replicas: the throughput tends to the limit B_local k / (2 c_cong alpha_fab) (the node counts that
+    # may run reach 8192, too many to try each: the limit, not a best value, is the answer)
     (("throughput", 1e9, "count", "Llama3_70B", "Research_256"), dict(LLAMA, batch_size=2048, microbatch_count=32),
-     "the best valid count, 256, gives 692.511 samples/s, short of 1e+09 samples/s (throughput tends to 10000 "
-     "samples/s as count goes to infinity in this regime)"),
+     "throughput tends to 10000 samples/s as count goes to infinity in this regime, short of 1e+09 samples/s"),
     # a step of 10 ms is out of reach: six regimes on the way (the all-reduce changes tier), then the best
     # node count through solve(): 256 nodes, the most that run (64 replicas of 32 GPUs, each 32 microbatches of
     # one sample), 2.957 s as a sweep gives it (64 nodes: 9.678 s, 128: 5.196 s)
@@ -616,7 +615,7 @@ def test_a_limit_at_a_count_that_runs_no_configuration_answers_the_best_valid_co
     assert not r.reachable and r.limit[1] == best and round(best, 6) == 0.291119 and round(at[4].mfu, 6) == 0.319348
     assert f"the best valid count, 16, gives {best:.6g}, short of 0.5" in " ".join(r.reason.split())
     assert r.notes == ("count = 4 gives more, 0.319348, but does not fit in accelerator memory; the answer is the "
-                       "best value that fits",)
+                       "best value found that fits",)
     assert r.latex().startswith(r"\max_{N_{\text{nodes}}}")
     # the energy of one replica step grows as the nodes go (a replica's share of the batch grows): 1 MJ is out of
     # reach, the most it takes is at 4 nodes, 204.364 kJ (the formula's 817.409 kJ at one node, where tp 8 x pp 4
@@ -626,7 +625,7 @@ def test_a_limit_at_a_count_that_runs_no_configuration_answers_the_best_valid_co
     assert not r.reachable and r.limit[1] == at[16].node_profile.energy and r.value is None
     assert "the best valid count, 16, gives 51.1033 kJ, short of 1 MJ" in " ".join(r.reason.split())
     assert r.notes == ("count = 4 gives more, 204.364 kJ, but does not fit in accelerator memory; the answer is "
-                       "the best value that fits",)
+                       "the best value found that fits",)
 
 
 def test_the_best_unreachable_value_is_the_best_that_fits_in_memory_and_a_misfit_answer_says_so():
@@ -640,7 +639,7 @@ def test_the_best_unreachable_value_is_the_best_that_fits_in_memory_and_a_misfit
     r = required("mfu", 0.9, "tp_size", "Llama3_70B", "Research_256", **kw)
     assert not r.reachable and r.limit[1] == runs[32].mfu and r.reason.endswith("is at tp_size = 32")
     assert r.notes == ("tp_size = 4 gives more, 0.185915, but does not fit in accelerator memory; the answer is the "
-                       "best value that fits",)
+                       "best value found that fits",)
     # a target met only where the configuration does not fit: the answer, and a note with solve()'s memory
     r = required("mfu", 0.1, "tp_size", "Llama3_70B", "Research_256", **kw)
     assert r.integer == 16 and r.notes[-1] == ("at tp_size = 16 the configuration does not fit: it holds 116.7 GB per "
@@ -649,3 +648,18 @@ def test_the_best_unreachable_value_is_the_best_that_fits_in_memory_and_a_misfit
     # the memory itself as the output: no such note (the answer is about the memory)
     r = required("memory", 120e9, "tp_size", "Llama3_70B", "Research_256", **kw)
     assert not any("does not fit" in n for n in r.notes)
+
+
+def test_a_best_value_is_one_the_search_tried_all_of_and_the_json_gives_it_with_the_notes():
+    # ResNet50's batch runs at every multiple of its 256 replicas, far more values than are scanned: the answer
+    # stays the closed-form limit (0.5 as the batch goes to infinity), not the largest of the doublings tried
+    r = required("mfu", 0.99, "batch_size", "ResNet50", "Research_256", batch_size=256)
+    assert r.toward == "oo" and r.best is None and r.limit[1] == pytest.approx(0.5, rel=1e-9)
+    # the bundled example's microbatches (m 1 ... 32 run): the best, m 16, is in the JSON beside the limit
+    d = required("mfu", 0.5, "microbatch_count", "Llama3_70B", "Research_256", fidelity="extended",
+                 **LLAMA).to_dict()
+    assert d["best"] == 16 and d["limit"]["value"] == pytest.approx(0.210128, abs=1e-6) and d["value"] is None
+    # and a note the text gives (a better count that does not fit) is in the JSON too
+    d = required("mfu", 0.5, "count", "Llama3_70B", "Research_256", **LLAMA).to_dict()
+    assert d["best"] == 16 and d["notes"] == ["count = 4 gives more, 0.319348, but does not fit in accelerator "
+                                              "memory; the answer is the best value found that fits"]

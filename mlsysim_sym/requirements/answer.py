@@ -28,7 +28,8 @@ class Requirement:
     the valid integer nearest the root that meets the target. ``conditions`` are the relations that keep
     the regime of the answer; ``regimes`` counts the regimes the search passed through. ``limit`` is,
     when no value reaches the target, the output's limit on the side of the target (a closed form and
-    its value), and ``reason`` says why in words.
+    its value), and ``reason`` says why in words; ``best`` the input's value there when it is a value the search
+    found (``limit`` then holds the output at it), and ``notes`` what the answer rests on.
     """
 
     output: str
@@ -53,6 +54,7 @@ class Requirement:
     meets_toward: int = 0                   # whole numbers: +1 if larger values meet the target, -1 smaller
     output_expr: Optional[sp.Basic] = None  # the output as a symbol or expression of model quantities
     toward: str = ""                        # with a limit: where the input goes, "oo" or "0"
+    best: Optional[float] = None            # with a limit that is a value found: the input's value there
 
     @property
     def reachable(self) -> bool:
@@ -90,8 +92,8 @@ class Requirement:
                 "expression": None if self.expression is None else str(self.expression),
                 "latex": self.latex(), "conditions": [str(c) for c in self.conditions], "regimes": self.regimes,
                 "limit": None if self.limit is None else {"expression": str(self.limit[0]), "value": self.limit[1]},
-                "reason": self.reason, "configuration_line": self.configuration,
-                "direction": "at least" if self.direction > 0 else "at most"}
+                "best": self.best, "reason": self.reason, "notes": list(self.notes),
+                "configuration_line": self.configuration, "direction": "at least" if self.direction > 0 else "at most"}
 
     def __str__(self) -> str:
         return self.text()

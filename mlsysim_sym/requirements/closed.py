@@ -15,8 +15,8 @@ from ..symbols import Kind
 from .answer import Requirement, plain
 from .problem import Problem
 from .regime import Regime, Solution
-from .whole import LAYOUT, _output, at_configuration, best_valid, integer, layout_answer, search_integer, \
-    unreachable
+from .whole import LAYOUT, _output, at_configuration, best_valid, exhaustive, integer, layout_answer, \
+    search_integer, unreachable
 
 #: How many regimes a solution may pass through before the search gives up.
 MAX_REGIMES = 6
@@ -134,13 +134,14 @@ def _toward_limit(pr: Problem, sol: Solution, env, exact, v: float, seen: list) 
              else f"reaches {pr.shown_input(float(end))}, the end of its range")
     if pr.meets(pr.current) and pr.meets(lim_val):
         return _met_throughout(pr, sol, len(seen), end)
-    if pr.p.kind is Kind.COUNT:
-        # a whole number: the best value its valid range reaches, through solve() (the output need not be
-        # monotone in it: the extended model's bubble falls and its pass overhead grows with m)
+    invalid = end not in ("oo", "0") and pr.p.kind is Kind.COUNT and _output(pr, int(round(float(end)))) is None
+    if pr.p.kind is Kind.COUNT and (exhaustive(pr) or invalid):
+        # a whole number whose runnable values are few, or a limit at a value no configuration runs: the best value
+        # its valid range gives, through solve() (the output need not be monotone in it: the extended model's
+        # bubble falls and its pass overhead grows with m)
         best, passed = best_valid(pr)
         if best is not None and not (end not in ("oo", "0") and best[0] == round(float(end))):   # else the limit
             v, o = best
-            invalid = end not in ("oo", "0") and _output(pr, int(round(float(end)))) is None
             return pr.answer(len(seen), limit=(sp.Float(o), o), at=v, notes=passed,
                              reason=f"the best valid {pr.solve_for}, {v}, gives {pr.shown(o)}, short of "
                                     f"{pr.shown(pr.target)} ({pr.label} tends to {pr.shown(lim_val)} as "

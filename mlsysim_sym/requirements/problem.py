@@ -110,6 +110,8 @@ class Problem:
         accelerator memory there, a note says so."""
         fields = {"expression": None, "value": None, "integer": None, "achieved": None, "conditions": (),
                   **fields}
+        if at is not None:
+            fields["best"] = at
         v = next((x for x in (at, fields["integer"], fields["value"]) if x is not None), None)
         note = self._does_not_fit(v) if v is not None else None
         if note:

@@ -234,7 +234,13 @@ def _passed_over(pr: Problem, tried, best) -> Tuple[str, ...]:
     if best is None or top is None or top[1] == best[1]:
         return ()
     return (f"{pr.solve_for} = {pr.shown_input(top[0])} gives more, {pr.shown(top[1])}, but does not fit in "
-            "accelerator memory; the answer is the best value that fits",)
+            "accelerator memory; the answer is the best value found that fits",)
+
+
+def exhaustive(pr: Problem) -> bool:
+    """Whether :func:`_candidates` tries every whole number a schedule runs at (their range ends by :data:`SCAN`),
+    so that :func:`best_valid` is the best of the range, not of a sample of it."""
+    return pr.p.kind is Kind.COUNT and not pr.never_runs and min(pr.top, pr.hi) <= SCAN
 
 
 def unreachable(pr: Problem, regimes: int, why: str, notes: Tuple[str, ...] = ()) -> Requirement:
