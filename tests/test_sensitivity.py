@@ -723,3 +723,18 @@ def test_values_no_configuration_means_are_not_offered_or_shown():
     names = [r.parameter for r in sensitivities("DLRM", "Training_1K", batch_size=65536).rows]
     assert "seq_len" not in names and "hidden_dim" in names
     assert "seq_len" in [r.parameter for r in sensitivities("DLRM", "Training_1K", batch_size=65536, tp_size=2).rows]
+
+
+def test_the_extended_model_of_a_non_transformer_has_its_table_knobs_and_switches():
+    # ResNet50 on the extended model's engine path reads no accumulation-step symbol: the relaxed rows leave it out
+    # (it raised KeyError: GA), and the DP overlap, flipped, moves MFU as two solves say
+    import warnings
+    from mlsysim_sym import DistributedModel
+    t = sensitivities("ResNet50", "Research_256", batch_size=4096, fidelity="extended")
+    assert "gradient_accumulation_steps" not in {r.parameter for r in t.relaxed}
+    ext = DistributedModel(fidelity="extended")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base, on = (ext.solve("ResNet50", "Research_256", batch_size=4096, overlap_comm=o).mfu for o in (False, True))
+    w = {w.switch: w for w in t.switches}["overlap_comm"]
+    assert w.flipped.output == on and w.flipped.delta == on - base and "switches:" in str(t)

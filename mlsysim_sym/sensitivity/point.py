@@ -427,8 +427,9 @@ def relaxed_sensitivities(table: "Sensitivities") -> Tuple[Row, ...]:
     f, grad, kinks, _ = at_point(md, _group(table.quantity), table.quantity, table.values, data, full, True,
                                _KNOB_SYMBOLS)
     unread = _unread(table.variant, table.values)
+    # (a knob whose symbol the variant's values do not hold, GA of the extended model's engine path, has no row)
     return tuple(_row(k, x, table.values[x], f, grad, kinks, "relaxed")
-                 for k, x in knobs_of(table.variant).items() if x is not None and x not in unread)
+                 for k, x in knobs_of(table.variant).items() if x is not None and x not in unread and x in table.values)
 
 
 def _unread(variant: Variant, values: Mapping[sp.Symbol, object]) -> Tuple[sp.Symbol, ...]:
