@@ -282,15 +282,15 @@ def magnitude(value: object, kind: str, where: str, strict: bool = False) -> flo
     if not ok:
         raise FileError(f"{where}: must be {'>= 0' if kind == 'time' else '> 0'} and finite, got {value!r}")
     if isinstance(value, (int, float)) and kind in _IMPLAUSIBLE and x < _IMPLAUSIBLE[kind][0]:
-        meant = _IMPLAUSIBLE[kind][1]
-        warnings.warn(f"{where}: the bare number {value!r} is read in SI units, {value!r} {si}; if {value!r} "
-                      f"{meant} is meant, write '{value!r} {meant}'", UserWarning, stacklevel=2)
+        meant = " or ".join(f"'{value!r} {u}'" for u in _IMPLAUSIBLE[kind][1])
+        warnings.warn(f"{where}: the bare number {value!r} is read in SI units, {value!r} {si}; write the unit "
+                      f"meant, such as {meant}", UserWarning, stacklevel=2)
     return x
 
 
 #: A bare number below which a magnitude is almost surely written in a larger unit (a fabric of 800 B/s, an
 #: accelerator of 80 B): the SI reading and the unit the file likely meant.
-_IMPLAUSIBLE = {"bandwidth": (1e6, "GB/s"), "bytes": (1e6, "GB"), "rate": (1e9, "TFLOP/s")}
+_IMPLAUSIBLE = {"bandwidth": (1e6, ("GB/s", "Gb/s")), "bytes": (1e6, ("GB", "GiB")), "rate": (1e9, ("TFLOP/s",))}
 
 
 # --------------------------------------------------------------------------------------------

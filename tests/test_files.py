@@ -827,7 +827,7 @@ def test_a_bare_number_too_small_for_its_kind_is_read_in_si_units_with_a_warning
     path = _write(tmp_path, "plan.yaml", PLAN.replace("fabric_bandwidth: 50 GB/s", "fabric_bandwidth: 800"))
     files._load.cache_clear()
     with pytest.warns(UserWarning, match=r"hardware\.fabric_bandwidth: the bare number 800 is read in SI units, "
-                                         r"800 B/s; if 800 GB/s is meant, write '800 GB/s'"):
+                                         r"800 B/s; write the unit meant, such as '800 GB/s' or '800 Gb/s'"):
         doc = files.load(path)
     assert doc.fleet.fabric.bandwidth == 800.0
     # in SI units, a bare 50e9 is a bandwidth any fabric has: no warning
@@ -836,4 +836,4 @@ def test_a_bare_number_too_small_for_its_kind_is_read_in_si_units_with_a_warning
     p = _cli("solve", "--model", path)
     assert p.returncode == 0 and p.stderr.strip().splitlines() == [
         f"mlsysim-sym: warning: {path}: hardware.fabric_bandwidth: the bare number 800 is read in SI units, 800 B/s; "
-        "if 800 GB/s is meant, write '800 GB/s'"]
+        "write the unit meant, such as '800 GB/s' or '800 Gb/s'"]
