@@ -113,14 +113,14 @@ class Problem:
         if at is not None:
             fields["best"] = at
         v = next((x for x in (at, fields["integer"], fields["value"]) if x is not None), None)
-        note = self._does_not_fit(v) if v is not None else None
+        note = self.does_not_fit(v) if v is not None else None
         if note:
             fields["notes"] = tuple(fields.get("notes", ())) + (note,)
         return Requirement(self.label, self.q, self.target, self.solve_for, self.x, self.x0, self.current,
                            regimes=regimes, configuration=self.configuration, direction=self.direction,
                            unit=self.p.unit, output_expr=self.out, **fields)
 
-    def _does_not_fit(self, v) -> Optional[str]:
+    def does_not_fit(self, v) -> Optional[str]:
         """A note where the configuration at ``x = v`` holds more than an accelerator's memory (``solve()``'s
         ``feasible``), unless the output is the memory itself; None where it fits or ``solve()`` refuses it."""
         if self.q == "M_acc":

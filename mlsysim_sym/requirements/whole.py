@@ -196,7 +196,7 @@ def _candidates(pr: Problem):
     if pr.never_runs:
         return ()
     lo, top = max(1, int(pr.lo)), min(pr.top, pr.hi)
-    if top <= SCAN:
+    if exhaustive(pr):
         return [v for v in range(lo, int(top) + 1) if pr.at(v).runnable]
     base = int(pr.x0)
     out = {base} | {base >> k for k in range(1, base.bit_length())} | {base << k for k in range(1, 41)}
@@ -225,7 +225,7 @@ def _best_that_fits(pr: Problem, tried) -> Optional[Tuple[float, float]]:
     """The best ``(value, output)`` of ``tried`` whose configuration fits in accelerator memory (the first of equal
     outputs); where none fits, the best of all (the answer's note says that it does not fit); None when empty."""
     ranked = sorted(tried, key=lambda t: -t[1] * pr.direction)      # stable: ties keep the order tried
-    return next((t for t in ranked if pr._does_not_fit(t[0]) is None), ranked[0] if ranked else None)
+    return next((t for t in ranked if pr.does_not_fit(t[0]) is None), ranked[0] if ranked else None)
 
 
 def _passed_over(pr: Problem, tried, best) -> Tuple[str, ...]:

@@ -358,8 +358,7 @@ def switch_sensitivities(table: "Sensitivities") -> Tuple[SwitchRow, ...]:
         except (ValueError, TypeError) as exc:
             rows.append(SwitchRow(name, on, None, str(exc)))
             continue
-        rows.append(SwitchRow(name, on, Step(int(not on), out, out - base, (out - base) / base if base else
-                                             float("nan"), msgs, moved.runnable)))
+        rows.append(SwitchRow(name, on, _step(int(not on), out, base, msgs, moved.runnable)))
     return tuple(rows)
 
 
@@ -392,7 +391,12 @@ def _accepted(a: Arguments, knob, candidates, base, quantity, skipped):
         if v not in rng:        # a value no configuration means that the solver takes (ZeRO stage -1: mlsysim
             skipped.append((v, f"{knob} must be {rng.text}"))      # checks the stage for transformers only)
             continue
-        yield Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, moved.runnable)
+        yield _step(v, out, base, msgs, moved.runnable)
+
+
+def _step(v, out: float, base: float, msgs, runnable: bool) -> Step:
+    """The :class:`Step` to ``out`` from ``base`` at the knob's or switch's value ``v``."""
+    return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, runnable)
 
 
 def discrete_sensitivities(table: "Sensitivities") -> Tuple[DiscreteRow, ...]:
