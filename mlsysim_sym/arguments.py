@@ -471,6 +471,8 @@ def _part(p: Param, v, always: bool = False) -> str:
         return p.short if _truth(v) else ""
     if not always and _same_number(v, p.default):
         return ""
+    if type(v) is bool and p.kind is not Kind.FLAG:     # tp_size=True is mlsysim's 1 (a bool is an int)
+        v = int(v)
     return f"{p.short} {as_given(v)}"
 
 

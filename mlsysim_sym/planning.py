@@ -10,6 +10,7 @@ counts). The expressions are :mod:`mlsysim_sym.run_costs`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Dict, Optional
 
@@ -52,6 +53,7 @@ class Finish:
     unfit: int = 0
     now_fits: Optional[bool] = True         # None where the configuration's own layout does not run
     per_node: int = 1                       # accelerators per node
+    node: str = "node"                      # what the fleet calls one: "rack" for a GB200 NVL72
 
     def to_dict(self) -> Dict[str, object]:
         return {"tokens": self.tokens, "days": self.days, "nodes": self.nodes,
@@ -61,20 +63,23 @@ class Finish:
                 "fastest": None if self.best is None else {"nodes": self.best.accelerators // self.per_node,
                                                            "accelerators": self.best.accelerators,
                                                            "days": self.best.days},
-                "node_counts_not_fitting": self.unfit, "reason": self.reason or None}
+                "node_counts_not_fitting": self.unfit, "reason": self.reason or None,
+                "node": self.node}
 
     def text(self) -> str:
-        head = f"nodes to finish {self.tokens:.4g} tokens in {self.days:g} days (runnable layouts that fit in HBM):"
-        now = (f"  now: {self.now_nodes:,} nodes take {_days(self.now_days)} days"
+        w = self.node
+        n_ = lambda n: f"{n:,} {w}" + ("s" if n != 1 else "")     # noqa: E731
+        head = f"{w}s to finish {self.tokens:.4g} tokens in {self.days:g} days (runnable layouts that fit in HBM):"
+        now = (f"  now: {n_(self.now_nodes)} take {_days(self.now_days)} days"
                + ("" if self.now_fits else " (the state does not fit in HBM)") if self.now_days is not None
-               else f"  now: {self.now_nodes:,} nodes (not a runnable layout)")
+               else f"  now: {n_(self.now_nodes)} (not a runnable layout)")
         if self.nodes is None:
-            best = (f"; the fastest runnable count is {self.best.accelerators // self.per_node:,} nodes "
+            best = (f"; the fastest runnable count is {n_(self.best.accelerators // self.per_node)} "
                     f"({self.best.accelerators:,} GPUs), {_days(self.best.days)} days" if self.best else "")
             none = "fits in HBM" if self.searched and self.unfit == self.searched else "finishes in time"
-            answer = f"no runnable node count {none}: {self.reason}{best}"
+            answer = f"no runnable {w} count {none}: {self.reason}{best}"
         else:
-            answer = (f"answer: {self.nodes:,} nodes ({self.plan.accelerators:,} GPUs) take "
+            answer = (f"answer: {n_(self.nodes)} ({self.plan.accelerators:,} GPUs) take "
                       f"{_days(self.plan.days)} days; {self.searched:,} runnable counts searched"
                       + (f", {self.unfit:,} of them left out: the state does not fit in HBM" if self.unfit else ""))
         return "\n".join([*wrap(head, ""), now, *wrap(answer, "  ")])
@@ -83,6 +88,12 @@ class Finish:
 
     def _repr_html_(self) -> str:
         return html_text(self.text())
+
+
+def node_word(fleet) -> str:
+    """What a fleet's node is called: ``"rack"`` for a rack-scale NVLink domain (a GB200 NVL72, whose name says
+    ``NVL`` and its size), else ``"node"``."""
+    return "rack" if re.search(r"NVL\d+", fleet.node.name) else "node"
 
 
 def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim", without=(),
@@ -97,6 +108,7 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
     positive("days", days)
     a = arguments(model, fleet, solve_kwargs, caller="accelerators_to_finish", choice=ModelChoice(fidelity, without))
     apn = int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node))
+    word = node_word(a.fleet)
     now_nodes = int(a.get("count", a.fleet.count))
     replica = a.replica
     most = -(-int(a["batch_size"]) * replica // apn)        # one sample per replica
@@ -133,8 +145,8 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
         fewer = [w for w, on in (("microbatches", int(a["pp_size"]) > 1),
                                  ("accumulation steps", int(a["gradient_accumulation_steps"]) > 1)) if on]
         more = "a larger batch" + "".join(f", or fewer {w}" for w in fewer) + ("," if fewer else "")
-        reason = ("no node count gives a runnable layout at this batch and split" if searched == 0 else
-                  f"{searched:,} runnable counts up to {largest:,} nodes searched"
+        reason = (f"no {word} count gives a runnable layout at this batch and split" if searched == 0 else
+                  f"{searched:,} runnable counts up to {largest:,} {word}s searched"
                   + (f" (this batch and schedule run no more replicas: {more} runs more)" if capped else "")
                   + ("" if not unfit else
                      f", {unfit:,} of them left out: the training state does not fit in HBM (give a larger tp or "
@@ -142,9 +154,9 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
                      f", {unfit:,} smaller one{'s' if unfit > 1 else ''} left out: the training state does not fit "
                      f"in HBM")
                   + ("" if not refused else
-                     f"; solve() refuses {len(refused):,} of them (at {refused[0][0]:,} node"
+                     f"; solve() refuses {len(refused):,} of them (at {refused[0][0]:,} {word}"
                      f"{'s' if refused[0][0] > 1 else ''}: {' '.join(str(refused[0][1]).split())})"))
         return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason, unfit,
-                      now_fits, apn)
+                      now_fits, apn, word)
     return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched, "", unfit,
-                  now_fits, apn)
+                  now_fits, apn, word)

@@ -236,6 +236,12 @@ def test_one_configuration_line_everywhere():
     assert s.configuration == line.replace("tp 8", "tp 4,8")
 
 
+def test_a_count_given_as_a_bool_reads_as_mlsysim_reads_it():
+    # mlsysim reads tp_size=True as 1 (a bool is an int); the line said "tp yes"
+    line = describe(arguments("Llama3_70B", "Research_256", dict(batch_size=256, tp_size=True)))
+    assert line == "Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 1, fp16"
+
+
 def test_the_cli_options_are_the_parameter_tables():
     from mlsysim_sym.cli import OPTIONS
     flags = {o.keyword: o.flag for o in OPTIONS}

@@ -119,6 +119,17 @@ def test_a_node_count_whose_state_does_not_fit_is_no_answer():
     assert "no framework runs this layout as given" in " ".join(str(odd).split())
 
 
+def test_a_rack_scale_fleet_counts_racks():
+    # the modern GB200 NVL72 fleet's node is a 72-GPU rack: the answer counts racks, as the fleet's name does
+    # (16 racks, 1152 GPUs; tp 4, ZeRO-3 on the extended model; batch 1152 runs at most 1152 replicas = 64 racks)
+    r = accelerators_to_finish(15e12, 30, "modern/Llama-3.1-70B", "modern/GB200-NVL72-1152", fidelity="extended",
+                               batch_size=1152, tp_size=4, zero_stage=3)
+    text = " ".join(str(r).split())
+    assert text.startswith("racks to finish 1.5e+13 tokens in 30 days") and "now: 16 racks take" in text
+    assert "up to 64 racks searched" in text and " nodes" not in text
+    assert r.to_dict()["node"] == "rack" and r.to_dict()["fastest"]["accelerators"] == 72 * r.to_dict()["fastest"]["nodes"] == 4608
+
+
 @pytest.mark.parametrize("bad,words", [
     (dict(tokens=-1.0), "tokens must be a finite number > 0, got -1.0"),
     (dict(steps=2.5), "steps must be a whole number >= 1, got 2.5"),
@@ -236,6 +247,6 @@ def test_a_node_count_the_checks_refuse_is_counted_and_named_where_no_count_fini
               overlap_comm=True, pp_size=2, ep_size=8, microbatch_count=8, zero_stage=1)
     f = accelerators_to_finish(15e12, 60, "modern/DeepSeek-V3", "modern/GB200-NVL72-1152", **kw)
     assert f.nodes is None and (f.searched, f.unfit) == (5, 4)
-    assert f.reason.endswith("; solve() refuses 1 of them (at 1 node: Infeasible expert parallelism: EP(8) * ETP(1) "
+    assert f.reason.endswith("; solve() refuses 1 of them (at 1 rack: Infeasible expert parallelism: EP(8) * ETP(1) "
                              "* PP(2) must divide total accelerators (72) exactly: expert parallelism is carved out "
                              "of the data- and context-parallel ranks)")
