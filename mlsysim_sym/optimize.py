@@ -477,6 +477,15 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
             raise ValueError(f"every split has more data-parallel replicas than batch_size has samples (the fewest: "
                              f"{fewest:,} replicas, batch_size {base['batch_size']:,}): raise batch_size to at least "
                              f"{fewest:,}, or widen tp_size / pp_size so that a replica spans more accelerators")
+        ga_axis = next((ax.values for ax in axes if ax.name == "gradient_accumulation_steps"), None)
+        ga = int(np.min(ga_axis) if ga_axis is not None else base.get("gradient_accumulation_steps", 1))
+        if runnable and ga > 1 and not np.any(_enough(base, dp * ga)):
+            fewest = int(np.min(np.where(dp > 0, dp, np.inf)))
+            raise ValueError(f"every split has more data-parallel replicas times gradient_accumulation_steps than "
+                             f"batch_size has samples (the fewest: {fewest:,} replicas x {ga} steps = "
+                             f"{fewest * ga:,}, batch_size {base['batch_size']:,}): raise batch_size to at least "
+                             f"{fewest * ga:,}, lower gradient_accumulation_steps, or widen tp_size / pp_size so "
+                             "that a replica spans more accelerators")
         if runnable and np.any(fits):
             raise ValueError(f"no runnable configuration fits in accelerator memory: the "
                              f"{int(np.count_nonzero(fits)):,} that fit break the schedule rules of can_run() "

@@ -130,6 +130,17 @@ def test_a_search_whose_every_split_has_more_replicas_than_samples_says_so(runna
         search("ResNet50", "Lab_64_H100", 8, tp_size=[1], pp_size=[1], runnable=runnable)
 
 
+def test_a_search_whose_replicas_times_accumulation_steps_outnumber_the_samples_says_so():
+    # tp 8 pp 1 on 256 GPUs: 32 replicas of 1 sample each at batch 32, which 4 accumulation steps cannot split;
+    # the least GA among the choices (4 of 4, 8) sets how many samples the batch needs: 32 x 4 = 128
+    with pytest.raises(ValueError, match=r"^every split has more data-parallel replicas times "
+                       r"gradient_accumulation_steps than batch_size has samples \(the fewest: 32 replicas x 4 "
+                       r"steps = 128, batch_size 32\): raise batch_size to at least 128, lower gradient_acc"):
+        search("Llama3_70B", "Research_256", 32, tp_size=[8], pp_size=[1], gradient_accumulation_steps=[4, 8])
+    # at 128 samples the same search ranks its configurations
+    assert search("Llama3_70B", "Research_256", 128, tp_size=[8], pp_size=[1], gradient_accumulation_steps=4).best
+
+
 def test_search_takes_solve_keywords_for_its_choices():
     # one value or a sequence, under solve()'s names; an unknown name is an error that lists the allowed ones
     r = search("Llama3_8B", "Lab_64_H100", 64, tp_size=8, pp_size=[1, 2], microbatch_count=4, top_k=3)
