@@ -217,6 +217,15 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "permute, sort_chunks_by_idxs, unpermute around the all-to-alls; MoEFlexTokenDispatcher: DeepEP and "
        "HybridEP permute inside their transfers); megatron/core/transformer/moe/moe_utils.py (permute, unpermute)",
        "no permutation", ("M_routed", "T_perm"), short="Perm."),
+    _M("microbatch_memory", "microbatches without a pipeline hold one microbatch",
+       "transformers, pp_size 1 with microbatch_count > 1: the m microbatches the model reads without a pipeline "
+       "(pass_overhead pays their passes) run one after another, each forward and backward before the next, so a "
+       "replica holds the activations of one microbatch, lb / (GA m) samples, as it holds those of lb / GA with "
+       "GA accumulation steps",
+       None, "NVIDIA Megatron-LM, megatron/core/pipeline_parallel/schedules.py forward_backward_no_pipelining "
+       "(num_microbatches without a pipeline: the gradients accumulated over the microbatches, one at a time)",
+       "microbatch_count read only with a pipeline: the activations of lb / GA samples at pp_size 1", (),
+       short="Mb. mem."),
     # ---- issue 24: the per-layer overlap schedule ---- begin
     _M("layer_overlap", "DP AllReduce overlapped layer by layer",
        "layer_overlap with overlap_comm, transformers: the gradient AllReduce split evenly over the N_L layers of "

@@ -368,7 +368,9 @@ def _memory(b: _Builder) -> None:
         q("M_acc", memory.generic_replica_bytes(b["W"], S.bpp, b["G"], S.lora), **_POS)
         return
     tf = q("f_train", memory.lora_trainable_fraction(S.H, S.L, S.P, S.lora), **_POS)
-    ifd = q("ifd", in_flight_divisor(S.m, S.pp), **_COUNT)
+    # the microbatches a replica runs one after another without a pipeline too: one microbatch's activations held
+    held = ext_terms.held_microbatches if b.on("microbatch_memory") else in_flight_divisor
+    ifd = q("ifd", held(S.m, S.pp), **_COUNT)
     mb = q("mb", memory.microbatch(b["lb"], S.GA, ifd), **_COUNT)
     Ls = q("L_stage", memory.layers_per_stage(S.L, S.pp), **_COUNT)
     if b.moe:

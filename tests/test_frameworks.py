@@ -462,6 +462,29 @@ def test_pass_overhead_is_a_fixed_cost_per_layer_pass_of_every_microbatch():
     assert float(d) == approx(9.6e-3, rel=1e-14)
 
 
+# microbatch_memory: Megatron-LM's forward_backward_no_pipelining runs the microbatches one after another
+def test_microbatches_without_a_pipeline_hold_one_microbatchs_activations():
+    m = MECHANISMS["microbatch_memory"]
+    assert m.switch is None and m.quantities == ()
+    # Llama-3.1-8B on 64 H100, batch 256, tp 1: 64 replicas of lb = 4 samples. m 4 without a pipeline: ifd = 4,
+    # mb = max(1, ceil(4 / (1 x 4))) = 1 sample held, a quarter of m 1's 4 (mlsysim's ifd is 1 at pp 1: mb 4)
+    kw = dict(batch_size=256)
+    names = ["ifd", "mb", "M_activations"]
+    one, _ = _quantities(LLAMA8, H64, names, **kw)
+    four, _ = _quantities(LLAMA8, H64, names, microbatch_count=4, **kw)
+    off, _ = _quantities(LLAMA8, H64, names, without=("microbatch_memory",), microbatch_count=4, **kw)
+    assert (one["ifd"], one["mb"]) == (1, 4) and (four["ifd"], four["mb"]) == (4, 1) and off["mb"] == 4
+    assert four["M_activations"] == approx(one["M_activations"] / 4, rel=1e-14)
+    assert off["M_activations"] == approx(one["M_activations"], rel=1e-14)
+    # the same as 4 accumulation steps hold (lb / GA), which mlsysim's model reads at every pp
+    ga, _ = _quantities(LLAMA8, H64, names, gradient_accumulation_steps=4, **kw)
+    assert ga["mb"] == 1 and ga["M_activations"] == approx(four["M_activations"], rel=1e-14)
+    # with a pipeline it is mlsysim's in-flight divisor: pp 2, m 4 -> max(1, 4 // 2) = 2 (mb = ceil(8 / 2) = 4)
+    pp, _ = _quantities(LLAMA8, H64, names, pp_size=2, microbatch_count=4, **kw)
+    pp_off, _ = _quantities(LLAMA8, H64, names, without=("microbatch_memory",), pp_size=2, microbatch_count=4, **kw)
+    assert (pp["ifd"], pp["mb"]) == (2, 4) and pp == pp_off
+
+
 def test_pass_overhead_counts_for_a_smaller_microbatch_what_the_same_layout_measured():
     # docs/modern_runs.md's pair: GPT-3 175B FP8 on H100, tp 4, pp 8, v 6, 64 microbatches a pipeline, measured at
     # microbatches of 1 sample (DGX Cloud, 128 GPUs, 728.05 tokens/s per GPU) and of 2 (NeMo 2.x, 512 GPUs, 866.0):

@@ -1828,7 +1828,7 @@ function outputs_transformer_extended(v_B, v_eta, v_tp, v_pp, v_ep, v_v, v_m, v_
   const v_x131 = P.add(P.mul(P.mul(P.mul(P.mul(P.mul(v_P, v_x12), v_x128), v_x15), v_x7), (P.truth(v_x130) ? (v_x10) : (1n))), P.mul(P.mul(P.mul(P.mul(v_P_exp, v_x128), v_x44), v_x7), (P.truth(v_x130) ? (v_x41) : (1n))));
   const v_x132 = (P.cmp(v_x129, 3n, ">="));
   const v_x133 = P.mul(v_s, v_x69);
-  const v_x134 = P.mul(v_x133, P.max(1n, P.ceil(P.div(v_x68, P.mul(v_GA, (P.truth(v_x109) ? (P.max(1n, P.floordiv(v_m, v_pp))) : (1n)))))));
+  const v_x134 = P.mul(v_x133, P.max(1n, P.ceil(P.div(v_x68, P.mul(v_GA, P.max(1n, P.floordiv(v_m, v_pp)))))));
   const v_x135 = P.mul(P.mul(v_x110, v_x134), v_x90);
   const v_x136 = (P.truth(v_x75) ? (1n) : (0n));
   const v_x137 = P.mul(10n, v_x136);
@@ -1992,7 +1992,7 @@ function elasticities_transformer_extended(v_B, v_eta, v_tp, v_pp, v_ep, v_v, v_
   const v_x107 = v_P*v_x12*v_x41*v_x60*v_x68*((v_x106) ? (v_x71) : (1)) + v_P_exp*v_x12*v_x54*v_x60*((v_x106) ? (v_x65) : (1));
   const v_x108 = ((v_x105) >= (3));
   const v_x109 = ((v_x104) ? 1 : 0);
-  const v_x110 = v_x0*pymax(1, Math.ceil((v_x18)/(v_GA*((v_x104) ? (pymax(1, Math.floor((v_m)/(v_pp)))) : (1)))));
+  const v_x110 = v_x0*pymax(1, Math.ceil((v_x18)/(v_GA*pymax(1, Math.floor((v_m)/(v_pp))))));
   const v_x111 = ((v_sp) === (1));
   const v_x112 = ((v_x111) ? 1 : 0);
   const v_x113 = 10*v_x112;

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..symbols import sym
-from .base import Iverson, NamedTerm, labelled, select
+from .base import FloorDiv, Iverson, NamedTerm, labelled, select
 from .collectives import AllGather, ReduceScatter, RingAllReduce
 from .pipeline import PipelineSendTime
 
@@ -60,6 +60,15 @@ def pass_overhead(k, L_stage, m, GA, passes):
     the backward, twice as long; 4 with full recomputation) and the step's ``m GA`` microbatches (``m`` per
     pipelined step, 1 by default, times the ``GA`` accumulation steps)."""
     return k * L_stage * passes * m * GA
+
+
+def held_microbatches(m, p):
+    """Microbatch groups a stage cycles through when microbatches run without a pipeline too: ``max(1, m // p)``
+    at every ``p``, ``m`` at ``p = 1`` (each microbatch's forward and backward before the next one's, so one
+    microbatch's activations are held: NVIDIA Megatron-LM, ``forward_backward_no_pipelining`` in
+    ``megatron/core/pipeline_parallel/schedules.py``); with a pipeline it is mlsysim's
+    :func:`~mlsysim_sym.terms.pipeline.in_flight_divisor`."""
+    return sp.Max(1, FloorDiv(m, p))
 
 
 def recomputed(rc):
