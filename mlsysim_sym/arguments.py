@@ -38,8 +38,8 @@ import sympy as sp
 from .checks import check, check_given
 from .compile import compile_quantities, solve_quantities
 from .display import as_given, quantity
-from .inputs import (KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet, as_workload,
-                     lower_arguments, static_values, with_field)
+from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, FleetLike, WorkloadLike, as_fleet,
+                     as_workload, lower_arguments, static_values, with_field)
 from .mechanisms import ModelChoice
 from .model import Variant, build_model
 from .schedules import can_run
@@ -60,6 +60,11 @@ def settable() -> Dict[str, Param]:
     """The record fields and lowered inputs a call may set besides ``solve()``'s keywords (``fabric_bandwidth``,
     ``peak_flops``, ``layers``, ...): every non-constant parameter that is not a keyword, by argument name."""
     return {n: p for n, p in by_argument().items() if p.kind is not Kind.CONSTANT and p.origin is not Origin.SOLVE}
+
+
+#: A schedule keyword -> the argument of :func:`~mlsysim_sym.schedules.can_run` it sets.
+_SCHEDULE_ARGUMENT = {"batch_size": "batch_size", "microbatch_count": "m", "v_stages": "v",
+                      "gradient_accumulation_steps": "gradient_accumulation_steps", "layers": "layers"}
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -163,10 +168,25 @@ class Arguments:
         those fail, no layer count makes the schedule run)."""
         g, n = self.replica, self.accelerators
         layers = self.get("layers", self.workload.layers) if layer_rules else None
-        return n % g == 0 and bool(can_run(self["pp_size"], n // g, self["microbatch_count"], self["v_stages"],
-                                           int(self["batch_size"]),
-                                           gradient_accumulation_steps=int(self["gradient_accumulation_steps"]),
-                                           layers=layers or None, unpiped_microbatches=self.microbatches_unpiped))
+        return n % g == 0 and bool(can_run(**self._schedule(layers=layers or None)))
+
+    def runs_with(self, knob: str, values) -> "np.ndarray":
+        """:attr:`runnable` at each of ``values`` of one schedule keyword (``batch_size``, ``microbatch_count``,
+        ``v_stages``, ``gradient_accumulation_steps``, ``layers``), the rest held: one boolean per value, in one
+        call of :func:`~mlsysim_sym.schedules.can_run`."""
+        values = np.asarray(values, dtype=np.int64)
+        if self.accelerators % self.replica:
+            return np.zeros(values.shape, dtype=bool)
+        changed = self._schedule(layers=self.get("layers", self.workload.layers) or None)
+        changed[_SCHEDULE_ARGUMENT[knob]] = values
+        return np.broadcast_to(can_run(**changed), values.shape)
+
+    def _schedule(self, layers) -> dict:
+        """The arguments of :func:`~mlsysim_sym.schedules.can_run` for this configuration."""
+        return dict(pp=self["pp_size"], dp=self.accelerators // self.replica, m=self["microbatch_count"],
+                    v=self["v_stages"], batch_size=int(self["batch_size"]),
+                    gradient_accumulation_steps=int(self["gradient_accumulation_steps"]), layers=layers,
+                    unpiped_microbatches=self.microbatches_unpiped)
 
     @property
     def microbatches_unpiped(self) -> bool:
@@ -292,8 +312,26 @@ def arguments(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object
     names = (model if isinstance(model, str) else "", fleet if isinstance(fleet, str) else "")
     a = Arguments(workload, as_fleet(fleet), choice, kw.get("precision", "fp16"), values, fields,
                   names=names, given=tuple(k for k in kw if k != "topology_override"))
+    refuse_text(a)
     refuse_extended(a)
     return a
+
+
+#: The switches (mlsysim's read for their truth) by their places among the keywords.
+_FLAGS = tuple((_INDEX[k], k) for k in FLAG_KEYWORDS)
+
+
+def switch_type_error(name: str, v) -> TypeError:
+    """The error for a switch given a value that is no bool, 0 or 1 (text above all: ``"no"`` is true)."""
+    return TypeError(f"{name} must be a bool (True or False, or 1 or 0), got {type(v).__name__} {v!r}")
+
+
+def refuse_text(a: Arguments) -> None:
+    """A ``TypeError`` naming the first switch given as text: ``activation_recomputation="no"`` would read as
+    true (mlsysim reads its switches for their truth, so it would switch recomputation on)."""
+    for i, name in _FLAGS:
+        if isinstance(a.keywords[i], (str, bytes)):
+            raise switch_type_error(name, a.keywords[i])
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,7 +374,7 @@ def check_switches(a: Arguments) -> None:
         if type(v) is bool or isinstance(v, np.bool_):
             continue
         if not isinstance(v, numbers.Real):
-            raise TypeError(f"{name} must be a bool (True or False, or 1 or 0), got {type(v).__name__} {v!r}")
+            raise switch_type_error(name, v)
         if v != 0 and v != 1:
             raise ValueError(f"{name} must be True or False (or 1 or 0), got {v!r}")
 
@@ -471,7 +509,7 @@ def _part(p: Param, v, always: bool = False) -> str:
         return p.short if _truth(v) else ""
     if not always and _same_number(v, p.default):
         return ""
-    if type(v) is bool and p.kind is not Kind.FLAG:     # tp_size=True is mlsysim's 1 (a bool is an int)
+    if type(v) is bool and (p.kind is not Kind.FLAG or p.argument == "zero_stage"):    # mlsysim's 1: an int
         v = int(v)
     return f"{p.short} {as_given(v)}"
 

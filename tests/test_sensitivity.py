@@ -683,6 +683,19 @@ def test_a_knobs_neighbour_is_the_next_value_a_framework_runs_and_one_that_none_
     assert t.to_dict()["discrete"][5]["previous"]["runnable"] is False
 
 
+def test_a_neighbour_far_from_the_knob_is_found_and_a_length_cp_splits_is_walked_to():
+    # Mixtral-8x7B on 1024 GPUs, tp 2, ep 4 carved out of data parallelism: 512 replicas, so the runnable batches
+    # nearest 1024 are 512 and 1536 (the walk of 256 values found none and priced 1023 and 1025, marked)
+    t = sensitivities("Mixtral_8x7B", "Training_1K", fidelity="extended", batch_size=1024, tp_size=2, ep_size=4,
+                      congestion_factor=1.7)
+    b = t.discrete["batch_size"]
+    assert [(s.value, s.runnable) for s in (b.down, b.up)] == [(512, True), (1536, True)]
+    # at cp 2 a sequence length must split in two: 2047 and 2049 are refused, 2046 and 2050 priced
+    t = sensitivities("modern/Llama-3.1-8B", "Lab_64_H100", fidelity="extended", batch_size=64, tp_size=8, cp_size=2)
+    s = t.discrete["seq_len"]
+    assert (s.down.value, s.up.value) == (2046, 2050) and {v for v, _ in s.skipped} == {2047, 2049}
+
+
 def test_switches_flipped_change_the_output_as_two_solves_do():
     # the bundled example on mlsysim's model reads two switches: recomputation (off) and the DP overlap (off)
     import warnings

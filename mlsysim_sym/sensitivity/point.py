@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Dict, List, Mapping, Optional, Tuple
 
+import numpy as np
 import sympy as sp
 
 from ..arguments import Arguments, checked, describe
@@ -322,19 +323,40 @@ def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
         g = math.lcm(math.prod(sizes.values()), math.prod(experts.values()) if experts else 1)
         step = g // math.gcd(g, a.fleet.node.accelerators_per_node)
         walk = range(1, SCHEDULE_WALK + 1)        # on to a count whose replicas split the batch
-        return sorted({k + 1} | {k + i * step for i in walk}), \
-            sorted({k - 1} | {k - i * step for i in walk if k - i * step >= 1}, reverse=True)
+        up = [k + i * step for i in walk]
+        down = [k - i * step for i in walk if k - i * step >= 1]
+        if a.runnable:
+            up, down = ([v for v in vs if a.replace(count=v).runnable][:_TRIES] for vs in (up, down))
+        return _then(up, k + 1), _then(down, k - 1)
     if knob in SCHEDULE_KNOBS:
-        # a schedule knob: walk on to the next value a framework runs (m 16 -> 32, not 17), as far as SCHEDULE_WALK
-        return list(range(k + 1, k + 1 + SCHEDULE_WALK)), list(range(k - 1, max(k - 1 - SCHEDULE_WALK, 0), -1))
+        # a schedule knob: on to the nearest values a framework runs (m 16 -> 32, not 17; a batch of 1024 over 512
+        # replicas -> 512 and 1536), found among all values up to twice the knob's in one call of can_run()
+        if not a.runnable:        # the configuration runs no schedule: its neighbours need not either
+            return [k + 1], [k - 1]
+        reach = min(max(SCHEDULE_WALK, 2 * k), 1 << 22)
+        up, down = np.arange(k + 1, k + 1 + reach), np.arange(k - 1, 0, -1)
+        return tuple(_then(vs[a.runs_with(knob, vs)][:_TRIES].tolist(), k + d) if k + d >= 1 else []
+                     for vs, d in ((up, 1), (down, -1)))
+    if knob == "seq_len":       # on to a length solve() takes (one that cp_size's ranks split evenly)
+        return list(range(k + 1, k + 1 + _TRIES * 2)), list(range(k - 1, max(k - 1 - _TRIES * 2, 0), -1))
     return [k + 1], [k - 1]
+
+
+#: How many of the nearest runnable values a neighbour tries before k +- 1 (solve() may refuse one).
+_TRIES = 4
+
+
+def _then(runnable: List[int], next_value: int) -> List[int]:
+    """The runnable values to try, nearest first, then the next value itself (priced where none of them runs)."""
+    return runnable + ([next_value] if next_value not in runnable else [])
 
 
 #: The integer knobs whose neighbours must keep a schedule a framework runs (can_run's rules read them).
 SCHEDULE_KNOBS = ("batch_size", "microbatch_count", "v_stages", "gradient_accumulation_steps", "layers")
 
 
-#: How many values past an integer knob's own its neighbour search walks for one a framework runs.
+#: How many node-count steps (or, at least, schedule values) past a knob's own its neighbour search walks for one a
+#: framework runs.
 SCHEDULE_WALK = 256
 
 
