@@ -21,13 +21,14 @@ from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import notation, wide
-from .arguments import Arguments, check_switches, describe, from_record, refuse_extended, settable
+from .arguments import Arguments, check_switches, describe, from_record, refuse_extended, refuse_text, settable
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, check_given, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
 from .display import fit_words, html_table, key_values, quantity, wrap
 from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet,
                      as_workload, static_values)
 from .mechanisms import ModelChoice
+from .model_notes import model_notes
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUT_NAMES, OUTPUTS, unit_of, words
 from .symbols import by_argument, keywords
@@ -291,7 +292,11 @@ class DistributedResult:
         out["node_profile"] = {f.name: getattr(n, f.name) for f in fields(n)}
         if n.feasible:
             out["node_profile"]["offload_spill_bytes"] = None
-        return {k: out[k] for k in ("node_profile", *(k for k in out if k != "node_profile"))}
+        if self.arguments is not None:      # which configuration it prices: its keywords, and the line the text prints
+            out["configuration"] = self.arguments.to_dict()
+            out["configuration_line"] = self.configuration
+        first = [k for k in ("configuration", "configuration_line", "node_profile") if k in out]
+        return {k: out[k] for k in (*first, *(k for k in out if k not in first))}
 
     def plan(self, tokens=None, steps=None, price_per_gpu_hour=None):
         """How long and how much a run of ``tokens`` (or ``steps``) takes on this configuration: steps, wall-clock
@@ -327,13 +332,9 @@ class DistributedResult:
         return out + self._model_notes()
 
     def _model_notes(self) -> List[str]:
-        """What the model the call chose leaves out, where another prices it (a plan of the run repeats it)."""
-        a = self.arguments
-        if a is not None and not a.model.extended and a.key in ("fp8", "int8") and a.workload.is_transformer:
-            return [f"mlsysim's model prices all of the step's compute at the {a.key} peak and its tensors at "
-                    "1 byte; the extended model (fidelity=\"extended\") runs only the GEMMs at that rate, as "
-                    "FP8 training does, and is validated on published FP8 runs (docs/modern_runs.md)"]
-        return []
+        """What the model the call chose leaves out or chose for the user (:mod:`mlsysim_sym.model_notes`; a plan
+        of the run repeats them)."""
+        return model_notes(self.arguments)
 
     def notes(self) -> List[str]:
         """The text's lines below the breakdown: what its numbers do not say. A schedule no framework runs (see
@@ -544,6 +545,7 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
     (:func:`mlsysim_sym.checks.check`), then the numbers from :attr:`Arguments.values`. ``stacklevel``: where a
     warning points (the caller of the function that called this).
     """
+    refuse_text(a)
     if a.model.extended:
         check_switches(a)
     if not a.fields and type(a.precision) is str and PLAIN_NUMBERS.issuperset(map(type, _numbers(a.keywords))) \

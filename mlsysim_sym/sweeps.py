@@ -35,7 +35,7 @@ import sympy as sp
 
 from . import _chunks, notation
 from ._chunks import SweepTooLarge, full_ndim
-from .arguments import Arguments, arguments as _arguments_of, describe, settable
+from .arguments import Arguments, arguments as _arguments_of, describe, settable, switch_type_error
 from .checks import RAW, compiled_rules, facts, rules as check_rules
 from .compile import compile_quantities
 from .display import PREFIXED, WIDTH, as_given, html_table, number, quantity, text_prefix, text_table, \
@@ -184,6 +184,8 @@ def _numbers(caller: str, name: str, v, bools: bool, nullable: bool, flag: bool)
                 hasattr(v, "__iter__") and not isinstance(v, (str, bytes))):
             raise _not_readable(caller, name, v)
         if flag:
+            if isinstance(v, (str, bytes)):
+                raise switch_type_error(name, v)
             return v
         if v is None and nullable:
             return v
@@ -199,6 +201,9 @@ def _numbers(caller: str, name: str, v, bools: bool, nullable: bool, flag: bool)
     if flag:
         if kind in "biuf":
             return a
+        text = next((x for x in a.flat if isinstance(x, (str, bytes))), None) if kind in "OSU" else None
+        if text is not None:
+            raise switch_type_error(name, text)
         return np.vectorize(bool, otypes=[bool])(a) if a.size else a.astype(bool)   # each value's truth
     if kind == "O":
         bad = _first_not_real(a)

@@ -162,8 +162,10 @@ def test_parameters_of_runs_solves_checks_warnings_and_lowering():
         parameters_of("Llama3_8B", "Research_256", batch_size=8)
     assert rec[0].filename == __file__                      # the warning points at the caller's line
     from mlsysim_sym.symbols import sym
-    _, values = parameters_of("ResNet50", "Lab_64_A100", batch_size=64, seq_len=-5, overlap_comm="yes")
+    _, values = parameters_of("ResNet50", "Lab_64_A100", batch_size=64, seq_len=-5, overlap_comm=True)
     assert values[sym.s] == 0 and values[sym.ov] == 1      # seq_len is never read there; flags are 0/1
+    with pytest.raises(TypeError, match=r"^overlap_comm must be a bool \(True or False, or 1 or 0\), got str 'no'$"):
+        parameters_of("ResNet50", "Lab_64_A100", batch_size=64, overlap_comm="no")     # "no" is true: refused
     h100 = catalog.fleet("Research_256").node.accelerator
     _, values = parameters_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, precision="FP8")
     assert values[sym.bpp] == 1 and values[sym.R_peak] == h100.flops_for("fp8") and h100.flops_for("fp8") is not None

@@ -74,7 +74,9 @@ KINDS = [
     ("numpy float32", dict(efficiency=np.float32(0.5)), Same(dict(efficiency=np.float32(0.5)))),
     ("numpy bool", dict(tp_size=np.bool_(True)), Same(dict(tp_size=1))),
     ("0-d array", dict(tp_size=np.array(8)), Same(dict(tp_size=8))),
-    ("switch as text", dict(overlap_comm="no"), Same(dict(overlap_comm="no"))),     # solve(): truthy, on
+    # a switch as text: "no" is true, so mlsysim would switch the overlap on; solve() refuses it, naming it
+    ("switch as text", dict(overlap_comm="no"),
+     Raises(TypeError, r"^overlap_comm must be a bool \(True or False, or 1 or 0\), got str 'no'$")),
     ("switch None", dict(is_lora=None), Same(dict(is_lora=None))),
     # ---- one value that is no number: solve()'s TypeError, naming it ----------------------------------------
     ("complex", dict(efficiency=0.3 + 0.1j), Raises(TypeError, r"^efficiency must be a real number, got complex$")),
@@ -108,7 +110,8 @@ KINDS = [
     ("list of numpy scalars", dict(tp_size=[np.int64(1), np.int32(8)]), Same(dict(tp_size=1), dict(tp_size=8))),
     ("float16 array", dict(efficiency=np.array([0.5], dtype=np.float16)), Same(dict(efficiency=0.5))),
     ("uint8 array", dict(tp_size=np.array([8, 3], dtype=np.uint8)), Same(dict(tp_size=8), dict(tp_size=3))),
-    ("switches as text", dict(overlap_comm=["no", ""]), Same(dict(overlap_comm="no"), dict(overlap_comm=""))),
+    ("switches as text", dict(overlap_comm=[1, "no"]),
+     Raises(TypeError, r"^overlap_comm must be a bool \(True or False, or 1 or 0\), got str 'no'$")),
     ("switches as 0/1", dict(is_lora=np.array([0, 1])), Same(dict(is_lora=0), dict(is_lora=1))),
     ("field array", dict(fabric_bandwidth=[-math.inf, 1e-300]), Reasons(INF_BW, OVER)),
     # ---- arrays a sweep cannot read: one error naming the argument ------------------------------------------

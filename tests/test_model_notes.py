@@ -1,0 +1,86 @@
+"""The notes below a result's breakdown (mlsysim_sym.model_notes): each where its configuration calls for it, and
+none on the configurations it does not describe; a switch given as text is refused, naming it."""
+import warnings
+
+import pytest
+
+from mlsysim_sym import DistributedModel, sweep
+from mlsysim_sym.model_notes import NOTES
+
+EXT = DistributedModel(fidelity="extended")
+H100, GB200 = "modern/H100-SXM-1024", "modern/GB200-NVL72-1152"
+
+
+def _notes(model, fleet, dm=EXT, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # memory spills, batches below the replicas
+        r = dm.solve(model, fleet, **kw)
+    return " ".join(" ".join(r.notes()).split()), r
+
+
+def test_a_record_without_expert_parameters_is_said_to_split_none_of_its_weights():
+    # mlsysim's Mixtral_8x7B record gives no routed-expert parameters: the MoE layout splits no weight over EP
+    # (weights 93.4 GB at ep 1 and ep 8 alike: 46.7e9 parameters x 2 bytes), while the card splits its experts
+    text, r = _notes("Mixtral_8x7B", H100, batch_size=1024, ep_size=8)
+    one = EXT.solve("Mixtral_8x7B", H100, batch_size=1024)
+    assert "ep_size 8: Mixtral-8x7B gives no routed-expert parameters (expert_parameters)" in text
+    assert r.memory["M_weights"] == one.memory["M_weights"] == pytest.approx(2 * 46.7e9, rel=1e-2)
+    card, c = _notes("modern/Mixtral-8x7B", H100, batch_size=1024, ep_size=8)
+    assert "routed-expert" not in card and c.memory["M_weights"] < r.memory["M_weights"] / 4
+
+
+def test_context_parallelism_on_a_record_without_key_value_heads_says_kv_fraction_is_one():
+    text, r = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
+    assert "cp_size 2: Llama-3.1-70B gives no key/value heads, so kv_fraction is 1" in text
+    # given, or read from the card (8 of 64 heads): no note, and an eighth of the keys and values to exchange
+    given, g = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2, kv_fraction=0.125)
+    card, _ = _notes("modern/Llama-3.1-70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
+    assert "kv_fraction" not in given and "kv_fraction" not in card
+    assert g.extended["cp_communication_latency"] < r.extended["cp_communication_latency"] / 4
+
+
+@pytest.mark.parametrize("model,kw,group", [
+    # 72 GPUs an NVL72 rack: 16 does not divide 72 (a group of ranks 64-79 straddles two racks), 8 and 9 do
+    ("modern/Llama-3.1-405B", dict(tp_size=16, pp_size=8, microbatch_count=8), "the TP group of 16"),
+    ("modern/Llama-3.1-405B", dict(tp_size=4, cp_size=4, pp_size=8, microbatch_count=8), "the TP x CP group of 16"),
+    ("modern/DeepSeek-V3", dict(ep_size=16, pp_size=4, microbatch_count=16), "the expert group (EP x ETP) of 16"),
+    ("modern/DeepSeek-V3", dict(ep_size=8, pp_size=4, microbatch_count=16), None),
+    ("modern/Llama-3.1-405B", dict(tp_size=8, pp_size=8, microbatch_count=8), None),
+])
+def test_a_group_that_straddles_two_nvlink_domains_is_said_to_run_on_the_fabric(model, kw, group):
+    text, _ = _notes(model, GB200, batch_size=4608, precision="fp8", **kw)
+    if group is None:
+        assert "NVLink domain" not in text
+    else:
+        assert f"{group} does not divide the 72 accelerators of an NVLink domain" in text
+
+
+@pytest.mark.parametrize("z,m,held", [(3, 8, 1), (3, 1, 2), (2, 8, 1), (2, 1, None), (1, 8, None)])
+def test_zero_under_a_pipeline_says_which_stage_its_memory_is(z, m, held):
+    text, _ = _notes("modern/Llama-3.1-70B", H100, batch_size=256, tp_size=8, pp_size=4, microbatch_count=m,
+                     zero_stage=z)
+    if held is None:
+        assert "under a pipeline" not in text
+    else:
+        assert f"ZeRO-{z} under a pipeline" in text and f"its memory is ZeRO-{held}'s" in text
+
+
+def test_mlsysims_model_notes_only_its_fp8_pricing():
+    text, _ = _notes("Llama3_70B", "Research_256", dm=DistributedModel(), batch_size=256, tp_size=8, pp_size=4,
+                     microbatch_count=8, zero_stage=3, precision="fp8")
+    assert text.startswith("note: mlsysim's model prices all of the step's compute at the fp8 peak")
+    assert "ZeRO" not in text and len(NOTES) == 5
+
+
+@pytest.mark.parametrize("kw,name,shown", [
+    (dict(activation_recomputation="no"), "activation_recomputation", "str 'no'"),
+    (dict(overlap_comm="false"), "overlap_comm", "str 'false'"),
+    (dict(is_lora=b"no"), "is_lora", "bytes b'no'"),
+])
+def test_a_switch_given_as_text_is_refused_not_read_as_true(kw, name, shown):
+    # "no" is a true value: mlsysim would switch recomputation on; every entry point refuses it, naming it
+    message = rf"^{name} must be a bool \(True or False, or 1 or 0\), got {shown}$"
+    with pytest.raises(TypeError, match=message):
+        DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, **kw)
+    with pytest.raises(TypeError, match=message):
+        sweep("Llama3_70B", "Research_256", batch_size=[256, 512], **kw)
