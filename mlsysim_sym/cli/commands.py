@@ -42,7 +42,7 @@ def _emit(args, s: Setup, obj, text: Callable[[], str], finite: bool = False, na
         # a search's chosen keywords are in its rows: the configuration holds what was given (a list searched
         # over, or one value), not the defaults of the others
         config = {k: v for k, v in config.items() if k not in out.get("searched_keywords", ()) or k in s.kwargs}
-        _json({"configuration": config, **out})
+        _json({"configuration": config, **{k: v for k, v in out.items() if k != "configuration"}})
     elif not args.quiet:
         if finite:                          # no "step time inf s" printed as an answer
             _finite_json(obj.to_dict())
@@ -489,6 +489,11 @@ def cmd_list(args) -> int:
             [(n, w.kind.replace("_", " "), _count(w.parameters), _count(w.active_parameters), number(w.layers),
               number(w.hidden_dim)) for n, w, c in ws if c == catalog_name],
             ("name", "kind", "parameters", "active", "layers", "hidden"), indent="  ", align="llrrrr", width=WIDTH)))
+        if catalog_name == "modern":
+            oss = _count(modern.workload("modern/GPT-OSS-120B").active_parameters)
+            print("\n".join(wrap("parameters and active (those a token meets) count every weight, the input "
+                                 "embedding included, which a published active count often leaves out (GPT-OSS-120B: "
+                                 f"{oss} here, 5.1B in its model card)", "  ")))
         print()
     for title, catalog_name in (("mlsysim 0.3.0's registry", "mlsysim 0.3.0"), ("the modern catalog", "modern")):
         print(f"clusters (--fleet), {title}")

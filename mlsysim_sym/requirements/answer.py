@@ -113,7 +113,7 @@ class Requirement:
             head += wrap(f"({self.output} is better {'higher' if own > 0 else 'lower'}: this is where it comes "
                          f"{'down' if own > 0 else 'up'} to the target; --side '{'at least' if own > 0 else 'at most'}'"
                          f" keeps it {'at or above' if own > 0 else 'at or below'} it)", "  ")
-        head += [f"  {self.configuration}"] if configuration else []
+        head += wrap(self.configuration, "  ") if configuration and self.configuration else []
         head += [f"  now: {self.solve_for} = {show_quantity(self.current, p.unit)}, "
                  f"{self.output} = {out(self.current_output)}"]
         if not self.reachable:
