@@ -232,7 +232,8 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "a stage (T_layer = T_DP / N_L, a share of its latency terms too, as buckets fuse them), each layer's "
        "AllReduce run beside the backward pass of the layer after it; exposed is the last layer's AllReduce and "
        "what each other one takes beyond one layer's backward, T_pipelined - T_backward, where T_backward is the "
-       "backward share (m_train - 1) / m_train of the replica's step; the whole step's backward covers it, as "
+       "backward share (m_train - 1) / m_train of the replica's step (m_train = 3 forward-pass equivalents a "
+       "training pass, 4 recomputed); the whole step's backward covers it, as "
        "overlap_efficiency assumes (with pipelining or accumulation only the last microbatch's backward does)",
        "layer_overlap", "The book's Collective Communication chapter, sec. Overlap Limits: When Hiding Fails, "
        "notebook Overlap Budget for a 7B Transformer; Li et al. (2020), PyTorch Distributed (VLDB), sec. 3.2 "

@@ -365,7 +365,8 @@ _QUANTITIES += (
 # ---- issue 24: the per-layer overlap schedule ---- begin
 _QUANTITIES += (
     ("T_bwd", rf"T_{{{T}{{backward}}}}", r"\BackwardPassTime", "s",
-     "backward pass of the replica's step, its recomputed forward included (the share 1 - 1/m_train of T_node)"),
+     "backward pass of the replica's step, its recomputed forward included (the share 1 - 1/m_train of T_node, "
+     "where m_train = 3 forward-pass equivalents make a training pass, 4 with recomputation)"),
     ("T_dp_layer", rf"T_{{{T}{{layer comm}}}}", r"\LayerAllReduceTime", "s",
      "one layer's share of the step's DP communication (T_DP over the layers of a stage)"),
 )

@@ -267,7 +267,8 @@ _keyword("ov", "overlap_comm", False, rf"\chi_{{{T}{{ov}}}}", "1",
          "1 when DP communication overlaps the backward pass, else 0", "flag", "flag", label="DP overlap",
          short="overlap", option="--overlap")
 _keyword("eta_ov", "overlap_efficiency", 0.85, rf"\eta_{{{T}{{ov}}}}", "1",
-         "fraction of the DP communication hidden by overlap", assume="nonnegative", rows=C, label="overlap efficiency",
+         "fraction of the DP communication hidden by overlap (in the extended model, of the TP communication too, "
+         "with tp_comm_overlap)", assume="nonnegative", rows=C, label="overlap efficiency",
          range=Range(0.0, 1.0), short="overlap efficiency")
 # mlsysim does not validate these two: any real number goes (the range says what means something)
 _keyword("c", "congestion_factor", 1.0, rf"c_{{{T}{{cong}}}}", "1",

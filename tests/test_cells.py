@@ -64,7 +64,7 @@ def test_the_bundled_examples_numbers_as_a_reader_sees_them():
     assert n("step_time", unit="us", math=True) == r"$3.369 \times 10^{6}$ us"
     assert n("step_time", unit="us", digits=12) == "3368626.71135 us"
     assert n("node_profile.feasible") == "yes"
-    # the extended model's own outputs: README, cp 2 with sequence parallelism: 0.861 s of K/V exchange
+    # the extended model's own outputs: cp 2, sequence parallel, the record's kv_fraction of 1: 0.861 s of K/V exchange
     assert cells.number("cp_communication_latency", MODEL, FLEET, fidelity="extended", cp_size=2,
                         sequence_parallel=True, **KW) == "861 ms"
 
