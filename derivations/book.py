@@ -113,6 +113,9 @@ class Entry:
     # the width the package's form is broken to (mlsysim_sym.printing.broken_chain): narrower where its terms
     # render wider than their characters suggest (fractions over parentheses, function calls on the left)
     width: int = LINE
+    # what the symbolic check compares where it is not the two forms as displayed (the book's parts plus one it
+    # leaves out, the size the package's condition is solved for)
+    compared: str = ""
 
     @property
     def ours_tex(self) -> str:
@@ -126,7 +129,8 @@ class Entry:
     def check(self) -> str:
         parts = []
         if self.symbolic is not None:
-            parts.append("symbolically equal (sympy reduces the difference to 0)")
+            parts.append("symbolically equal (sympy reduces the difference to 0)"
+                         + (f", comparing {self.compared}" if self.compared else ""))
         if self.numbers:
             n = sum(x.agrees for x in self.numbers)
             parts.append(f"{n} of {len(self.numbers)} worked numbers reproduced")
@@ -205,7 +209,8 @@ def _point_to_point() -> List[Entry]:
                       value(nstar.subs({ALPHA: 5e-6, BETA: 50e9})), "B", 1e-9)),
               "The package's form is the condition: the message size n at which the point-to-point term's "
               "latency equals its transfer time, solved for n by sympy. The book gives two sizes for the "
-              "same fabric because CC takes alpha = 2 us and AC takes mlsysim's registry latency, 5 us."),
+              "same fabric because CC takes alpha = 2 us and AC takes mlsysim's registry latency, 5 us.",
+              compared="the book's n* with the n that sympy solves the package's condition for"),
     ]
 
 
@@ -390,7 +395,8 @@ def memory() -> List[Entry]:
               (q["M_weights"] + q["M_grads"] + q["M_optimizer"] + q["M_activations"] + q["M_buffers"],
                model.definition("M_acc")), (),
               "mlsysim adds a fifth part, communication buffers (5 % of the gradients for the bucket, and two "
-              "activation buffers with a pipeline): the book's four parts plus M_buffers."),
+              "activation buffers with a pipeline): the book's four parts plus M_buffers.",
+              compared="the book's four parts plus M_buffers with the package's sum"),
         Entry("zero", "ZeRO stages: 16 bytes per parameter and their shards", "DT, ZeRO memory savings notebook "
               "and figure",
               rf"C_{{{T}{{state,total}}}} = P \times 16\ {T}{{bytes}}, \qquad "
