@@ -509,7 +509,7 @@ def _part(p: Param, v, always: bool = False) -> str:
         return p.short if _truth(v) else ""
     if not always and _same_number(v, p.default):
         return ""
-    if type(v) is bool and (p.kind is not Kind.FLAG or p.argument == "zero_stage"):    # mlsysim's 1: an int
+    if isinstance(v, (bool, np.bool_)):     # a count given as a bool (tp_size=True): mlsysim's 1, an int
         v = int(v)
     return f"{p.short} {as_given(v)}"
 

@@ -38,29 +38,30 @@ def _kv_whole(a: Arguments) -> Optional[str]:
         return None
     if float(a["kv_fraction"]) != 1 or getattr(a.workload, "kv_fraction", None):     # given, or the card's
         return None
-    return (f"cp_size {int(a['cp_size'])}: {a.workload.name} gives no key/value heads, so kv_fraction is 1 (every "
-            "attention head its own keys and values); a grouped-query model exchanges less: pass kv_fraction (its "
+    return (f"cp_size {int(a['cp_size'])}: {a.workload.name} gives no key/value heads, and kv_fraction is 1 (every "
+            "attention head its own keys and values); a grouped-query model exchanges less: pass its kv_fraction (its "
             "key/value heads over its heads: 8 of 64 is 0.125) or use its architecture card (modern/...)")
 
 
 #: The groups whose collectives the extended model puts on NVLink only where the group divides a node's
 #: accelerators (mlsysim_sym.terms.extended.group_link): (what the note calls it, the degrees whose product it is,
 #: the mechanism that prices it so).
-_GROUPS = (("TP group", ("tp_size",), None), ("expert group (EP x ETP)", ("ep_size", "etp_size"), "moe_layout"),
-           ("TP x CP group", ("tp_size", "cp_size"), "context_parallel"))
+_GROUPS = (("TP group", ("tp_size",), ("sequence_parallel",)),
+           ("expert group (EP x ETP)", ("ep_size", "etp_size"), ("moe_layout", "moe_per_layer")),
+           ("TP x CP group", ("tp_size", "cp_size"), ("context_parallel",)))
 
 
 def _straddling(a: Arguments) -> Optional[str]:
-    if not a.model.extended:
+    if not (a.model.extended and a.workload.is_transformer):
         return None
     apn = int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node))
     out = []
-    for name, degrees, mechanism in _GROUPS:
-        if mechanism is not None and not a.model.on(mechanism):
+    for name, degrees, mechanisms in _GROUPS:
+        if not all(a.model.on(m) for m in mechanisms):
             continue
         sizes = [int(a[d]) for d in degrees]
         g = sizes[0] * (sizes[1] if len(sizes) > 1 else 1)
-        if 1 < g < apn and apn % g and all(n > 1 for n in sizes[1:2] if mechanism == "context_parallel"):
+        if 1 < g < apn and apn % g and all(n > 1 for n in sizes[1:2] if "context_parallel" in mechanisms):
             out.append(f"the {name} of {g}")
     if not out:
         return None
@@ -72,7 +73,7 @@ def _straddling(a: Arguments) -> Optional[str]:
 
 def _zero_held(a: Arguments) -> Optional[str]:
     z, pp, m = int(a["zero_stage"]), int(a["pp_size"]), int(a["microbatch_count"])
-    if not (a.model.on("fsdp_pipeline") and z >= 2 and pp > 1):
+    if not (a.model.on("fsdp_pipeline") and z >= 2 and pp > 1 and a.workload.is_transformer):
         return None
     held = 1 if m > 1 else 2
     if held >= z:

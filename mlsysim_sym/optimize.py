@@ -31,9 +31,9 @@ import numpy as np
 import sympy as sp
 
 from . import _chunks
-from .arguments import Arguments, arguments, describe, refuse_extended, settable
+from .arguments import Arguments, arguments, describe, refuse_extended, settable, switch_type_error
 from .compile import lambdify_numeric
-from .inputs import as_fleet, as_workload, size_in_bytes
+from .inputs import FLAG_KEYWORDS, as_fleet, as_workload, size_in_bytes
 from .outputs import OBJECTIVES, field_named
 from .schedules import can_run
 from .search_result import Candidate, SearchResult, chosen_value
@@ -234,6 +234,10 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     axes = [Axis("split", np.arange(len(splits)))]
     # ZeRO stages ascending, so that the first of a tie is the smallest stage
     schedule = dict(schedule, zero_stage=sorted(set(_choices(schedule["zero_stage"], ()))))
+    for k, v in schedule.items():       # a switch given as text reads as true ("no" is): refused, as solve() does
+        text = next((x for x in _choices(v, ()) if isinstance(x, (str, bytes))), None)
+        if text is not None and k in FLAG_KEYWORDS:
+            raise switch_type_error(k, text)
     axes += [Axis(k, np.asarray(_choices(v, ()), float)) for k, v in schedule.items()]
     axes += [Axis(k, np.asarray(list(v), dtype=object if k == "precision" or by_argument()[k].kind is Kind.FLAG
                                 else float)) for k, v in extra.items()]

@@ -4,7 +4,7 @@ import warnings
 
 import pytest
 
-from mlsysim_sym import DistributedModel, sweep
+from mlsysim_sym import DistributedModel, search, sweep
 from mlsysim_sym.model_notes import NOTES
 
 EXT = DistributedModel(fidelity="extended")
@@ -31,7 +31,7 @@ def test_a_record_without_expert_parameters_is_said_to_split_none_of_its_weights
 
 def test_context_parallelism_on_a_record_without_key_value_heads_says_kv_fraction_is_one():
     text, r = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
-    assert "cp_size 2: Llama-3.1-70B gives no key/value heads, so kv_fraction is 1" in text
+    assert "cp_size 2: Llama-3.1-70B gives no key/value heads, and kv_fraction is 1" in text
     # given, or read from the card (8 of 64 heads): no note, and an eighth of the keys and values to exchange
     given, g = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2, kv_fraction=0.125)
     card, _ = _notes("modern/Llama-3.1-70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
@@ -65,6 +65,20 @@ def test_zero_under_a_pipeline_says_which_stage_its_memory_is(z, m, held):
         assert f"ZeRO-{z} under a pipeline" in text and f"its memory is ZeRO-{held}'s" in text
 
 
+def test_no_note_where_the_model_does_not_price_what_it_would_say():
+    # TP on the fabric only with sequence_parallel's link rule (else mlsysim's: tp <= 8... 72 on NVLink); the expert
+    # group only with the MoE layout's all-to-all per layer; ZeRO held under a pipeline only for transformers
+    text, _ = _notes("modern/Llama-3.1-405B", GB200, dm=DistributedModel(fidelity="extended",
+                                                                          without=("sequence_parallel",)),
+                     batch_size=4608, precision="fp8", tp_size=16, pp_size=8, microbatch_count=8)
+    assert "NVLink domain" not in text
+    text, _ = _notes("modern/DeepSeek-V3", GB200, dm=DistributedModel(fidelity="extended", without=("moe_per_layer",)),
+                     batch_size=4608, precision="fp8", ep_size=16, pp_size=4, microbatch_count=16)
+    assert "NVLink domain" not in text
+    text, _ = _notes("ResNet50", "Lab_64_A100", batch_size=64, pp_size=2, zero_stage=3)
+    assert "under a pipeline" not in text
+
+
 def test_mlsysims_model_notes_only_its_fp8_pricing():
     text, _ = _notes("Llama3_70B", "Research_256", dm=DistributedModel(), batch_size=256, tp_size=8, pp_size=4,
                      microbatch_count=8, zero_stage=3, precision="fp8")
@@ -84,3 +98,6 @@ def test_a_switch_given_as_text_is_refused_not_read_as_true(kw, name, shown):
         DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, **kw)
     with pytest.raises(TypeError, match=message):
         sweep("Llama3_70B", "Research_256", batch_size=[256, 512], **kw)
+    if name != "is_lora":       # a search's own switches
+        with pytest.raises(TypeError, match=message):
+            search("Llama3_8B", "Lab_64_H100", 64, tp_size=[1, 8], **kw)

@@ -694,6 +694,9 @@ def test_a_neighbour_far_from_the_knob_is_found_and_a_length_cp_splits_is_walked
     t = sensitivities("modern/Llama-3.1-8B", "Lab_64_H100", fidelity="extended", batch_size=64, tp_size=8, cp_size=2)
     s = t.discrete["seq_len"]
     assert (s.down.value, s.up.value) == (2046, 2050) and {v for v, _ in s.skipped} == {2047, 2049}
+    # at cp 16 the walk reaches the nearest multiples of 16 (it stopped 8 short of them)
+    t = sensitivities("modern/Llama-3.1-8B", "Lab_64_H100", fidelity="extended", batch_size=64, tp_size=4, cp_size=16)
+    assert (t.discrete["seq_len"].down.value, t.discrete["seq_len"].up.value) == (2032, 2064)
 
 
 def test_switches_flipped_change_the_output_as_two_solves_do():

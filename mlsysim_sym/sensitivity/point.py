@@ -334,11 +334,12 @@ def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
         if not a.runnable:        # the configuration runs no schedule: its neighbours need not either
             return [k + 1], [k - 1]
         reach = min(max(SCHEDULE_WALK, 2 * k), 1 << 22)
-        up, down = np.arange(k + 1, k + 1 + reach), np.arange(k - 1, 0, -1)
+        up, down = np.arange(k + 1, k + 1 + reach), np.arange(k - 1, max(k - 1 - reach, 0), -1)
         return tuple(_then(vs[a.runs_with(knob, vs)][:_TRIES].tolist(), k + d) if k + d >= 1 else []
                      for vs, d in ((up, 1), (down, -1)))
     if knob == "seq_len":       # on to a length solve() takes (one that cp_size's ranks split evenly)
-        return list(range(k + 1, k + 1 + _TRIES * 2)), list(range(k - 1, max(k - 1 - _TRIES * 2, 0), -1))
+        walk = max(_TRIES * 2, 2 * int(a.get("cp_size", 1) or 1))
+        return list(range(k + 1, k + 1 + walk)), list(range(k - 1, max(k - 1 - walk, 0), -1))
     return [k + 1], [k - 1]
 
 
