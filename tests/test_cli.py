@@ -717,6 +717,9 @@ def test_a_cards_experts_and_a_sequence_context_parallelism_cannot_split_are_ref
     assert refused("solve", *q, "--expert-parameters", "1e15") == (
         "--expert-parameters: expert_parameters (1e+15) must be <= parameters (3.05321e+10): the routed experts "
         "are part of the model")
+    # the extended model's rates are shares of a token's FLOPs (it divided by zero: "no finite result")
+    assert refused("solve", "--fidelity", "extended", "--inference-flops", "0").startswith(
+        "--inference-flops: inference_flops must be > 0 for a transformer without an architecture card")
     # the user typed --cp; the message is about both options
     assert refused("solve", *q, "--cp", "3") == (
         "--cp/--seq-len: seq_len (4096) must be a multiple of cp_size (3): context parallelism gives each rank an "

@@ -380,6 +380,9 @@ def test_a_group_is_on_nvlink_only_where_every_group_lies_in_one_domain(per_doma
     (dict(kv_fraction=0), "kv_fraction must be > 0, got 0"),
     (dict(kv_fraction=-2.0), "kv_fraction must be > 0, got -2.0"),
     (dict(cp_size=4, seq_len=2), "seq_len (2) must be >= cp_size (4)"),
+    # mlsysim's record has no architecture card: no attention FLOPs beside the weights' (the twin prices 0 compute)
+    (dict(inference_flops=0), "inference_flops must be > 0 for a transformer without an architecture card in the "
+                              "extended model (it prices a token's FLOPs at its GEMMs' and attention's rates), got 0"),
 ])
 def test_extended_keywords_are_checked(kw, message):
     with pytest.raises(ValueError) as e:
