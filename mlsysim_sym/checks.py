@@ -586,7 +586,9 @@ def facts(w: Workload, f: Fleet, precision) -> Dict[str, object]:
 
 
 def _real(v) -> bool:
-    return isinstance(v, (int, float))
+    """A real number as mlsysim computes with it: Python's, or numpy's (a numpy bool is one, as ``True`` is)."""
+    import numpy as np      # here: numpy is imported on first use
+    return isinstance(v, (int, float, np.bool_, np.integer, np.floating))
 
 
 def check(a: "Arguments", stacklevel: int = 3, verdict: Optional[tuple] = None) -> None:
@@ -731,6 +733,6 @@ def _number(name: str, value, bools: bool) -> None:
     """A ``TypeError`` naming the argument when it is not a real number (or a bool where none may be)."""
     if not _real(value):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if isinstance(value, bool) and not bools:
+    if type(value).__name__ == "bool" and not bools:         # Python's or numpy's
         raise TypeError(f"{name} must be a number, got bool")
 

@@ -844,6 +844,11 @@ def test_numpy_numbers_are_numbers():
     both = oracle.call_both("Llama3_8B", "Research_256", batch_size=np.int64(256), tp_size=np.int64(8),
                             efficiency=np.float64(0.5), seq_len=np.int64(4096), congestion_factor=np.float64(1.3))
     assert both["ours"]["exception"] is None and not oracle.diff_outcomes(both, RTOL)
+    # a numpy bool is a number to mlsysim where a count goes, as True is (1): it said "must be a real number"
+    both = oracle.call_both("Llama3_70B", "Research_256", batch_size=256, tp_size=np.True_, pp_size=np.True_,
+                            microbatch_count=np.True_, zero_stage=np.True_, activation_recomputation=np.True_)
+    assert both["ours"]["exception"] is None and not oracle.diff_outcomes(both, RTOL)
+    assert both["mlsysim"]["result"]["parallelism"]["tp"] == 1
 
 
 @pytest.mark.parametrize("ga", [1.4, 2.5, 1.7, 3.3])
