@@ -217,6 +217,15 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "permute, sort_chunks_by_idxs, unpermute around the all-to-alls; MoEFlexTokenDispatcher: DeepEP and "
        "HybridEP permute inside their transfers); megatron/core/transformer/moe/moe_utils.py (permute, unpermute)",
        "no permutation", ("M_routed", "T_perm"), short="Perm."),
+    _M("fsdp_buffers", "ZeRO-3 / FSDP layers held gathered",
+       "transformers with zero_stage 3 (held so: not under a pipeline, see fsdp_pipeline): beside its shards an "
+       "accelerator holds the gathered weights of two layers, the one it computes and the next, whose AllGather is "
+       "prefetched meanwhile, and one layer's unsharded gradients before their ReduceScatter, 3 P_layer s_elem in "
+       "its communication buffers (P_layer: one layer's parameters on it before the data-parallel shard)",
+       None, "PyTorch, torch.distributed.fsdp.FullyShardedDataParallel (limit_all_gathers: memory 'from only two "
+       "consecutive FSDP instances', the current one and the one whose all-gather is prefetched); Zhao et al. "
+       "(2023), PyTorch FSDP, sec. 3 (each unit's gradients reduce-scattered after its backward)",
+       "ZeRO-3 holds its weights and gradients sharded, none gathered", ("M_gather",), short="Gath."),
     _M("microbatch_memory", "microbatches without a pipeline hold one microbatch",
        "transformers, pp_size 1 with microbatch_count > 1: the m microbatches the model reads without a pipeline "
        "(pass_overhead pays their passes) run one after another, each forward and backward before the next, so a "

@@ -402,7 +402,12 @@ def _memory(b: _Builder) -> None:
     else:
         act = memory.activation_bytes(Ls, b.s_loc, mb, S.H, b.s_el, S.tp, S.rc, k_sel)
     M_a = q("M_activations", act, **_NONNEG)
-    M_b = q("M_buffers", memory.buffer_bytes(M_g, mb, b.s_loc, S.H, b.s_el, S.pp), **_NONNEG)
+    M_b = memory.buffer_bytes(M_g, mb, b.s_loc, S.H, b.s_el, S.pp)
+    if b.on("fsdp_buffers"):
+        # ZeRO-3 / FSDP: two layers' weights gathered (the one computed, the next prefetched), one layer's gradients
+        # unsharded before their ReduceScatter (held: not under a pipeline, where fsdp_pipeline keeps them whole)
+        M_b += q("M_gather", ext_terms.gathered_layers(P_sh / Ls, b.s_el, held), **_NONNEG)
+    M_b = q("M_buffers", M_b, **_NONNEG)
     parts = (M_w, M_g, M_o, M_a, M_b)
     b.memory = tuple(t.name for t in parts)
     q("M_acc", sp.Add(*parts), **_POS)

@@ -83,6 +83,7 @@ OUTPUT_TABLE: Tuple[Output, ...] = (
     _O("ep_exposed_latency", "T_ep_exposed", label="EP all-to-all left after overlap", fidelity="extended"),
     _O("permutation_latency", "T_perm", label="MoE token permutation", fidelity="extended"),
     _O("gemm_shape_factor", "f_gemm", fidelity="extended", at_most=1),
+    _O("gathered_layer_memory", "M_gather", label="ZeRO-3 layers held gathered", fidelity="extended"),
     _O("forward_flops_per_token", "F_tok", label="forward FLOPs per token with attention", fidelity="extended"),
 )
 del _O

@@ -225,6 +225,7 @@ class DistributedResult:
                                                           f"{s(self.ep_communication_latency)}"),
             ("pipeline bubble fraction", f"{self.bubble_fraction:.4f}"),
         ]
+        gathered = (self.extended or {}).get("gathered_layer_memory")
         if self.extended and "gemm_shape_factor" in self.extended:
             rows.append(("GEMM-shape factor f_GEMM", f"{self.extended['gemm_shape_factor']:.4f}"))
         rows += [
@@ -241,6 +242,9 @@ class DistributedResult:
             *((f"  {words(name).replace(' per accelerator', '')} {notation.plain(notation.entry(name).latex)}",
                quantity(b, "B"))
               for name, b in self.memory.items()),
+            # the part of the buffers ZeRO-3 holds gathered (fsdp_buffers), where it holds any
+            *([(f"    of which {words('M_gather')} {notation.plain(notation.entry('M_gather').latex)}",
+                quantity(gathered, "B"))] if gathered else []),
             ("energy per replica step", quantity(n.energy, "J")),
             ("parallelism", ", ".join(f"{k} {v}" for k, v in p.items())),
         ]

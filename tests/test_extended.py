@@ -142,7 +142,7 @@ def test_the_documented_always_on_list_is_every_mechanism_without_a_switch():
     assert always_on() == ("gemm_shape", "pipeline_p2p", "optimizer_step", "ga_once", "zero3_gather",
                            "fsdp_pipeline", "moe_per_layer", "recompute_collectives", "attention_flops",
                            "card_activations", "attention_kernels", "pipeline_balance", "pass_overhead", "fp8_gemms",
-                           "moe_layout", "moe_permutation", "microbatch_memory")
+                           "moe_layout", "moe_permutation", "fsdp_buffers", "microbatch_memory")
     assert {m.switch for m in MECHANISMS.values() if m.switch} == {"cp_size", "sequence_parallel",
                                                                   "tp_comm_overlap", "fsdp_overlap", "cp_overlap",
                                                                   "ep_overlap", "layer_overlap"}

@@ -485,6 +485,35 @@ def test_microbatches_without_a_pipeline_hold_one_microbatchs_activations():
     assert (pp["ifd"], pp["mb"]) == (2, 4) and pp == pp_off
 
 
+# fsdp_buffers: PyTorch FSDP holds two units gathered (limit_all_gathers) and one unit's gradients unsharded
+@pytest.mark.parametrize("tp,pp,z,gathered", [
+    # Llama-3.1-70B (70,553,706,496 parameters, 80 layers) in BF16 on 64 H100: 3 x 70553706496 / 80 x 2 B
+    (1, 1, 3, 3 * 70553706496 / 80 * 2),              # 5.2915 GB
+    (8, 1, 3, 3 * 70553706496 / 8 / 80 * 2),          # the TP rank's slice of a layer: 661.4 MB
+    (8, 2, 3, 0.0),                                   # under a pipeline the stage holds its weights whole
+    (1, 1, 2, 0.0), (1, 1, 0, 0.0),                   # below ZeRO-3 nothing is gathered
+])
+def test_fsdp_holds_two_layers_weights_and_one_layers_gradients_gathered(tp, pp, z, gathered):
+    m = MECHANISMS["fsdp_buffers"]
+    assert m.switch is None and m.quantities == ("M_gather",)
+    kw = dict(batch_size=64, tp_size=tp, pp_size=pp, microbatch_count=2 * pp - 1, zero_stage=z, precision="bf16")
+    names = ["M_gather", "M_buffers", "M_acc"]
+    q, _ = _quantities(LLAMA70, H64, names, **kw)
+    off, _ = _quantities(LLAMA70, H64, ["M_buffers", "M_acc"], without=("fsdp_buffers",), **kw)
+    assert q["M_gather"] == approx(gathered, rel=1e-12)
+    # in the communication buffers, beside mlsysim's (5 % of the gradients, the pipeline's send buffers)
+    assert q["M_buffers"] - off["M_buffers"] == approx(gathered, rel=1e-9, abs=1e-3)
+    assert q["M_acc"] - off["M_acc"] == approx(gathered, rel=1e-9, abs=1e-3)
+
+
+def test_fsdp_gathers_a_ranks_own_experts_under_the_moe_layout():
+    # Mixtral-8x7B (46,702,792,704 parameters, 45,097,156,608 in the routed experts, 32 layers) on 64 H100, BF16,
+    # ep 8 carved from the 64 data-parallel ranks: a rank gathers the dense part of a layer and its 1 of 8 experts,
+    # 3 x (1605636096 + 45097156608 / 8) / 32 x 2 B = 1.3578 GB (all experts: 8.757 GB)
+    q, _ = _quantities(MIXTRAL, H64, ["M_gather"], batch_size=64, ep_size=8, zero_stage=3, precision="bf16")
+    assert q["M_gather"] == approx(3 * (1605636096 + 45097156608 / 8) / 32 * 2, rel=1e-12)
+
+
 def test_pass_overhead_counts_for_a_smaller_microbatch_what_the_same_layout_measured():
     # docs/modern_runs.md's pair: GPT-3 175B FP8 on H100, tp 4, pp 8, v 6, 64 microbatches a pipeline, measured at
     # microbatches of 1 sample (DGX Cloud, 128 GPUs, 728.05 tokens/s per GPU) and of 2 (NeMo 2.x, 512 GPUs, 866.0):

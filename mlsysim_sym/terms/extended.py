@@ -71,6 +71,18 @@ def held_microbatches(m, p):
     return sp.Max(1, FloorDiv(m, p))
 
 
+def gathered_layers(P_layer, s_elem, z):
+    """Bytes an accelerator holds beyond its shards under ZeRO-3 / FSDP (``z >= 3``): the gathered weights of
+    two layers, the one it computes and the next, whose AllGather is prefetched meanwhile, and the unsharded
+    gradients of the layer whose backward pass it runs, before their ReduceScatter:
+    ``3 P_layer s_elem [z >= 3]`` (PyTorch, ``torch.distributed.fsdp.FullyShardedDataParallel``,
+    ``limit_all_gathers``: memory "from only two consecutive FSDP instances (the current instance running
+    computation and the next instance whose all-gather is prefetched)"; Zhao et al. 2023, PyTorch FSDP, sec. 3:
+    each unit's gradients reduce-scattered after its backward). ``P_layer``: one layer's parameters on this
+    accelerator before the data-parallel shard. 0 below stage 3, where the weights are held whole."""
+    return 3 * P_layer * s_elem * Iverson(z >= 3)
+
+
 def recomputed(rc):
     """Collectives of a step with the forward pass recomputed: ``1 + chi_rc / 2`` times those without (the
     forward's half of the forward-and-backward count again; Korthikanti et al. 2022, sec. 5)."""
