@@ -524,7 +524,9 @@ class DistributedModel:
             moe_routing_imbalance_factor, gradient_accumulation_steps, seq_len, cp_size, sequence_parallel,
             tp_comm_overlap, kv_fraction, etp_size, fsdp_overlap, cp_overlap, layer_overlap, attention_efficiency,
             ep_overlap, fused_dispatch),
-            w, self.choice), given)
+            w, self.choice), given,
+            # the catalog names as given, which to_dict()'s configuration passes back (a record: its own name)
+            names=(model if isinstance(model, str) else "", fleet if isinstance(fleet, str) else ""))
         return price(a, stacklevel=4)
 
 

@@ -236,6 +236,17 @@ def test_one_configuration_line_everywhere():
     assert s.configuration == line.replace("tp 8", "tp 4,8")
 
 
+def test_a_results_configuration_passes_back_to_solve():
+    # to_dict()'s configuration named the model and fleet by their records' titles ("Research Cluster (256 GPUs)"),
+    # which no catalog lookup takes: it names them as the call did, so solve(**it) prices the same step
+    r = EXT.solve("Llama3_70B", "Research_256", cp_size=2, **LLAMA)
+    c = dict(r.to_dict()["configuration"])
+    assert (c["model"], c["fleet"], c["fidelity"]) == ("Llama3_70B", "Research_256", "extended")
+    again = DistributedModel(fidelity=c.pop("fidelity"), without=c.pop("without")).solve(c.pop("model"),
+                                                                                         c.pop("fleet"), **c)
+    assert again.step_latency_total == r.step_latency_total and again.configuration == r.configuration
+
+
 def test_a_count_given_as_a_bool_reads_as_mlsysim_reads_it():
     # mlsysim reads tp_size=True as 1 (a bool is an int); the line said "tp yes"
     line = describe(arguments("Llama3_70B", "Research_256", dict(batch_size=256, tp_size=True)))
