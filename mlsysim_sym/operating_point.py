@@ -71,6 +71,7 @@ class OperatingPoint:
     values: Dict[sp.Symbol, object]
     forms: Dict[str, RegimeForm]
     configuration: str = ""
+    arguments: Optional[object] = field(default=None, repr=False)     # the call's Arguments, when it had one
     _closed: Dict[Tuple[str, FrozenSet[str], bool], sp.Basic] = field(default_factory=dict, repr=False)
 
     def _rows(self, width: int = 48):
@@ -105,7 +106,9 @@ class OperatingPoint:
         conditions that select it."""
         def plain_value(v):
             return bool(v) if isinstance(v, (bool, sp.logic.boolalg.BooleanAtom)) else float(v)
-        return {"configuration": self.configuration,
+        # the configuration as solve()'s keywords (the call's names: solve(**it) prices it again) and as its line
+        return {"configuration": self.arguments.to_dict() if self.arguments is not None else self.configuration,
+                "configuration_line": self.configuration,
                 "quantities": {n: {"symbol": notation.plain(notation.entry(n).latex), "value": plain_value(f.value),
                                    "unit": self.model.quantity(n).unit, "meaning": self.model.quantity(n).meaning,
                                    "latex": latex(f.structured), "text": notation.plain_expr(f.structured),
@@ -209,7 +212,7 @@ def operating_point_of(model, fleet, **kwargs) -> OperatingPoint:
     the same checks, warnings and lowering as ``solve()``)."""
     a = checked(model, fleet, kwargs, caller="operating_point_of")
     point = operating_point(a.values, a.variant)
-    point.configuration = describe(a)
+    point.configuration, point.arguments = describe(a), a
     return point
 
 

@@ -109,13 +109,16 @@ class TrainingPlan:
     replicas: int = 1
     tdp: Optional[float] = None  # W, one accelerator's (the energy's upper bound: every accelerator at TDP)
     notes: Tuple[str, ...] = ()  # what the step's model leaves out (DistributedResult's model notes)
+    settings: Optional[Dict[str, object]] = None   # the configuration as solve()'s keywords (Arguments.to_dict())
 
     @property
     def days(self) -> float:
         return self.wall_time / 86400
 
     def to_dict(self) -> Dict[str, object]:
-        return {"configuration": self.configuration, "tokens": self.tokens, "tokens_per_step": self.tokens_per_step,
+        return {"configuration": self.settings if self.settings is not None else self.configuration,
+                "configuration_line": self.configuration, "tokens": self.tokens,
+                "tokens_per_step": self.tokens_per_step,
                 "steps": self.steps, "step_time": self.step_time, "accelerators": self.accelerators,
                 "wall_time": self.wall_time, "days": self.days, "accelerator_hours": self.accelerator_hours,
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
@@ -235,7 +238,7 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
                         bool(result.node_profile.feasible), a.runnable, samples, batch, result.parallelism["dp"],
-                        a.values.get(sym.TDP), tuple(result._model_notes()))
+                        a.values.get(sym.TDP), tuple(result._model_notes()), a.to_dict())
 
 
 #: The run's outputs, each with the quantity of the step model it is linear in through zero (its driver): the

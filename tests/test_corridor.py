@@ -245,6 +245,13 @@ def test_a_results_configuration_passes_back_to_solve():
     again = DistributedModel(fidelity=c.pop("fidelity"), without=c.pop("without")).solve(c.pop("model"),
                                                                                          c.pop("fleet"), **c)
     assert again.step_latency_total == r.step_latency_total and again.configuration == r.configuration
+    # a plan's and an operating point's too (they gave the line where the result gives the keywords)
+    assert r.plan(tokens=1e12).to_dict()["configuration"] == r.to_dict()["configuration"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        point = operating_point_of("Llama3_70B", "Research_256", fidelity="extended", cp_size=2, **LLAMA).to_dict()
+    assert point["configuration"] == r.to_dict()["configuration"]
+    assert point["configuration_line"] == r.configuration == r.plan(tokens=1e12).to_dict()["configuration_line"]
 
 
 def test_a_count_given_as_a_bool_reads_as_mlsysim_reads_it():
