@@ -25,7 +25,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import sympy as sp
@@ -300,6 +300,8 @@ class _Plan:
     column: Tuple[int, ...]         # the shape of an array along the split's axis
     can: Optional[np.ndarray]
     line: str
+    # the schedule rules (can_run) at given replicas, where the fleet varies (its replicas come from the sweep)
+    rules: Optional[Callable[[np.ndarray], np.ndarray]] = None
     # where the fleet is fixed and no other argument varies, what a split's replicas decide is fixed too: the
     # configurations the model tells apart, those of them a framework runs with a sample per replica, the counts
     static: Optional[Tuple[np.ndarray, int, int]] = None
@@ -360,18 +362,21 @@ def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str
     unpiped = base.microbatches_unpiped
     structural = (pipelined | (first["v_stages"] & (unpiped | first["microbatch_count"])),
                   first["zero_stage"] & first["overlap_comm"])
-    can = None
+    can = rules = None
     if runnable:
         # the schedule rules (can_run), on the split and schedule axes only, then broadcast
-        dp_split = base.accelerators // _width(base, splits, split_names)
         ga, layers = (on(k, by_name[k].values) if k in at else base.get(k, d) for k, d in
                       (("gradient_accumulation_steps", 1), ("layers", base.workload.layers)))
-        can = can_run(on("split", splits[:, 1]), on("split", dp_split), on("microbatch_count",
-                      by_name["microbatch_count"].values), on("v_stages", by_name["v_stages"].values),
-                      base["batch_size"], gradient_accumulation_steps=ga, layers=layers or None
-                      if np.ndim(layers) == 0 else layers, unpiped_microbatches=unpiped)
+
+        def rules(dp):
+            return can_run(on("split", splits[:, 1]), dp, on("microbatch_count", by_name["microbatch_count"].values),
+                           on("v_stages", by_name["v_stages"].values), base["batch_size"],
+                           gradient_accumulation_steps=ga, layers=layers or None if np.ndim(layers) == 0 else layers,
+                           unpiped_microbatches=unpiped)
+        # the base fleet's replicas; where the fleet varies, each configuration's (_rank, from the sweep)
+        can = rules(on("split", base.accelerators // _width(base, splits, split_names)))
     column = tuple(-1 if i == at["split"] else 1 for i in range(len(shape)))
-    plan = _Plan(shape, at, prepared, structural, first, column, can, _line(base, splits, split_names, axes))
+    plan = _Plan(shape, at, prepared, structural, first, column, can, _line(base, splits, split_names, axes), rules)
     if not ({"count", "accelerators_per_node"} & set(at)) and len(axes) == 6:
         dp = _replicas(base, splits, split_names, plan)
         distinct = _distinct(base, plan, dp, splits, split_names)
@@ -439,9 +444,14 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
         keep = np.broadcast_to(runs & fits, shape)
         dp = _replicas(base, splits, split_names, plan)
     else:
-        dp = _replicas(base, splits, split_names, plan, r if {"count", "accelerators_per_node"} & set(at) else None)
+        varies = bool({"count", "accelerators_per_node"} & set(at))
+        dp = _replicas(base, splits, split_names, plan, r if varies else None)
         distinct = _distinct(base, plan, dp, splits, split_names)
         fits = fits & _enough(base, dp)
+        can = plan.can
+        if varies and plan.rules is not None:
+            # the schedule rules at each fleet's own replicas (a split with none is masked by _enough)
+            can = plan.rules(np.maximum(dp, 1).astype(np.int64)) & (dp > 0)
         for ax in axes[1 + 5:]:              # another argument's choices the model cannot tell apart
             i = at[ax.name]
             score = np.where(fits, objective_values, -np.inf)
@@ -449,8 +459,8 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
             same = (score == head[0]) & ((memory == head[1]) | ~fits)
             distinct = distinct & (first[ax.name] | ~same)
         searched = _count(distinct, shape)
-        unrunnable = 0 if plan.can is None else _count(distinct & ~plan.can, shape)
-        keep = np.broadcast_to(distinct & fits & (True if plan.can is None else plan.can), shape)
+        unrunnable = 0 if can is None else _count(distinct & ~can, shape)
+        keep = np.broadcast_to(distinct & fits & (True if can is None else can), shape)
     i = at["overlap_comm"]
     if shape[i] > 1:
         # the DP overlap where the step does not read it (ZeRO-3 under the FSDP overlap, or nothing to hide): its

@@ -381,3 +381,18 @@ def test_overlap_choices_that_tie_share_one_row():
                                                        batch_size=1024, overlap_comm=ov, **kw).mfu
            for ov in (False, True)]
     assert one[0] == one[1] == r.best.objective and round(one[0], 4) == 0.2913
+
+
+def test_a_search_over_the_node_count_judges_each_fleets_own_replicas():
+    # Llama-3.1-70B, batch 256, tp 8 on 24 or 32 nodes of 8: 24 nodes give 6, 12 or 24 replicas at pp 4, 2, 1, none
+    # of which divides 256 (can_run's first rule); the rules were judged on the base fleet's 32 nodes (8, 16, 32
+    # replicas), so the 24-node rows ranked first as runnable
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = search("Llama3_70B", "Research_256", 256, count=[24, 32], tp_size=[8], pp_size=[1, 2, 4], top_k=50)
+        loose = search("Llama3_70B", "Research_256", 256, count=[24, 32], tp_size=[8], pp_size=[1, 2, 4],
+                       top_k=50, runnable=False)
+    rows = [c.to_dict() for c in s.candidates]
+    assert rows and {r["count"] for r in rows} == {32} and all(256 % r["dp"] == 0 for r in rows)
+    assert rows[0]["dp"] == 8 and (rows[0]["pp_size"], rows[0]["microbatch_count"]) == (4, 32)
+    assert 24 in {c.to_dict()["count"] for c in loose.candidates}
