@@ -198,6 +198,11 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
         else:
             own.append(Rule(sp.Or(NonFinite(x), _outside(x, r)), f"{name} must be {r.text}, got {{{name}}}",
                             extended=True, bools=False))
+    # mlsysim's factors in their ranges too, which mlsysim does not check (a congestion factor of -1 gave an MFU
+    # of 2.5 and a negative communication time; the command line refuses it by the same range)
+    own += [Rule(sp.Or(NonFinite(getattr(A, name)), _outside(getattr(A, name), p.range)),
+                 f"{name} must be {p.range.text}, got {{{name}}}", extended=True)
+            for name, p in keywords().items() if p.fidelity == "mlsysim" and p.kind is Kind.REAL]
     # mlsysim's parallel degrees: it multiplies a fractional one into its split check ("TP(2.5) * PP(1) must
     # divide ..."); the extended model names it first
     # (a NaN or an infinity is left to the split check, as mlsysim's model leaves it)

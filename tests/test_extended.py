@@ -380,6 +380,10 @@ def test_a_group_is_on_nvlink_only_where_every_group_lies_in_one_domain(per_doma
     (dict(kv_fraction=0), "kv_fraction must be > 0, got 0"),
     (dict(kv_fraction=-2.0), "kv_fraction must be > 0, got -2.0"),
     (dict(cp_size=4, seq_len=2), "seq_len (2) must be >= cp_size (4)"),
+    # mlsysim's factors it does not check itself (it prices congestion_factor -1: MFU 2.5, negative communication)
+    (dict(congestion_factor=-1), "congestion_factor must be >= 0, got -1"),
+    (dict(overlap_efficiency=1.5), "overlap_efficiency must be in [0.0, 1.0], got 1.5"),
+    (dict(moe_routing_imbalance_factor=0.5), "moe_routing_imbalance_factor must be >= 1.0, got 0.5"),
     # mlsysim's record has no architecture card: no attention FLOPs beside the weights' (the twin prices 0 compute)
     (dict(inference_flops=0), "inference_flops must be > 0 for a transformer without an architecture card in the "
                               "extended model (it prices a token's FLOPs at its GEMMs' and attention's rates), got 0"),
