@@ -402,7 +402,12 @@ def _memory(b: _Builder) -> None:
     else:
         act = memory.activation_bytes(Ls, b.s_loc, mb, S.H, b.s_el, S.tp, S.rc, k_sel)
     M_a = q("M_activations", act, **_NONNEG)
-    M_b = memory.buffer_bytes(M_g, mb, b.s_loc, S.H, b.s_el, S.pp)
+    if b.on("pipeline_p2p"):
+        # a stage's send and receive buffers hold one microbatch's boundary activation, the message it sends (split
+        # by N_TP), not the activations of the microbatches it holds in flight
+        M_b = memory.buffer_bytes(M_g, memory.microbatch(b["lb"], S.GA, S.m), b.s_loc, S.H / S.tp, b.s_el, S.pp)
+    else:
+        M_b = memory.buffer_bytes(M_g, mb, b.s_loc, S.H, b.s_el, S.pp)
     if b.on("fsdp_buffers"):
         # ZeRO-3 / FSDP: two layers' weights gathered (the one computed, the next prefetched), one layer's gradients
         # unsharded before their ReduceScatter (held: not under a pipeline, where fsdp_pipeline keeps them whole)

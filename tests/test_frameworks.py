@@ -485,6 +485,21 @@ def test_microbatches_without_a_pipeline_hold_one_microbatchs_activations():
     assert (pp["ifd"], pp["mb"]) == (2, 4) and pp == pp_off
 
 
+def test_a_stages_send_and_receive_buffers_hold_one_microbatchs_message():
+    # Llama-3.1-70B (d 8192) in BF16 on 64 H100, batch 64, tp 8, pp 2, m 4, seq 2048: dp 4, B_local 16, microbatches
+    # of ceil(16 / 4) = 4 samples; one message 4 x 2048 x 8192 / 8 x 2 B = 16.78 MB, a send and a receive buffer
+    # 33.55 MB beside the gradient bucket (5 % of the gradients). mlsysim's buffers hold the activations of
+    # B_micro = ceil(16 / max(1, 4 // 2)) = 8 samples, unsplit: 2 x 8 x 2048 x 8192 x 2 B = 536.9 MB
+    kw = dict(batch_size=64, tp_size=8, pp_size=2, microbatch_count=4, seq_len=2048, precision="bf16")
+    q, _ = _quantities(LLAMA70, H64, ["M_buffers", "M_grads", "mb"], **kw)
+    off, _ = _quantities(LLAMA70, H64, ["M_buffers", "M_grads", "mb"], without=("pipeline_p2p",), **kw)
+    assert q["M_buffers"] == approx(0.05 * q["M_grads"] + 2 * 4 * 2048 * 8192 / 8 * 2, rel=1e-12)
+    assert off["mb"] == 8 and off["M_buffers"] == approx(0.05 * off["M_grads"] + 2 * 8 * 2048 * 8192 * 2, rel=1e-12)
+    # without a pipeline there are none
+    one, _ = _quantities(LLAMA70, H64, ["M_buffers", "M_grads"], **dict(kw, pp_size=1))
+    assert one["M_buffers"] == approx(0.05 * one["M_grads"], rel=1e-12)
+
+
 # fsdp_buffers: PyTorch FSDP holds two units gathered (limit_all_gathers) and one unit's gradients unsharded
 @pytest.mark.parametrize("tp,pp,z,gathered", [
     # Llama-3.1-70B (70,553,706,496 parameters, 80 layers) in BF16 on 64 H100: 3 x 70553706496 / 80 x 2 B
