@@ -278,7 +278,8 @@ def _head_rules() -> Tuple[Rule, ...]:
 
 def _moe_layout_rules(N) -> Tuple[Rule, ...]:
     """The splits of the MoE layout (Megatron-Core's): the attention's TP x PP x CP and the experts' EP x ETP x PP
-    must each divide the accelerators (EP is carved out of the data- and context-parallel ranks)."""
+    must each divide the accelerators (EP is carved out of a stage's tensor-, data- and context-parallel ranks:
+    Megatron-Core's MoE parallel folding)."""
     dense = A.tp_size * A.pp_size * A.cp_size
     split = A.tp_size * A.pp_size
     experts = A.ep_size * A.etp_size * A.pp_size
@@ -319,8 +320,8 @@ def _moe_layout_rules(N) -> Tuple[Rule, ...]:
         Rule(experts > N, "Infeasible expert parallelism: EP({ep_size}) * ETP({etp_size}) * PP({pp_size}) > "
              "Total({N})", **kw),
         Rule(sp.Ne(sp.Mod(N, experts), 0), "Infeasible expert parallelism: EP({ep_size}) * ETP({etp_size}) * "
-             "PP({pp_size}) must divide total accelerators ({N}) exactly: expert parallelism is carved out of the "
-             "data- and context-parallel ranks", **kw),
+             "PP({pp_size}) must divide total accelerators ({N}) exactly: expert parallelism is carved out of each "
+             "stage's tensor-, data- and context-parallel ranks", **kw),
     )
 
 

@@ -165,7 +165,8 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "every FLOP at the precision's peak and every element at its bytes (1 for FP8)", ("R_gemm", "R_rest"),
        short="FP8"),
     _M("moe_layout", "MoE laid out as frameworks lay it out",
-       "ep_size > 1: expert parallelism is carved out of the data- and context-parallel ranks (a replica spans "
+       "ep_size > 1: expert parallelism is carved out of a stage's tensor-, data- and context-parallel ranks "
+       "(Megatron-Core's MoE parallel folding: a replica spans "
        "N_TP N_PP N_CP accelerators; N_EP N_ETP N_PP must divide N), the routed experts' weights are split over "
        "N_EP N_ETP N_PP ranks and their gradients reduced over the N / (N_EP N_ETP N_PP) expert-data-parallel "
        "ranks, the other weights over N_TP N_PP and the data-parallel ranks; each rank dispatches its 1 / N_TP of "

@@ -282,7 +282,7 @@ def _decomposition(b: _Builder) -> None:
     S, q = sym, b.q
     # the extended model's context-parallel degree (1 where context parallelism is folded into DP, as mlsysim)
     b.cp = cp = S.cp if b.on("context_parallel") and b.transformer else 1
-    # the extended model's MoE layout: EP carved out of the data- and context-parallel ranks, not beside them
+    # the extended model's MoE layout: EP carved out of a stage's TP x DP x CP ranks, not beside them
     b.moe = b.on("moe_layout") and b.transformer
     # a recomputed forward runs its collectives and its token permutation again
     b.again = ext_terms.recomputed(S.rc) if b.on("recompute_collectives") else 1

@@ -291,7 +291,7 @@ _QUANTITIES = (
 # ---- issue 13: quantities of the extended model only ------------------------------------------ begin
 _QUANTITIES += (
     ("G_mp", rf"G_{{{T}{{shard}}}}", None, "1", "accelerators sharing one copy of the dense weights (TP x PP; EP is "
-                                                "carved out of the data-parallel ranks)"),
+                                                "carved out of a stage's TP x DP x CP ranks)"),
     ("r_sp", rf"r_{{{T}{{whole}}}}", None, "1",
      "share of the activations TP leaves whole that one TP rank keeps (1 / N_TP with SP, else 1)"),
     ("beta_tp", rf"\beta_{{{T}{{TP}}}}", None, "B/s", "link bandwidth of the TP group"),

@@ -2,8 +2,8 @@
 
 :func:`search` prices every valid split of the fleet at once, as one broadcast
 sweep: every divisor ``tp``, ``pp``, ``ep`` of the accelerator count (not only
-powers of two; in the extended model's MoE layout ``ep`` is carved out of the
-data- and context-parallel ranks, beside ``tp``, ``pp``, ``cp``), with
+powers of two; in the extended model's MoE layout ``ep`` is carved out of a
+stage's tensor-, data- and context-parallel ranks, beside ``tp``, ``pp``, ``cp``), with
 microbatch counts, virtual stages, ZeRO stages,
 recomputation and overlap on axes of their own. Schedules a training framework
 cannot run (see :func:`can_run`) and splits whose memory does not fit are
@@ -101,9 +101,9 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
 
     The extended model lays a mixture of experts out as Megatron-Core does (the mechanism ``moe_layout``):
     ``ep_size`` does not multiply the accelerators of a replica (``tp x pp x cp``, ``dp = N / (tp pp cp)``) but is
-    carved out of its data- and context-parallel ranks. For an MoE workload (or where ``ep_size`` or a list of
-    ``etp_size`` is given) the split then holds ``ep_size`` and ``etp_size`` (default 1; a list is searched)
-    beside ``tp x pp x cp``, and keeps the rows where ``tp pp cp`` and ``ep etp pp`` each divide the accelerator count;
+    carved out of a stage's tensor-, data- and context-parallel ranks. For an MoE workload (or where ``ep_size``
+    or a list of ``etp_size`` is given) the split then holds ``ep_size`` and ``etp_size`` (default 1; a list is
+    searched) beside ``tp x pp x cp``, and keeps the rows where ``tp pp cp`` and ``ep etp pp`` each divide the accelerator count;
     the table shows them after the replicas (``tp x pp x cp x dp, ep``, with ``x etp`` where it is not 1).
 
     What is left out, as vectorized masks over the whole sweep:

@@ -165,8 +165,8 @@ class SearchResult:
     def _legend(self) -> str:
         experts = ""
         if self.experts:
-            ranks = "dp x cp" if "cp_size" in self.split else "dp"
-            experts = (f"ep: expert-parallel degree, carved out of the {ranks} ranks"
+            ranks = "tp x dp x cp" if "cp_size" in self.split else "tp x dp"
+            experts = (f"ep: expert-parallel degree, carved out of a stage's {ranks} ranks"
                        + ("; etp: expert tensor-parallel degree" if "etp_size" in self.experts else "") + "; ")
         m = "m: microbatches (a step's passes, with or without a pipeline), " if self.unpiped else "m: microbatches, "
         return (experts + m + "v: virtual stages ('-': no pipeline); rec: activation recomputation; "

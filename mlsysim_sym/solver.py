@@ -462,8 +462,8 @@ class DistributedModel:
         etp_size
             Extended model: expert tensor-parallel degree, >= 1 (Megatron-Core's
             ``expert_tensor_parallel_size``): the ranks that split each expert's matrices. With ``ep_size``, expert
-            parallelism is carved out of the data- and context-parallel ranks (``ep x etp x pp`` must divide the
-            accelerators; ``dp`` = accelerators / (tp x pp x cp)).
+            parallelism is carved out of a stage's tensor-, data- and context-parallel ranks (``ep x etp x pp``
+            must divide the accelerators; ``dp`` = accelerators / (tp x pp x cp)).
         fsdp_overlap, cp_overlap
             Extended model: ZeRO-3 / FSDP gathers prefetched and the gradient reduction overlapped with compute
             (FSDP2's and Megatron-FSDP's default); the context-parallel exchange a ring overlapped with attention

@@ -249,4 +249,4 @@ def test_a_node_count_the_checks_refuse_is_counted_and_named_where_no_count_fini
     assert f.nodes is None and (f.searched, f.unfit) == (5, 4)
     assert f.reason.endswith("; solve() refuses 1 of them (at 1 rack: Infeasible expert parallelism: EP(8) * ETP(1) "
                              "* PP(2) must divide total accelerators (72) exactly: expert parallelism is carved out "
-                             "of the data- and context-parallel ranks)")
+                             "of each stage's tensor-, data- and context-parallel ranks)")

@@ -61,7 +61,7 @@ def test_a_small_moe_search_varies_ep_and_its_rows_equal_solve():
     text = str(r)
     assert "tp x pp x cp x dp, ep" in text and "tp x pp x cp x dp, ep x etp" not in text
     assert max(map(len, text.splitlines())) <= 80
-    assert "ep: expert-parallel degree, carved out of the dp x cp ranks" in " ".join(text.split())
+    assert "ep: expert-parallel degree, carved out of a stage's tp x dp x cp ranks" in " ".join(text.split())
     c = r.candidates[0].config
     assert f"{c['tp_size']} x {c['pp_size']} x 1 x {r.best.dp}, {c['ep_size']}" in text
 

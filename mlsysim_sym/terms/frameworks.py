@@ -5,9 +5,9 @@ torchtitan lay them out, ZeRO-3 / FSDP and ring attention overlapped with comput
 * FP8 (:func:`gemm_rate`, :func:`effective_rate`): Transformer Engine runs the inputs of the weights' matrix
   multiplications in FP8; attention, normalization, activations and casts stay in 16-bit, and weights, gradients
   and the messages keep 2-byte elements (Micikevicius et al. 2022, *FP8 Formats for Deep Learning*, sec. 4).
-* MoE layout (:func:`expert_share`): expert parallelism is carved out of the data- and context-parallel ranks,
-  not multiplied beside them (NVIDIA Megatron-LM ``megatron/core/parallel_state.py``; Rajbhandari et al. 2022,
-  *DeepSpeed-MoE*, sec. 5).
+* MoE layout (:func:`expert_share`): expert parallelism is carved out of a stage's tensor-, data- and
+  context-parallel ranks, not multiplied beside them (NVIDIA Megatron-LM ``megatron/core/parallel_state.py``;
+  Rajbhandari et al. 2022, *DeepSpeed-MoE*, sec. 5).
 * MoE token permutation (:func:`permutation_time`): the all-to-all dispatcher groups each rank's routed tokens by
   expert before the all-to-all and restores their order after it, in memory-bound kernels of their own (NVIDIA
   Megatron-LM ``megatron/core/transformer/moe/token_dispatcher.py``, ``MoEAlltoAllTokenDispatcher``: ``permute``,
