@@ -103,8 +103,9 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
     ``ep_size`` does not multiply the accelerators of a replica (``tp x pp x cp``, ``dp = N / (tp pp cp)``) but is
     carved out of a stage's tensor-, data- and context-parallel ranks. For an MoE workload (or where ``ep_size``
     or a list of ``etp_size`` is given) the split then holds ``ep_size`` and ``etp_size`` (default 1; a list is
-    searched) beside ``tp x pp x cp``, and keeps the rows where ``tp pp cp`` and ``ep etp pp`` each divide the accelerator count;
-    the table shows them after the replicas (``tp x pp x cp x dp, ep``, with ``x etp`` where it is not 1).
+    searched) beside ``tp x pp x cp``, and keeps the rows where ``tp pp cp`` and ``ep etp pp`` each divide the
+    accelerator count; the table shows them after the replicas (``tp x pp x cp x dp, ep``, with ``x etp`` where it
+    is not 1).
 
     What is left out, as vectorized masks over the whole sweep:
 
