@@ -857,6 +857,11 @@ def _own_fields(data, spec, at: str, prefix: str = "") -> Dict[str, Any]:
 def _own_workload(data: Dict[str, Any], at: str) -> Workload:
     """The workload of a model file in mlsysim's own layout (``at``: the file, as the messages name it)."""
     arch = data.get("architecture")
+    card = [k for k in ("hidden", "heads", "vocab", "ffn", "experts") if k in data]
+    if arch is None and card:
+        # an architecture card's fields at the top level (mlsysim's own model files have none of them)
+        raise FileError(f"{at}: {', '.join(card)}: fields of an architecture card, which go under an "
+                        "architecture: section (docs/files.md), not at the file's top level")
     if not isinstance(arch, str):
         raise FileError(f"{at}: architecture: " + ("missing" if arch is None else f"must be a string, got "
                                                    f"{_shown(arch)}")

@@ -837,3 +837,18 @@ def test_a_bare_number_too_small_for_its_kind_is_read_in_si_units_with_a_warning
     assert p.returncode == 0 and p.stderr.strip().splitlines() == [
         f"mlsysim-sym: warning: {path}: hardware.fabric_bandwidth: the bare number 800 is read in SI units, 800 B/s; "
         "write the unit meant, such as '800 GB/s' or '800 Gb/s'"]
+
+
+def test_a_card_written_at_the_top_level_is_pointed_to_its_section(tmp_path):
+    # a new user's card without its section read as an mlsysim model file: "architecture: missing (mlsysim picks the
+    # model's class by it ...)", which did not say where the fields go
+    path = _write(tmp_path, "card.yaml", "name: moe200\nlayers: 48\nhidden: 6144\nheads: 48\nffn: 16384\n"
+                                         "vocab: 131072\nexperts: 64\ntop_k: 6\n")
+    with pytest.raises(files.FileError, match=r"card.yaml: hidden, heads, vocab, ffn, experts: fields of an "
+                                              r"architecture card, which go under an architecture: section "
+                                              r"\(docs/files.md\), not at the file's top level$"):
+        files.load(path)
+    # under its section it is a plan of that workload
+    path = _write(tmp_path, "plan.yaml", "architecture:\n  name: moe200\n  layers: 48\n  hidden: 6144\n  heads: 48\n"
+                                         "  ffn: 16384\n  vocab: 131072\n")
+    assert files.load(path).workload.layers == 48
