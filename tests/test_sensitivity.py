@@ -731,10 +731,14 @@ def test_switches_flipped_change_the_output_as_two_solves_do():
 
 def test_values_no_configuration_means_are_not_offered_or_shown():
     from mlsysim_sym import sensitivities
-    # ZeRO stage -1 is no stage (mlsysim checks the range for transformers only): skipped with the range
+    # ZeRO stage -1 is no stage (mlsysim checks the range for transformers only), nor 4 above stage 3: neither is
+    # tried nor listed as skipped (the table said "skipped ZeRO stage: 4 (must be 0, 1, 2, or 3)")
     t = sensitivities("ResNet50", "Research_256", batch_size=4096)
     z = t.discrete["zero_stage"]
-    assert z.down is None and z.skipped == ((-1, "zero_stage must be in [0, 3]"),) and z.up.value == 1
+    assert z.down is None and z.skipped == () and z.up.value == 1
+    t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, zero_stage=3)
+    z = t.discrete["zero_stage"]
+    assert z.up is None and z.skipped == () and z.down.value == 2 and "skipped ZeRO" not in str(t)
     # a non-transformer's sequence length without TP or EP is never read (lowered to 0): no row "S 0"
     names = [r.parameter for r in sensitivities("DLRM", "Training_1K", batch_size=65536).rows]
     assert "seq_len" not in names and "hidden_dim" in names
@@ -754,3 +758,16 @@ def test_the_extended_model_of_a_non_transformer_has_its_table_knobs_and_switche
         base, on = (ext.solve("ResNet50", "Research_256", batch_size=4096, overlap_comm=o).mfu for o in (False, True))
     w = {w.switch: w for w in t.switches}["overlap_comm"]
     assert w.flipped.output == on and w.flipped.delta == on - base and "switches:" in str(t)
+
+
+def test_a_rounding_residue_is_no_effect():
+    # a user's MoE card: the routed-expert parameters' elasticity evaluated to +5.38e-18 (terms that cancel) and was
+    # ranked as an effect; the fabric latency's -1.87e-4 is one
+    from types import SimpleNamespace
+    from mlsysim_sym.sensitivity.table import _moves
+    assert not _moves(SimpleNamespace(elasticity=5.38e-18, kink=None))
+    assert _moves(SimpleNamespace(elasticity=-1.87e-4, kink=None))
+    assert _moves(SimpleNamespace(elasticity=float("nan"), kink=None))
+    kink = SimpleNamespace(kink="f_strag = 1", left=SimpleNamespace(elasticity=0.0),
+                           right=SimpleNamespace(elasticity=-1e-20))
+    assert not _moves(kink)

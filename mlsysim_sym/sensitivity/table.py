@@ -90,9 +90,15 @@ def _regime_cell(r: "Row", letters: Dict[str, str]) -> str:
     return " ".join(letters[x] for x in (s.strip() for s in r.regime.split(", ")) if x in letters)
 
 
+#: The smallest elasticity a table shows as an effect: below it, the rounding residue of a derivative whose terms
+#: cancel (a routed-expert parameter count read only where it cancels gave +5e-18), far below any effect a model's
+#: inputs are known to.
+NO_EFFECT = 1e-12
+
+
 def _moves(r: "Row") -> bool:
     es = [r.elasticity] if r.kink is None else [r.left.elasticity, r.right.elasticity]
-    return any(e is not None and (math.isnan(e) or e != 0) for e in es)
+    return any(e is not None and (math.isnan(e) or abs(e) > NO_EFFECT) for e in es)
 
 
 def _kink_note(r: "Row", out: str) -> List[str]:
