@@ -116,6 +116,17 @@ class MemoryTerms(dict):
     def _printed(self) -> Dict[str, str]:
         return {notation.plain(notation.entry(n).latex): n for n in self}
 
+    def rows(self) -> List[Tuple[str, str]]:
+        """``(words and printed symbol, size with its unit)`` of each term, as the result's text prints them."""
+        return [(f"{words(n).replace(' per accelerator', '')} {notation.plain(notation.entry(n).latex)}",
+                 quantity(b, "B")) for n, b in self.items()]
+
+    def __str__(self) -> str:
+        """One term a line (``print(r.memory)``; ``repr`` stays the ``dict`` of bytes)."""
+        rows = self.rows()
+        wide = max((len(a) for a, _ in rows), default=0)
+        return "\n".join(f"{a:<{wide}}  {b:>10}" for a, b in rows)
+
     def __contains__(self, key) -> bool:
         return dict.__contains__(self, key) or key in self._printed()
 
@@ -239,9 +250,7 @@ class DistributedResult:
                                        + ("" if self.memory_capacity is None else
                                           f" of {quantity(self.memory_capacity, 'B')} HBM")
                                        + f" ({fit_words(n.memory_footprint, self.memory_capacity, n.feasible)})"),
-            *((f"  {words(name).replace(' per accelerator', '')} {notation.plain(notation.entry(name).latex)}",
-               quantity(b, "B"))
-              for name, b in self.memory.items()),
+            *((f"  {label}", size) for label, size in self.memory.rows()),
             # the part of the buffers ZeRO-3 holds gathered (fsdp_buffers), where it holds any
             *([(f"    of which {words('M_gather')} {notation.plain(notation.entry('M_gather').latex)}",
                 quantity(gathered, "B"))] if gathered else []),

@@ -204,3 +204,17 @@ def test_the_throughput_says_it_drops_the_remainder_of_a_batch_that_does_not_spl
     even = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4,
                                     microbatch_count=8)
     assert next(x for x in str(even).splitlines() if x.lstrip().startswith("throughput")).endswith("samples/s")
+
+
+def test_the_memory_terms_print_with_their_units():
+    # README: print(r.memory) printed the dict of bytes. Llama-3.1-70B (70.6e9 parameters) on Research_256, batch 256,
+    # tp 8, pp 4, m 8: weights and gradients 70.6e9 x 2 B / 32 = 4.4125 GB each, Adam 12 B / 32 a parameter 26.475 GB
+    # (the activations and buffers as mlsysim gives them, test_parity)
+    r = DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4,
+                                 microbatch_count=8)
+    lines = str(r.memory).splitlines()
+    assert [x.split()[-2:] for x in lines] == [["4.412", "GB"], ["4.412", "GB"], ["26.48", "GB"],
+                                               ["22.82", "GB"], ["1.294", "GB"]]
+    assert lines[1].startswith("gradient memory M_gradients") and len({len(x) for x in lines}) == 1
+    assert r.memory["M_grads"] == r.memory["M_gradients"] == 4.4125e9          # 70.6e9 x 2 B / (8 x 4)
+    assert all(x in str(r) for x in lines[0].split("  ") if x)
