@@ -105,6 +105,26 @@ class Document:
         return {k: v for k, v in self.keywords.items() if k in own}
 
 
+def unapplied(path, priced, fidelity: str) -> str:
+    """What a plan file sets that a call priced at ``solve()``'s default instead (``priced(name)``: the value the
+    call took; ``fidelity``: its model's), as a sentence for a warning, or ``""``: ``solve(path, path)`` reads the
+    file's workload and fleet, not its settings, which are ``solve()``'s arguments (``doc.keywords``,
+    ``doc.model``). A value other than the default was given on purpose, and is not named."""
+    from .inputs import SOLVE_DEFAULTS
+    doc = load(path)
+    if doc.kind != "plan":
+        return ""
+    differ = [f"{k} {v!r}" for k, v in doc.keywords.items()
+              if priced(k) != v and priced(k) in (SOLVE_DEFAULTS.get(k), None)]
+    if doc.model.get("fidelity", fidelity) != fidelity:
+        differ.append(f"fidelity {doc.model['fidelity']!r}")
+    if not differ:
+        return ""
+    return (f"{os.fspath(path)}: the file sets {', '.join(differ)}, which this call did not take (a file gives "
+            "solve() its workload and fleet; its settings are arguments): doc = mlsysim_sym.files.load(path); "
+            "DistributedModel(**doc.model).solve(path, path, **doc.keywords) prices the plan")
+
+
 # --------------------------------------------------------------------------------------------
 # Magnitudes with units (a parser, not an evaluator)
 # --------------------------------------------------------------------------------------------
@@ -857,7 +877,7 @@ def _own_fields(data, spec, at: str, prefix: str = "") -> Dict[str, Any]:
 def _own_workload(data: Dict[str, Any], at: str) -> Workload:
     """The workload of a model file in mlsysim's own layout (``at``: the file, as the messages name it)."""
     arch = data.get("architecture")
-    card = [k for k in ("hidden", "heads", "vocab", "ffn", "experts") if k in data]
+    card = [k for k in ("hidden", "vocab", "ffn", "experts", "top_k") if k in data]   # none of mlsysim's fields
     if arch is None and card:
         # an architecture card's fields at the top level (mlsysim's own model files have none of them)
         raise FileError(f"{at}: {', '.join(card)}: fields of an architecture card, which go under an "

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import html
 import math
+import os
 import operator
 import warnings
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import notation, wide
+from . import files, notation, wide
 from .arguments import Arguments, check_switches, describe, from_record, refuse_extended, refuse_text, settable
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, check_given, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
@@ -536,6 +537,11 @@ class DistributedModel:
             w, self.choice), given,
             # the catalog names as given, which to_dict()'s configuration passes back (a record: its own name)
             names=(model if isinstance(model, str) else "", fleet if isinstance(fleet, str) else ""))
+        if isinstance(model, (str, os.PathLike)) and files.is_file_name(model):
+            # a plan file: its workload is priced, its settings only where they are passed (say which were not)
+            said = files.unapplied(model, a.get, self.choice.fidelity)
+            if said:
+                warnings.warn(said, UserWarning, stacklevel=2)
         return price(a, stacklevel=4)
 
 

@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -141,12 +142,15 @@ def test_files_through_sweep_and_search(tmp_path):
     path = _write(tmp_path, "plan.yaml", PLAN)
     s = sweep(path, path, batch_size=256, tp_size=[4, 8], pp_size=4, microbatch_count=8, seq_len=4096,
               precision="bf16")
-    one = DistributedModel().solve(path, path, batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
-                                   seq_len=4096, precision="bf16")
+    # (the plan's efficiency 0.45 is not passed, nor to the sweep: solve() says so)
+    with pytest.warns(UserWarning, match=r"the file sets efficiency 0.45, which this call did not take"):
+        one = DistributedModel().solve(path, path, batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+                                       seq_len=4096, precision="bf16")
     assert s.values["mfu"][1] == pytest.approx(one.mfu, rel=1e-12)
     best = search(path, path, 256, top_k=1, seq_len=4096, precision="bf16")
     b = best.best
-    again = DistributedModel().solve(path, path, batch_size=256, seq_len=4096, precision="bf16", **b.config)
+    with pytest.warns(UserWarning, match=r"the file sets efficiency 0.45, which this call did not take"):
+        again = DistributedModel().solve(path, path, batch_size=256, seq_len=4096, precision="bf16", **b.config)
     assert b.result.mfu == pytest.approx(again.mfu, rel=1e-12) and b.result.mfu > 0.2
 
 
@@ -844,7 +848,7 @@ def test_a_card_written_at_the_top_level_is_pointed_to_its_section(tmp_path):
     # model's class by it ...)", which did not say where the fields go
     path = _write(tmp_path, "card.yaml", "name: moe200\nlayers: 48\nhidden: 6144\nheads: 48\nffn: 16384\n"
                                          "vocab: 131072\nexperts: 64\ntop_k: 6\n")
-    with pytest.raises(files.FileError, match=r"card.yaml: hidden, heads, vocab, ffn, experts: fields of an "
+    with pytest.raises(files.FileError, match=r"card.yaml: hidden, vocab, ffn, experts, top_k: fields of an "
                                               r"architecture card, which go under an architecture: section "
                                               r"\(docs/files.md\), not at the file's top level$"):
         files.load(path)
@@ -852,3 +856,19 @@ def test_a_card_written_at_the_top_level_is_pointed_to_its_section(tmp_path):
     path = _write(tmp_path, "plan.yaml", "architecture:\n  name: moe200\n  layers: 48\n  hidden: 6144\n  heads: 48\n"
                                          "  ffn: 16384\n  vocab: 131072\n")
     assert files.load(path).workload.layers == 48
+
+
+def test_solve_of_a_plan_file_says_which_of_its_settings_it_did_not_take(tmp_path):
+    # solve(path, path) prices the file's workload and fleet at solve()'s defaults (batch 1, seq 2048, fp16, 0.5):
+    # a user read a batch-1 step as the plan's, with no word that its settings were left out
+    path = _write(tmp_path, "plan.yaml", PLAN)
+    # (batch_size 32 is given on purpose: not named)
+    with pytest.warns(UserWarning, match=r"plan.yaml: the file sets seq_len 4096, precision 'bf16', "
+                                         r"efficiency 0.45, which this call did not take .*DistributedModel\(\*\*doc"
+                                         r"\.model\)\.solve\(path, path, \*\*doc\.keywords\) prices the plan"):
+        DistributedModel().solve(path, path, batch_size=32, tp_size=8)     # 32 replicas of one sample
+    doc = files.load(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = DistributedModel(**doc.model).solve(path, path, **doc.keywords)
+    assert r.configuration == "Llama-3.1-70B on H100 Fleet (256 accelerators): batch 256, efficiency 0.45, seq 4096, bf16"
