@@ -872,3 +872,18 @@ def test_solve_of_a_plan_file_says_which_of_its_settings_it_did_not_take(tmp_pat
         warnings.simplefilter("error")
         r = DistributedModel(**doc.model).solve(path, path, **doc.keywords)
     assert r.configuration == "Llama-3.1-70B on H100 Fleet (256 accelerators): batch 256, efficiency 0.45, seq 4096, bf16"
+
+
+def test_a_plans_hardware_settings_left_beside_another_fleet_are_named(tmp_path):
+    # --model plan.yaml --fleet Research_256: the plan's hardware: section (bf16, efficiency 0.45) goes with its own
+    # fleet and was dropped without a word; an option given for one of them is not named
+    path = _write(tmp_path, "plan.yaml", PLAN)
+    p = _cli("solve", "--model", path, "--fleet", "Research_256", "--tp", "8")
+    assert p.returncode == 0 and p.stderr.splitlines() == [
+        f"mlsysim-sym: warning: {path}: hardware: precision bf16, efficiency 0.45 go with the file's own fleet, not "
+        "read beside --fleet Research_256 (give --precision --efficiency)"]
+    assert "batch 256" in p.stdout and "seq 4096" in p.stdout      # the workload: section's, read
+    p = _cli("solve", "--model", path, "--fleet", "Research_256", "--tp", "8", "--precision", "bf16")
+    assert p.stderr.splitlines() == [f"mlsysim-sym: warning: {path}: hardware: efficiency 0.45 goes with the file's "
+                                     "own fleet, not read beside --fleet Research_256 (give --efficiency)"]
+    assert _cli("solve", "--model", path, "--tp", "8").stderr == ""

@@ -4,6 +4,7 @@ sweeps and searches) and what a command prices (:class:`Setup`)."""
 from __future__ import annotations
 
 import math
+import warnings
 from decimal import Decimal, InvalidOperation
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -270,6 +271,15 @@ def setup(args, example: bool = True) -> Setup:
             if part == "training":
                 origin.update({k: name for k in (*doc.training, *doc.model)})
                 chosen.update(doc.model)
+    if files.is_file_name(model) and model != fleet and fleet is not None:
+        # the model's plan has a hardware: section of its own, which another fleet replaces: say what it leaves
+        left = {k: v for k, v in files.load(model).section_keywords("hardware").items() if k not in given
+                and k not in from_files}
+        if left:
+            warnings.warn(f"{model}: hardware: {', '.join(f'{k} {v}' for k, v in left.items())} "
+                          f"go{'es' if len(left) == 1 else ''} with the file's own fleet, not read beside --fleet "
+                          f"{fleet} (give "
+                          f"{' '.join('--' + k.replace('_', '-') for k in left)})", UserWarning)
     # an option given beside the files wins
     fidelity = fidelity or chosen.get("fidelity", "mlsysim")
     without = without if without is not None else chosen.get("without")
