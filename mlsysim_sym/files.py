@@ -707,11 +707,18 @@ def _catalog_fleet(h, at) -> Fleet:
         f = modern.fleet(name) if name.startswith(modern.PREFIX) else catalog.fleet(name)
     except KeyError as e:
         raise FileError(f"{at}.fleet: {e.args[0]}") from None
-    for k in ("accelerators_per_node", "intra_node_bw", "fabric_bandwidth", "accelerator", "fabric", "accelerators"):
+    for k in ("intra_node_bw", "fabric_bandwidth", "accelerator", "fabric", "accelerators"):
         if k in h:
-            raise FileError(f"{at}.{k}: a catalog fleet takes only node_count beside it (and precision, "
-                            "efficiency)")
+            raise FileError(f"{at}.{k}: a catalog fleet takes only node_count and accelerators_per_node beside it "
+                            "(and precision, efficiency)")
     nodes = _whole(h, "node_count", at)
+    apn = _whole(h, "accelerators_per_node", at)
+    if apn is not None and apn != f.node.accelerators_per_node:
+        # the accelerators of one NVLink domain (64 of a GB200 NVL72's 72, which an expert group of 32 divides): the
+        # node's accelerator and links, fewer or more of them a node
+        node = Node(f"{f.node.name}, {apn} per node", f.node.accelerator, apn, f.node.intra_node_bw)
+        n = nodes or f.count
+        return Fleet(f"{n} nodes of {node.name} ({n * apn:,} GPUs; from {name})", node, n, f.fabric)
     if nodes is None or nodes == f.count:
         return f
     return Fleet(f"{nodes} nodes of {f.node.name} ({nodes * f.node.accelerators_per_node:,} GPUs; from {name})",

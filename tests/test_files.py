@@ -887,3 +887,21 @@ def test_a_plans_hardware_settings_left_beside_another_fleet_are_named(tmp_path)
     assert p.stderr.splitlines() == [f"mlsysim-sym: warning: {path}: hardware: efficiency 0.45 goes with the file's "
                                      "own fleet, not read beside --fleet Research_256 (give --efficiency)"]
     assert _cli("solve", "--model", path, "--tp", "8").stderr == ""
+
+
+def test_a_catalog_fleet_in_a_plan_takes_the_accelerators_of_a_node(tmp_path):
+    # the model's note says to set accelerators_per_node to one an expert group of 32 divides (64 of a GB200 NVL72's
+    # 72); the plan refused it beside hardware.fleet. 8 racks of 64 GPUs: 512, on the rack's GPU and NVLink
+    path = _write(tmp_path, "plan.yaml", 'version: "1"\nworkload: {name: modern/DeepSeek-V3, batch_size: 4608, '
+                  "seq_len: 4096}\nhardware: {fleet: modern/GB200-NVL72-1152, node_count: 8, "
+                  "accelerators_per_node: 64, precision: fp8}\n")
+    f = files.load(path).fleet
+    from mlsysim_sym import modern
+    rack = modern.fleet("modern/GB200-NVL72-1152").node
+    assert (f.count, f.node.accelerators_per_node, f.total_accelerators) == (8, 64, 512)
+    assert (f.node.accelerator, f.node.intra_node_bw) == (rack.accelerator, rack.intra_node_bw)
+    bad = _write(tmp_path, "bad.yaml", 'version: "1"\nworkload: {name: Llama3_8B}\nhardware: {fleet: Research_256, '
+                 "intra_node_bw: 900 GB/s}\n")
+    with pytest.raises(files.FileError, match=r"hardware.intra_node_bw: a catalog fleet takes only node_count and "
+                                              r"accelerators_per_node beside it"):
+        files.load(bad)
