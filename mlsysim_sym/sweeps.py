@@ -407,6 +407,9 @@ class SweepResult:
             if v.dtype.kind == "f":
                 v = v[~np.isnan(v)]         # the spill is NaN where the state fits
             unit = unit_of(n)
+            if v.size and v.dtype == bool:    # counted over the valid configurations, not the output's own array
+                grid = np.broadcast_shapes(np.shape(x), ok.shape)
+                v = np.broadcast_to(np.asarray(x), grid)[np.broadcast_to(ok, grid)]
             if v.size == 0 or v.dtype == bool:
                 cells = ("-", "-", "-") if v.size == 0 else (f"{int(v.sum())} of {v.size} true", "", "")
             else:

@@ -111,6 +111,12 @@ def test_a_sweep_prints_a_summary_not_its_arrays():
     assert off == 6
     assert "Kempner AI Cluster" in text and "batch 128,384, tp 1,2,3,5,8, pp 1,4,7" in " ".join(text.split())
     assert "step_latency_total" in text and " s " in text and "2 of 16 true" in text
+    # with nothing masked, a yes/no output is counted over every configuration, not over its own array (feasibility
+    # does not read the efficiency: it said "1 of 4 true" of 8 configurations)
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, efficiency=[0.1, 0.5], tp_size=[2, 8], pp_size=[1, 4],
+              microbatch_count=8)
+    fits = np.broadcast_to(r.values["node_profile.feasible"], r.valid.shape)
+    assert r.valid.all() and int(fits.sum()) == 2 and "node_profile.feasible 2 of 8 true" in " ".join(repr(r).split())
     # per rule: how many configurations it masks, and one of its messages
     assert "masked configurations (how many, and the first one's reason):" in text
     assert "14 x Infeasible 4D Parallelism: TP(1) * PP(7) * EP(1)" in text
