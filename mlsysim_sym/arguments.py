@@ -160,7 +160,8 @@ class Arguments:
     @property
     def runnable(self) -> bool:
         """Whether a training framework can run this schedule (:func:`mlsysim_sym.schedules.can_run`: the batch
-        splits evenly over the replicas, the microbatches over a replica's samples, the layers over the stages)."""
+        splits evenly over the replicas, the microbatches over a replica's samples, every stage holds a layer and,
+        interleaved, every virtual stage as many)."""
         return self.runs()
 
     def runs(self, layer_rules: bool = True) -> bool:

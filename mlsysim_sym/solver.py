@@ -341,8 +341,9 @@ class DistributedResult:
         out = []
         if self.runnable is False:
             out.append("no framework runs this schedule as given (see can_run(): the batch splits evenly over the "
-                       "replicas, a replica's samples over the microbatches and gradient-accumulation steps, the "
-                       "layers over the stages and virtual stages); it is priced as mlsysim prices it")
+                       "replicas, a replica's samples over the microbatches and gradient-accumulation steps, every "
+                       "stage holds a layer and, interleaved, every virtual stage as many); it is priced as mlsysim "
+                       "prices it")
         return out + self._model_notes()
 
     def _model_notes(self) -> List[str]:
