@@ -322,17 +322,24 @@ def arguments(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object
 _FLAGS = tuple((_INDEX[k], k) for k in FLAG_KEYWORDS)
 
 
+#: The values that hold several: one configuration's switch is none of them (``[False]`` is true).
+_SEVERAL = (list, tuple, set, frozenset, dict, np.ndarray)
+
+
 def switch_type_error(name: str, v) -> TypeError:
     """The error for a switch given a value that is no bool, 0 or 1 (text above all: ``"no"`` is true)."""
-    return TypeError(f"{name} must be a bool (True or False, or 1 or 0), got {type(v).__name__} {v!r}")
+    several = "; one configuration takes one value (a sweep takes a list)" if isinstance(v, _SEVERAL) else ""
+    return TypeError(f"{name} must be a bool (True or False, or 1 or 0), got {type(v).__name__} {v!r}{several}")
 
 
-def refuse_text(a: Arguments) -> None:
+def refuse_text(a: Arguments, one: bool = False) -> None:
     """A ``TypeError`` naming the first switch given as text: ``activation_recomputation="no"`` would read as
-    true (mlsysim reads its switches for their truth, so it would switch recomputation on)."""
+    true (mlsysim reads its switches for their truth, so it would switch recomputation on); ``one``: the
+    arguments of one configuration, where a list is refused too (``overlap_comm=[False]`` is true)."""
     for i, name in _FLAGS:
-        if isinstance(a.keywords[i], (str, bytes)):
-            raise switch_type_error(name, a.keywords[i])
+        v = a.keywords[i]
+        if isinstance(v, (str, bytes)) or one and isinstance(v, _SEVERAL):
+            raise switch_type_error(name, v)
 
 
 # --------------------------------------------------------------------------------------------
@@ -564,6 +571,7 @@ def checked(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object],
     warned; :func:`mlsysim_sym.checks.check`); a caller other than ``solve()`` also refuses the values it is given
     that a sweep masks (:func:`mlsysim_sym.checks.check_given`: ``peak_flops=0``, 8.5 microbatches)."""
     a = arguments(model, fleet, kwargs, caller=caller, choice=choice)
+    refuse_text(a, one=True)           # one configuration: a list is no switch either
     if caller != "solve":
         check_given(a)
     check(a, stacklevel=stacklevel)

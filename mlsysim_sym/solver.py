@@ -567,7 +567,7 @@ def price(a: Arguments, stacklevel: int = 3) -> DistributedResult:
     (:func:`mlsysim_sym.checks.check`), then the numbers from :attr:`Arguments.values`. ``stacklevel``: where a
     warning points (the caller of the function that called this).
     """
-    refuse_text(a)
+    refuse_text(a, one=True)
     if a.model.extended:
         check_switches(a)
     if not a.fields and type(a.precision) is str and PLAIN_NUMBERS.issuperset(map(type, _numbers(a.keywords))) \

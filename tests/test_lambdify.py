@@ -166,6 +166,11 @@ def test_parameters_of_runs_solves_checks_warnings_and_lowering():
     assert values[sym.s] == 0 and values[sym.ov] == 1      # seq_len is never read there; flags are 0/1
     with pytest.raises(TypeError, match=r"^overlap_comm must be a bool \(True or False, or 1 or 0\), got str 'no'$"):
         parameters_of("ResNet50", "Lab_64_A100", batch_size=64, overlap_comm="no")     # "no" is true: refused
+    # one configuration's switch given as a list: [False] is true (mlsysim's reading), refused here and in solve()
+    for call in (parameters_of, DistributedModel().solve):
+        with pytest.raises(TypeError, match=r"^overlap_comm must be a bool \(True or False, or 1 or 0\), got list "
+                                            r"\[False\]; one configuration takes one value \(a sweep takes a list\)$"):
+            call("ResNet50", "Lab_64_A100", batch_size=64, overlap_comm=[False])
     h100 = catalog.fleet("Research_256").node.accelerator
     _, values = parameters_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, precision="FP8")
     assert values[sym.bpp] == 1 and values[sym.R_peak] == h100.flops_for("fp8") and h100.flops_for("fp8") is not None
