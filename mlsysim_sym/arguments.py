@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -310,7 +311,7 @@ def arguments(model: WorkloadLike, fleet: FleetLike, kwargs: Mapping[str, object
     values = from_record(tuple(kw.get(k, None if i in _RECORD_POSITIONS else d)
                                for i, (k, d) in enumerate(zip(KEYWORDS, _DEFAULTS))), workload, choice)
     fields = tuple((k, v) for k, v in kw.items() if k in table)
-    names = (model if isinstance(model, str) else "", fleet if isinstance(fleet, str) else "")
+    names = (given_name(model), given_name(fleet))
     a = Arguments(workload, as_fleet(fleet), choice, kw.get("precision", "fp16"), values, fields,
                   names=names, given=tuple(k for k in kw if k != "topology_override"))
     refuse_text(a)
@@ -326,6 +327,11 @@ _FLAGS = tuple((_INDEX[k], k) for k in FLAG_KEYWORDS)
 _SEVERAL = (list, tuple, set, frozenset, dict, np.ndarray)
 
 
+def given_name(x) -> str:
+    """A model or fleet as the call named it (a catalog name or a file's path), or ``""`` for a record."""
+    return x if isinstance(x, str) else os.fspath(x) if isinstance(x, os.PathLike) else ""
+
+
 def switch_type_error(name: str, v) -> TypeError:
     """The error for a switch given a value that is no bool, 0 or 1 (text above all: ``"no"`` is true)."""
     several = "; one configuration takes one value (a sweep takes a list)" if isinstance(v, _SEVERAL) else ""
@@ -338,7 +344,7 @@ def refuse_text(a: Arguments, one: bool = False) -> None:
     arguments of one configuration, where a list is refused too (``overlap_comm=[False]`` is true)."""
     for i, name in _FLAGS:
         v = a.keywords[i]
-        if isinstance(v, (str, bytes)) or one and isinstance(v, _SEVERAL):
+        if isinstance(v, (str, bytes)) or one and isinstance(v, _SEVERAL) and np.ndim(v) != 0:
             raise switch_type_error(name, v)
 
 

@@ -200,9 +200,11 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
                             extended=True, bools=False))
     # mlsysim's factors in their ranges too, which mlsysim does not check (a congestion factor of -1 gave an MFU
     # of 2.5 and a negative communication time; the command line refuses it by the same range)
-    own += [Rule(sp.Or(NonFinite(getattr(A, name)), _outside(getattr(A, name), p.range)),
-                 f"{name} must be {p.range.text}, got {{{name}}}", extended=True)
-            for name, p in keywords().items() if p.fidelity == "mlsysim" and p.kind is Kind.REAL]
+    for name, p in keywords().items():
+        if p.fidelity == "mlsysim" and p.kind is Kind.REAL:
+            x = getattr(A, name)
+            own += [Rule(NonFinite(x), f"{name} must be finite, got {{{name}}}", extended=True),
+                    Rule(_outside(x, p.range), f"{name} must be {p.range.text}, got {{{name}}}", extended=True)]
     # mlsysim's parallel degrees: it multiplies a fractional one into its split check ("TP(2.5) * PP(1) must
     # divide ..."); the extended model names it first
     # (a NaN or an infinity is left to the split check, as mlsysim's model leaves it)
@@ -740,6 +742,7 @@ def _number(name: str, value, bools: bool) -> None:
     """A ``TypeError`` naming the argument when it is not a real number (or a bool where none may be)."""
     if not _real(value):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if type(value).__name__ == "bool" and not bools:         # Python's or numpy's
+    import numpy as np      # here: numpy is imported on first use
+    if isinstance(value, (bool, np.bool_)) and not bools:         # Python's or numpy's
         raise TypeError(f"{name} must be a number, got bool")
 

@@ -22,7 +22,8 @@ from functools import lru_cache
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import files, notation, wide
-from .arguments import Arguments, check_switches, describe, from_record, refuse_extended, refuse_text, settable
+from .arguments import (Arguments, check_switches, describe, from_record, given_name, refuse_extended, refuse_text,
+                        settable)
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, check_given, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
 from .display import fit_words, html_table, key_values, quantity, wrap
@@ -537,7 +538,7 @@ class DistributedModel:
             ep_overlap, fused_dispatch),
             w, self.choice), given,
             # the catalog names as given, which to_dict()'s configuration passes back (a record: its own name)
-            names=(model if isinstance(model, str) else "", fleet if isinstance(fleet, str) else ""))
+            names=(given_name(model), given_name(fleet)))
         if isinstance(model, (str, os.PathLike)) and files.is_file_name(model):
             # a plan file: its workload is priced, its settings only where they are passed (say which were not)
             said = files.unapplied(model, a.get, self.choice.fidelity)

@@ -236,7 +236,7 @@ def test_one_configuration_line_everywhere():
     assert s.configuration == line.replace("tp 8", "tp 4,8")
 
 
-def test_a_results_configuration_passes_back_to_solve():
+def test_a_results_configuration_passes_back_to_solve(tmp_path):
     # to_dict()'s configuration named the model and fleet by their records' titles ("Research Cluster (256 GPUs)"),
     # which no catalog lookup takes: it names them as the call did, so solve(**it) prices the same step
     r = EXT.solve("Llama3_70B", "Research_256", cp_size=2, **LLAMA)
@@ -245,6 +245,11 @@ def test_a_results_configuration_passes_back_to_solve():
     again = DistributedModel(fidelity=c.pop("fidelity"), without=c.pop("without")).solve(c.pop("model"),
                                                                                          c.pop("fleet"), **c)
     assert again.step_latency_total == r.step_latency_total and again.configuration == r.configuration
+    # a file named by a pathlib.Path: its path, as a string (it fell back to the records' titles)
+    path = tmp_path / "plan.yaml"
+    path.write_text('version: "1"\nworkload: {name: Llama3_70B}\nhardware: {fleet: Research_256}\n')
+    named = DistributedModel().solve(path, path, batch_size=256, tp_size=8).to_dict()["configuration"]
+    assert (named["model"], named["fleet"]) == (str(path), str(path))
     # a plan's and an operating point's too (they gave the line where the result gives the keywords)
     assert r.plan(tokens=1e12).to_dict()["configuration"] == r.to_dict()["configuration"]
     with warnings.catch_warnings():

@@ -384,6 +384,7 @@ def test_a_group_is_on_nvlink_only_where_every_group_lies_in_one_domain(per_doma
     (dict(congestion_factor=-1), "congestion_factor must be >= 0, got -1"),
     (dict(overlap_efficiency=1.5), "overlap_efficiency must be in [0.0, 1.0], got 1.5"),
     (dict(moe_routing_imbalance_factor=0.5), "moe_routing_imbalance_factor must be >= 1.0, got 0.5"),
+    (dict(straggler_factor=float("inf")), "straggler_factor must be finite, got inf"),
     # mlsysim's record has no architecture card: no attention FLOPs beside the weights' (the twin prices 0 compute)
     (dict(inference_flops=0), "inference_flops must be > 0 for a transformer without an architecture card in the "
                               "extended model (it prices a token's FLOPs at its GEMMs' and attention's rates), got 0"),

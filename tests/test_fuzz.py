@@ -5,7 +5,7 @@ Every input lands in one of three outcomes, and nothing else is allowed:
 * ``same``: both return equal numbers (rel. 1e-12), or both raise the same exception with the same message.
 * ``we_reject_nonfinite``: mlsysim computes with a NaN or inf argument (returning NaN, or finite numbers
   where the value happens to cancel) and we raise ``ValueError("<argument> must be finite, got nan")``.
-* ``we_reject_text_switch``: a switch is given as text or a list (``overlap_comm="2"``, ``[2]``), which mlsysim
+* ``we_reject_text_switch``: a switch is given as text or several values (``overlap_comm="2"``, ``[2]``), which mlsysim
   reads for its truth, and we raise ``TypeError("<switch> must be a bool (True or False, or 1 or 0), got str '2'")``
   (``got list [2]; ...``).
 * ``mlsysim_internal_error``: mlsysim fails inside its own arithmetic (pint, pydantic, ``math.ceil``),
@@ -47,7 +47,9 @@ def classify(both):
             e_theirs and any(c in e_theirs[1] for c in MLSYSIM_CHECKS)):
         return "we_reject_nonfinite"
     if e_ours and e_ours[0] == "TypeError" and e_ours[1].split()[0] in SWITCHES and \
-            any(f" must be a bool (True or False, or 1 or 0), got {t} " in e_ours[1] for t in ("str", "list")):
+            " must be a bool (True or False, or 1 or 0), got " in e_ours[1] and \
+            (" got str " in e_ours[1] or e_ours[1].endswith("one configuration takes one value (a sweep takes a "
+                                                          "list)")):
         return "we_reject_text_switch"
     if e_theirs and e_ours and not any(c in e_theirs[1] for c in MLSYSIM_CHECKS) and (
             any(a in e_ours[1] for a in ARGUMENTS) or any(c in e_ours[1] for c in MLSYSIM_CHECKS)):

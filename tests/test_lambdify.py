@@ -171,6 +171,9 @@ def test_parameters_of_runs_solves_checks_warnings_and_lowering():
         with pytest.raises(TypeError, match=r"^overlap_comm must be a bool \(True or False, or 1 or 0\), got list "
                                             r"\[False\]; one configuration takes one value \(a sweep takes a list\)$"):
             call("ResNet50", "Lab_64_A100", batch_size=64, overlap_comm=[False])
+    # a numpy 0-d array holds one value: read as mlsysim reads it (its truth)
+    _, values = parameters_of("ResNet50", "Lab_64_A100", batch_size=64, overlap_comm=np.array(True))
+    assert values[sym.ov] == 1
     h100 = catalog.fleet("Research_256").node.accelerator
     _, values = parameters_of("Llama3_70B", "Research_256", batch_size=256, tp_size=8, precision="FP8")
     assert values[sym.bpp] == 1 and values[sym.R_peak] == h100.flops_for("fp8") and h100.flops_for("fp8") is not None
