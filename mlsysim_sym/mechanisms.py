@@ -222,10 +222,11 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "HybridEP permute inside their transfers); megatron/core/transformer/moe/moe_utils.py (permute, unpermute)",
        "no permutation", ("M_routed", "T_perm"), short="Perm."),
     _M("fsdp_buffers", "ZeRO-3 / FSDP layers held gathered",
-       "transformers with zero_stage 3 (held so: not under a pipeline, see fsdp_pipeline): beside its shards an "
-       "accelerator holds the gathered weights of two layers, the one it computes and the next, whose AllGather is "
-       "prefetched meanwhile, and one layer's unsharded gradients before their ReduceScatter, 3 P_layer s_elem in "
-       "its communication buffers (P_layer: one layer's parameters on it before the data-parallel shard)",
+       "transformers with zero_stage 3 (held so: not under a pipeline, see fsdp_pipeline) over more than one "
+       "rank: beside its shards an accelerator holds the gathered weights of the layer it computes and, with "
+       "fsdp_overlap, of the next, whose AllGather is prefetched meanwhile, and one layer's unsharded gradients "
+       "(their trainable share) before their ReduceScatter, (1 + chi_FSDP-ov + f_train) P_layer s_elem in its "
+       "communication buffers (P_layer: one layer's parameters on it before the data-parallel shard)",
        None, "PyTorch, torch.distributed.fsdp.FullyShardedDataParallel (limit_all_gathers: memory 'from only two "
        "consecutive FSDP instances', the current one and the one whose all-gather is prefetched); Zhao et al. "
        "(2023), PyTorch FSDP, sec. 3 (each unit's gradients reduce-scattered after its backward)",

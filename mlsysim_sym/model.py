@@ -409,9 +409,11 @@ def _memory(b: _Builder) -> None:
     else:
         M_b = memory.buffer_bytes(M_g, mb, b.s_loc, S.H, b.s_el, S.pp)
     if b.on("fsdp_buffers"):
-        # ZeRO-3 / FSDP: two layers' weights gathered (the one computed, the next prefetched), one layer's gradients
-        # unsharded before their ReduceScatter (held: not under a pipeline, where fsdp_pipeline keeps them whole)
-        M_b += q("M_gather", ext_terms.gathered_layers(P_sh / Ls, b.s_el, held), **_NONNEG)
+        # ZeRO-3 / FSDP: a layer's weights gathered, the next one's too where the gathers are prefetched, a layer's
+        # gradients unsharded before their ReduceScatter (held: not under a pipeline, where fsdp_pipeline keeps them
+        # whole; over one rank nothing is gathered)
+        prefetch = Iverson(sp.Eq(S.fov, 1)) if b.on("fsdp_overlap") else 0
+        M_b += q("M_gather", ext_terms.gathered_layers(shards, Ls, b.s_el, held, prefetch, tf), **_NONNEG)
     M_b = q("M_buffers", M_b, **_NONNEG)
     parts = (M_w, M_g, M_o, M_a, M_b)
     b.memory = tuple(t.name for t in parts)

@@ -320,7 +320,8 @@ _QUANTITIES += (
     ("T_ep_exposed", rf"T_{{{T}{{EP,exposed}}}}", None, "s", "EP all-to-all left after overlap"),
     ("M_routed", rf"M_{{{T}{{routed}}}}", None, "B", "bytes one rank routes to the experts in an all-to-all"),
     ("M_gather", rf"M_{{{T}{{gather}}}}", None, "B",
-     "ZeRO-3 / FSDP layers held gathered per accelerator (two layers' weights, one layer's gradients)"),
+     "ZeRO-3 / FSDP layers held gathered per accelerator (a layer's weights, the next one's when prefetched, "
+     "a layer's gradients)"),
     ("T_perm", rf"T_{{{T}{{perm}}}}", None, "s", "MoE token permutation of one step"),
     ("F_tok", rf"F_{{{T}{{tok}}}}", None, "flop",
      "forward FLOPs per token with an architecture card's attention (the weights' products and the attention over "

@@ -265,8 +265,9 @@ EXTENSION.update({
     "M_routed": _P(r"\RoutedTokenBytes", "scalar",
                    "bytes of the tokens one accelerator sends to the experts in each all-to-all of a layer"),
     "M_gather": _P(r"\GatheredLayerMemory", "scalar",
-                   "bytes per accelerator of the layers ZeRO-3 / FSDP holds gathered: two layers' weights (the one "
-                   "computed, the next prefetched) and one layer's gradients before their reduce-scatter"),
+                   "bytes per accelerator of the layers ZeRO-3 / FSDP holds gathered: the weights of the layer "
+                   "computed (and of the next, when prefetched) and one layer's gradients before their "
+                   "reduce-scatter"),
     "T_perm": _P(r"\TokenPermutationTime", "scalar",
                  "time per step of the memory-bound kernels that group a rank's routed tokens by expert and restore "
                  "their order"),

@@ -501,19 +501,24 @@ def test_a_stages_send_and_receive_buffers_hold_one_microbatchs_message():
 
 
 # fsdp_buffers: PyTorch FSDP holds two units gathered (limit_all_gathers) and one unit's gradients unsharded
-@pytest.mark.parametrize("tp,pp,z,gathered", [
-    # Llama-3.1-70B (70,553,706,496 parameters, 80 layers) in BF16 on 64 H100: 3 x 70553706496 / 80 x 2 B
-    (1, 1, 3, 3 * 70553706496 / 80 * 2),              # 5.2915 GB
-    (8, 1, 3, 3 * 70553706496 / 8 / 80 * 2),          # the TP rank's slice of a layer: 661.4 MB
-    (8, 2, 3, 0.0),                                   # under a pipeline the stage holds its weights whole
-    (1, 1, 2, 0.0), (1, 1, 0, 0.0),                   # below ZeRO-3 nothing is gathered
+LAYER70 = 70553706496 / 80 * 2          # Llama-3.1-70B: one of its 80 layers' parameters in BF16, 1.7638 GB
+
+
+@pytest.mark.parametrize("tp,pp,z,kw,gathered", [
+    (1, 1, 3, dict(fsdp_overlap=True), 3 * LAYER70),        # two layers' weights (prefetched), one's gradients
+    (1, 1, 3, {}, 2 * LAYER70),                             # gathers not prefetched: one layer's weights
+    (8, 1, 3, dict(fsdp_overlap=True), 3 * LAYER70 / 8),    # the TP rank's slice of a layer: 661.4 MB
+    # LoRA: the frozen weights' gradients are none; f_train = 8 d N_L r / P = 8 x 8192 x 80 x 16 / P (r 16)
+    (1, 1, 3, dict(fsdp_overlap=True, is_lora=True), (2 + 8 * 8192 * 80 * 16 / 70553706496) * LAYER70),
+    (8, 2, 3, dict(fsdp_overlap=True), 0.0),                # under a pipeline the stage holds its weights whole
+    (1, 1, 2, dict(fsdp_overlap=True), 0.0), (1, 1, 0, {}, 0.0),     # below ZeRO-3 nothing is gathered
 ])
-def test_fsdp_holds_two_layers_weights_and_one_layers_gradients_gathered(tp, pp, z, gathered):
+def test_fsdp_holds_the_layers_it_computes_gathered(tp, pp, z, kw, gathered):
     m = MECHANISMS["fsdp_buffers"]
     assert m.switch is None and m.quantities == ("M_gather",)
-    kw = dict(batch_size=64, tp_size=tp, pp_size=pp, microbatch_count=2 * pp - 1, zero_stage=z, precision="bf16")
-    names = ["M_gather", "M_buffers", "M_acc"]
-    q, _ = _quantities(LLAMA70, H64, names, **kw)
+    kw = dict(kw, batch_size=64, tp_size=tp, pp_size=pp, microbatch_count=2 * pp - 1, zero_stage=z,
+              precision="bf16")
+    q, _ = _quantities(LLAMA70, H64, ["M_gather", "M_buffers", "M_acc"], **kw)
     off, _ = _quantities(LLAMA70, H64, ["M_buffers", "M_acc"], without=("fsdp_buffers",), **kw)
     assert q["M_gather"] == approx(gathered, rel=1e-12)
     # in the communication buffers, beside mlsysim's (5 % of the gradients, the pipeline's send buffers)
@@ -521,12 +526,20 @@ def test_fsdp_holds_two_layers_weights_and_one_layers_gradients_gathered(tp, pp,
     assert q["M_acc"] - off["M_acc"] == approx(gathered, rel=1e-9, abs=1e-3)
 
 
-def test_fsdp_gathers_a_ranks_own_experts_under_the_moe_layout():
-    # Mixtral-8x7B (46,702,792,704 parameters, 45,097,156,608 in the routed experts, 32 layers) on 64 H100, BF16,
-    # ep 8 carved from the 64 data-parallel ranks: a rank gathers the dense part of a layer and its 1 of 8 experts,
-    # 3 x (1605636096 + 45097156608 / 8) / 32 x 2 B = 1.3578 GB (all experts: 8.757 GB)
-    q, _ = _quantities(MIXTRAL, H64, ["M_gather"], batch_size=64, ep_size=8, zero_stage=3, precision="bf16")
+def test_fsdp_gathers_a_ranks_own_experts_and_nothing_held_whole():
+    # Mixtral-8x7B (46,702,792,704 parameters, 45,097,156,608 in the routed experts, 32 layers) in BF16, ep 8 carved
+    # from the data-parallel ranks, gathers prefetched: on 64 H100 a rank gathers the dense part of a layer and its
+    # 1 of 8 experts, 3 x (1605636096 + 45097156608 / 8) / 32 x 2 B = 1.3578 GB; on 8, its experts' data-parallel
+    # group is one rank (they are held whole): the dense part alone, 3 x 1605636096 / 32 x 2 B = 301 MB
+    kw = dict(batch_size=64, ep_size=8, zero_stage=3, precision="bf16", fsdp_overlap=True)
+    q, _ = _quantities(MIXTRAL, H64, ["M_gather"], **kw)
     assert q["M_gather"] == approx(3 * (1605636096 + 45097156608 / 8) / 32 * 2, rel=1e-12)
+    one_node = replace(H64, count=1)
+    q, _ = _quantities(MIXTRAL, one_node, ["M_gather"], **kw)
+    assert q["M_gather"] == approx(3 * 1605636096 / 32 * 2, rel=1e-12)
+    # one data-parallel rank holds everything whole: nothing gathered (tp 8 on 8 GPUs)
+    q, _ = _quantities(LLAMA70, one_node, ["M_gather"], batch_size=8, tp_size=8, zero_stage=3, fsdp_overlap=True)
+    assert q["M_gather"] == 0
 
 
 def test_pass_overhead_counts_for_a_smaller_microbatch_what_the_same_layout_measured():

@@ -71,16 +71,18 @@ def held_microbatches(m, p):
     return sp.Max(1, FloorDiv(m, p))
 
 
-def gathered_layers(P_layer, s_elem, z):
-    """Bytes an accelerator holds beyond its shards under ZeRO-3 / FSDP (``z >= 3``): the gathered weights of
-    two layers, the one it computes and the next, whose AllGather is prefetched meanwhile, and the unsharded
-    gradients of the layer whose backward pass it runs, before their ReduceScatter:
-    ``3 P_layer s_elem [z >= 3]`` (PyTorch, ``torch.distributed.fsdp.FullyShardedDataParallel``,
+def gathered_layers(shards, L_stage, s_elem, z, prefetch, f_train):
+    """Bytes an accelerator holds beyond its shards under ZeRO-3 / FSDP (``z >= 3``): the gathered weights of the
+    layer it computes and, with prefetching (``prefetch`` 1), of the next, whose AllGather runs meanwhile, and the
+    unsharded gradients (their trainable share ``f_train``) of the layer whose backward pass it runs, before their
+    ReduceScatter: ``sum (1 + prefetch + f_train) [n > 1] p / N_L,stage s_elem`` over the ``shards`` ``(p, n)``,
+    the parameters ``p`` this accelerator holds before the data-parallel shard and the ``n`` ranks they are sharded
+    over (one: held whole, nothing gathered). PyTorch, ``torch.distributed.fsdp.FullyShardedDataParallel``,
     ``limit_all_gathers``: memory "from only two consecutive FSDP instances (the current instance running
     computation and the next instance whose all-gather is prefetched)"; Zhao et al. 2023, PyTorch FSDP, sec. 3:
-    each unit's gradients reduce-scattered after its backward). ``P_layer``: one layer's parameters on this
-    accelerator before the data-parallel shard. 0 below stage 3, where the weights are held whole."""
-    return 3 * P_layer * s_elem * Iverson(z >= 3)
+    each unit's gradients reduce-scattered after its backward. 0 below stage 3, where the weights are held whole."""
+    per_layer = sp.Add(*(Iverson(n > 1) * p for p, n in shards)) / L_stage
+    return (1 + prefetch + f_train) * per_layer * s_elem * Iverson(z >= 3)
 
 
 def recomputed(rc):
