@@ -344,4 +344,5 @@ def test_an_operating_point_goes_to_json_with_its_values_and_forms():
     assert step["value"] == pytest.approx(solved, rel=1e-14)   # (the point evaluates its forms in another order)
     assert (step["unit"], step["conditions"]) == ("s", ["f_strag ≤ 1"])
     assert step["latex"] == r"\tilde{T}_{\text{step}}"
-    assert d["quantities"]["feasible"]["value"] is True and "Llama-3.1-70B" in d["configuration"]
+    assert d["quantities"]["feasible"]["value"] is True and "Llama-3.1-70B" in d["configuration_line"]
+    assert (d["configuration"]["model"], d["configuration"]["tp_size"]) == ("Llama3_70B", 8)
