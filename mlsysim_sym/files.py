@@ -105,24 +105,29 @@ class Document:
         return {k: v for k, v in self.keywords.items() if k in own}
 
 
-def unapplied(path, priced, fidelity: str) -> str:
-    """What a plan file sets that a call priced at ``solve()``'s default instead (``priced(name)``: the value the
-    call took; ``fidelity``: its model's), as a sentence for a warning, or ``""``: ``solve(path, path)`` reads the
-    file's workload and fleet, not its settings, which are ``solve()``'s arguments (``doc.keywords``,
-    ``doc.model``). A value other than the default was given on purpose, and is not named."""
+def unapplied(path, priced, choice, fleet) -> str:
+    """What a plan file (``path``, the call's model) sets that a call priced at ``solve()``'s default instead
+    (``priced(name)``: the value the call took; ``choice``: its :class:`~mlsysim_sym.mechanisms.ModelChoice`;
+    ``fleet``: its fleet as given), as a sentence for a warning, or ``""``: ``solve(path, path)`` reads the file's
+    workload and fleet, not its settings, which are ``solve()``'s arguments (``doc.keywords``, ``doc.model``). A
+    value other than the default was given on purpose, and is not named."""
     from .inputs import SOLVE_DEFAULTS
     doc = load(path)
     if doc.kind != "plan":
         return ""
-    differ = [f"{k} {v!r}" for k, v in doc.keywords.items()
-              if priced(k) != v and priced(k) in (SOLVE_DEFAULTS.get(k), None)]
-    if doc.model.get("fidelity", fidelity) != fidelity:
-        differ.append(f"fidelity {doc.model['fidelity']!r}")
-    if not differ:
+    left = [(k, v, priced(k)) for k, v in doc.keywords.items()
+            if priced(k) != v and priced(k) in (SOLVE_DEFAULTS.get(k), None)]
+    if doc.model.get("fidelity", choice.fidelity) != choice.fidelity:
+        left.append(("fidelity", doc.model["fidelity"], choice.fidelity))
+    if tuple(doc.model.get("without", choice.off)) != tuple(choice.off):
+        left.append(("without", tuple(doc.model["without"]), tuple(choice.off)))
+    if not left:
         return ""
-    return (f"{os.fspath(path)}: the file sets {', '.join(differ)}, which this call did not take (a file gives "
-            "solve() its workload and fleet; its settings are arguments): doc = mlsysim_sym.files.load(path); "
-            "DistributedModel(**doc.model).solve(path, path, **doc.keywords) prices the plan")
+    same = isinstance(fleet, (str, os.PathLike)) and os.fspath(fleet) == os.fspath(path)
+    return (f"{os.fspath(path)}: the file sets {', '.join(f'{k} {v!r}' for k, v, _ in left)}; this call priced "
+            f"{', '.join(f'{k} {p!r}' for k, _, p in left)} (a file gives solve() its workload and fleet; its "
+            "settings are arguments): doc = mlsysim_sym.files.load(path); DistributedModel(**doc.model).solve("
+            + ("path, path" if same else "path, fleet") + ", **doc.keywords) prices them")
 
 
 # --------------------------------------------------------------------------------------------

@@ -70,12 +70,13 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "transformers with pp_size > 1: two point-to-point sends (activation forward, gradient backward) of "
        "b s d s_elem / (N_CP N_TP) bytes per microbatch per virtual stage and per fill step, 2 (V m + N_PP - 1) on "
        "the critical path, on NVLink only when the whole job is in one node (beyond, some stage boundary crosses "
-       "a node and gates the pipeline); a stage's send and receive buffers hold one such message each, "
-       "2 b s d s_elem / (N_CP N_TP) with b = ceil(B_local / (k m)) samples",
+       "a node and gates the pipeline); a stage's send and receive buffers hold one such message each (split "
+       "by N_TP as the send is), 2 b s d s_elem / (N_CP N_TP) with b = ceil(B_local / (k m)) samples",
        None, "Narayanan et al. (2021), sec. 3.2 and 4.1 (b s h per microbatch between stages; the scatter/gather "
        "optimization divides it by t); NVIDIA Megatron-LM, megatron/core/pipeline_parallel/p2p_communication.py "
-       "(a send or receive tensor of one microbatch's shape)", "no stage-to-stage sends; the send and receive "
-       "buffers hold the activations of the microbatches in flight, 2 B_micro s d s_elem / N_CP", ('beta_pp', 'alpha_pp', 'n_p2p', 'T_p2p'), short="P2P"),
+       "(a send or receive tensor of one microbatch's shape; split by TP there only under sequence parallelism)",
+       "no stage-to-stage sends; the send and receive buffers hold the activations of the microbatches in flight, "
+       "2 B_micro s d s_elem / N_CP", ('beta_pp', 'alpha_pp', 'n_p2p', 'T_p2p'), short="P2P"),
     _M("optimizer_step", "optimizer update",
        "transformers: the memory-bound Adam update of the parameters this accelerator updates (sharded over "
        "N_DP N_CP from ZeRO-1), b_update = 30 bytes per parameter",

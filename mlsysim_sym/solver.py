@@ -541,7 +541,7 @@ class DistributedModel:
             names=(given_name(model), given_name(fleet)))
         if isinstance(model, (str, os.PathLike)) and files.is_file_name(model):
             # a plan file: its workload is priced, its settings only where they are passed (say which were not)
-            said = files.unapplied(model, a.get, self.choice.fidelity)
+            said = files.unapplied(model, a.get, self.choice, fleet)
             if said:
                 warnings.warn(said, UserWarning, stacklevel=2)
         return price(a, stacklevel=4)

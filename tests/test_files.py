@@ -143,13 +143,13 @@ def test_files_through_sweep_and_search(tmp_path):
     s = sweep(path, path, batch_size=256, tp_size=[4, 8], pp_size=4, microbatch_count=8, seq_len=4096,
               precision="bf16")
     # (the plan's efficiency 0.45 is not passed, nor to the sweep: solve() says so)
-    with pytest.warns(UserWarning, match=r"the file sets efficiency 0.45, which this call did not take"):
+    with pytest.warns(UserWarning, match=r"the file sets efficiency 0.45; this call priced efficiency 0.5"):
         one = DistributedModel().solve(path, path, batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
                                        seq_len=4096, precision="bf16")
     assert s.values["mfu"][1] == pytest.approx(one.mfu, rel=1e-12)
     best = search(path, path, 256, top_k=1, seq_len=4096, precision="bf16")
     b = best.best
-    with pytest.warns(UserWarning, match=r"the file sets efficiency 0.45, which this call did not take"):
+    with pytest.warns(UserWarning, match=r"the file sets efficiency 0.45; this call priced efficiency 0.5"):
         again = DistributedModel().solve(path, path, batch_size=256, seq_len=4096, precision="bf16", **b.config)
     assert b.result.mfu == pytest.approx(again.mfu, rel=1e-12) and b.result.mfu > 0.2
 
@@ -863,15 +863,19 @@ def test_solve_of_a_plan_file_says_which_of_its_settings_it_did_not_take(tmp_pat
     # a user read a batch-1 step as the plan's, with no word that its settings were left out
     path = _write(tmp_path, "plan.yaml", PLAN)
     # (batch_size 32 is given on purpose: not named)
-    with pytest.warns(UserWarning, match=r"plan.yaml: the file sets seq_len 4096, precision 'bf16', "
-                                         r"efficiency 0.45, which this call did not take .*DistributedModel\(\*\*doc"
-                                         r"\.model\)\.solve\(path, path, \*\*doc\.keywords\) prices the plan"):
+    with pytest.warns(UserWarning, match=r"plan.yaml: the file sets seq_len 4096, precision 'bf16', efficiency "
+                                         r"0.45; this call priced seq_len 2048, precision 'fp16', efficiency 0.5 "
+                                         r".*DistributedModel\(\*\*doc\.model\)\.solve\(path, path, "
+                                         r"\*\*doc\.keywords\) prices them$"):
         DistributedModel().solve(path, path, batch_size=32, tp_size=8)     # 32 replicas of one sample
+    with pytest.warns(UserWarning, match=r"DistributedModel\(\*\*doc\.model\)\.solve\(path, fleet, "):
+        DistributedModel().solve(path, "Research_256", batch_size=32, tp_size=8)      # another fleet: named so
     doc = files.load(path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = DistributedModel(**doc.model).solve(path, path, **doc.keywords)
-    assert r.configuration == "Llama-3.1-70B on H100 Fleet (256 accelerators): batch 256, efficiency 0.45, seq 4096, bf16"
+    assert r.configuration == ("Llama-3.1-70B on H100 Fleet (256 accelerators): batch 256, efficiency 0.45, seq 4096, "
+                               "bf16")
 
 
 def test_a_plans_hardware_settings_left_beside_another_fleet_are_named(tmp_path):
@@ -887,6 +891,11 @@ def test_a_plans_hardware_settings_left_beside_another_fleet_are_named(tmp_path)
     assert p.stderr.splitlines() == [f"mlsysim-sym: warning: {path}: hardware: efficiency 0.45 goes with the file's "
                                      "own fleet, not read beside --fleet Research_256 (give --efficiency)"]
     assert _cli("solve", "--model", path, "--tp", "8").stderr == ""
+    # the plan's own catalog fleet named again: its settings go with it, read
+    own = _write(tmp_path, "own.yaml", 'version: "1"\nworkload: {name: Llama3_70B, batch_size: 256}\n'
+                 "hardware: {fleet: Research_256, precision: bf16, efficiency: 0.45}\n")
+    p = _cli("solve", "--model", own, "--fleet", "Research_256", "--tp", "8")
+    assert p.stderr == "" and "efficiency 0.45, tp 8, bf16" in " ".join(p.stdout.split())
 
 
 def test_a_catalog_fleet_in_a_plan_takes_the_accelerators_of_a_node(tmp_path):

@@ -235,6 +235,15 @@ class Setup:
         return "configuration: " + configuration + (f" ({self.note})" if self.note else "")
 
 
+def _same_fleet(name: str, fleet) -> bool:
+    """Whether the catalog name ``name`` is the fleet record ``fleet`` (a name that is none: not)."""
+    from ..inputs import as_fleet
+    try:
+        return as_fleet(name) == fleet
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
 def setup(args, example: bool = True) -> Setup:
     """The configuration the options describe; the bundled example when nothing is given."""
     given = options_given(args)
@@ -273,9 +282,12 @@ def setup(args, example: bool = True) -> Setup:
                 chosen.update(doc.model)
     if files.is_file_name(model) and model != fleet and fleet is not None:
         # the model's plan has a hardware: section of its own, which another fleet replaces: say what it leaves
-        left = {k: v for k, v in files.load(model).section_keywords("hardware").items() if k not in given
-                and k not in from_files}
-        if left:
+        # (the plan's own fleet named again, as a catalog name: its settings are read)
+        doc = files.load(model)
+        left = {k: v for k, v in doc.section_keywords("hardware").items() if k not in given and k not in from_files}
+        if left and doc.fleet is not None and not files.is_file_name(fleet) and _same_fleet(fleet, doc.fleet):
+            from_files.update(left)
+        elif left:
             warnings.warn(f"{model}: hardware: {', '.join(f'{k} {v}' for k, v in left.items())} "
                           f"go{'es' if len(left) == 1 else ''} with the file's own fleet, not read beside --fleet "
                           f"{fleet} (give "
