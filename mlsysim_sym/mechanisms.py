@@ -313,7 +313,7 @@ class ModelChoice:
     @property
     def splits(self) -> Tuple[str, ...]:
         """The degrees that split the fleet in this model (:data:`SPLIT_DEGREES`; ``cp_size`` where it prices
-        context parallelism, ``ep_size`` where expert parallelism is not carved out of the data-parallel ranks)."""
+        context parallelism, ``ep_size`` where expert parallelism is not carved out of a stage's ranks)."""
         return tuple(k for k, m, unless in SPLIT_DEGREES
                      if (m is None or self.on(m)) and (unless is None or not self.on(unless)))
 

@@ -126,8 +126,10 @@ class MemoryTerms(dict):
     def __str__(self) -> str:
         """One term a line (``print(r.memory)``; ``repr`` stays the ``dict`` of bytes)."""
         rows = self.rows()
-        wide = max((len(a) for a, _ in rows), default=0)
-        return "\n".join(f"{a:<{wide}}  {b:>10}" for a, b in rows)
+        if not rows:            # a workload other than a transformer: one total, no terms
+            return "{}"
+        width = max(len(a) for a, _ in rows)
+        return "\n".join(f"{a:<{width}}  {b:>10}" for a, b in rows)
 
     def __contains__(self, key) -> bool:
         return dict.__contains__(self, key) or key in self._printed()

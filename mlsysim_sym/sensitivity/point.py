@@ -306,7 +306,7 @@ def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
     """Values to try above and below ``k``, nearest first (the solver decides validity)."""
     n = a.accelerators
     sizes = {s: a[s] for s in a.model.splits}
-    # under the MoE layout the experts' EP x ETP x PP is a split of its own (carved out of data parallelism)
+    # under the MoE layout the experts' EP x ETP x PP is a split of its own (carved out of a stage's ranks)
     experts = {s: a[s] for s in ("ep_size", "etp_size", "pp_size")} \
         if a.model.on("moe_layout") and "ep_size" not in sizes else {}
     group = sizes if knob in sizes else experts if knob in experts else None
