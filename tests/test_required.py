@@ -560,14 +560,14 @@ def test_the_layer_count_cannot_make_a_batch_split_over_the_replicas():
 
 def test_a_root_that_solve_refuses_is_no_answer_and_says_why():
     # DeepSeek-V3 at tp 2, pp 8, ep 8: 294 GB per GPU. Memory falls with the parameter count, and the closed
-    # form reaches 80 GB at P = 4.58e11; but the card's routed experts alone hold more than that, so the dense
+    # form reaches 80 GB at P = 4.60e11; but the card's routed experts alone hold more than that, so the dense
     # remainder (and its messages) would be negative there: solve() refuses the configuration, and the answer says
     # that no valid value meets the target, where it used to print the root as an answer
     r = required("memory", 80e9, "parameters", "modern/DeepSeek-V3", "modern/H100-SXM-1024", fidelity="extended",
                  ep_size=8, tp_size=2, pp_size=8, batch_size=4096, microbatch_count=16)
     assert not r.reachable and r.reason.startswith("no valid value of parameters meets it")
-    assert r.notes == ("the root of this regime is parameters = 4.58125e+11, where solve() refuses the configuration "
-                       "(expert_parameters (6.53909e+11) must be <= parameters (4.58125e+11): the routed experts are "
+    assert r.notes == ("the root of this regime is parameters = 4.59876e+11, where solve() refuses the configuration "
+                       "(expert_parameters (6.53909e+11) must be <= parameters (4.59876e+11): the routed experts are "
                        "part of the model)",)
     assert "answer:" not in r.text()
 
