@@ -571,10 +571,15 @@ function prepare(model, fleet, kwargs, checked = true) {
     }
   }
   const precision = kw.has("precision") ? kw.get("precision") : "fp16";
-  // price(): a switch given as text, which would read as true ("no" is), is refused (arguments.refuse_text)
+  // price(): a switch given as text, which would read as true ("no" is), is refused, and so are several values for
+  // one configuration ([false] is true) (arguments.refuse_text)
   for (const k of FLAG_KEYWORDS) {
     const v = given[k];
     if (typeof v === "string") raise("TypeError", `${k} must be a bool (True or False, or 1 or 0), got str ${pyRepr(v)}`);
+    if (Array.isArray(v) || pyType(v) === "dict") {
+      raise("TypeError", `${k} must be a bool (True or False, or 1 or 0), got ${pyType(v)} ${pyRepr(v)}; one ` +
+        "configuration takes one value (a sweep takes a list)");
+    }
   }
   // price(): the extended model's switches, a bool or 0 or 1 (arguments.check_switches)
   if (extended) {

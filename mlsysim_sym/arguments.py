@@ -344,7 +344,8 @@ def refuse_text(a: Arguments, one: bool = False) -> None:
     arguments of one configuration, where a list is refused too (``overlap_comm=[False]`` is true)."""
     for i, name in _FLAGS:
         v = a.keywords[i]
-        if isinstance(v, (str, bytes)) or one and isinstance(v, _SEVERAL) and np.ndim(v) != 0:
+        if isinstance(v, (str, bytes)) or one and isinstance(v, _SEVERAL) and not (isinstance(v, np.ndarray)
+                                                                                     and v.ndim == 0):
             raise switch_type_error(name, v)
 
 

@@ -233,8 +233,9 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
              mechanism="context_parallel", unless="moe_layout"),
         *_moe_layout_rules(N),
         # the GEMM and attention rates and the slowest stage are shares of a token's forward FLOPs: none, no share
-        Rule(_q("O_model") <= 0, "inference_flops must be > 0 for a transformer without an architecture card in "
-             "the extended model (it prices a token's FLOPs at its GEMMs' and attention's rates), got {F:g}",
+        Rule(sp.And(A.inference_flops <= 0, sp.Eq(A.attention_flops, 0), sp.Eq(A.window_attention_flops, 0)),
+             "inference_flops must be > 0 for a transformer without an architecture card in the extended model (it "
+             "prices a token's FLOPs at its GEMMs' and attention's rates), got {F}",
              shows=(("F", A.inference_flops),), extended=True, transformer=True),
         *_schedule_rules(),
         *_head_rules(),

@@ -227,11 +227,11 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "rank: beside its shards an accelerator holds the gathered weights of the layer it computes and, with "
        "fsdp_overlap, of the next, whose AllGather is prefetched meanwhile, and one layer's unsharded gradients "
        "(their trainable share) before their ReduceScatter, (1 + chi_FSDP-ov + f_train) P_layer s_elem in its "
-       "communication buffers (P_layer: one layer's parameters on it before the data-parallel shard)",
+       "communication buffers (P_layer: one layer's parameters on it before the data-parallel shard, P_gather)",
        None, "PyTorch, torch.distributed.fsdp.FullyShardedDataParallel (limit_all_gathers: memory 'from only two "
        "consecutive FSDP instances', the current one and the one whose all-gather is prefetched); Zhao et al. "
        "(2023), PyTorch FSDP, sec. 3 (each unit's gradients reduce-scattered after its backward)",
-       "ZeRO-3 holds its weights and gradients sharded, none gathered", ("M_gather",), short="Gath."),
+       "ZeRO-3 holds its weights and gradients sharded, none gathered", ("P_gather", "M_gather"), short="Gath."),
     _M("microbatch_memory", "microbatches without a pipeline hold one microbatch",
        "transformers, pp_size 1 with microbatch_count > 1: the m microbatches the model reads without a pipeline "
        "(pass_overhead pays their passes) run one after another, each forward and backward before the next, so a "

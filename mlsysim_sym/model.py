@@ -413,7 +413,8 @@ def _memory(b: _Builder) -> None:
         # gradients unsharded before their ReduceScatter (held: not under a pipeline, where fsdp_pipeline keeps them
         # whole; over one rank nothing is gathered)
         prefetch = Iverson(sp.Eq(S.fov, 1)) if b.on("fsdp_overlap") else 0
-        M_b += q("M_gather", ext_terms.gathered_layers(shards, Ls, b.s_el, held, prefetch, tf), **_NONNEG)
+        P_gather = q("P_gather", ext_terms.gathered_parameters(shards, Ls), **_NONNEG)
+        M_b += q("M_gather", ext_terms.gathered_layers(P_gather, b.s_el, held, prefetch, tf), **_NONNEG)
     M_b = q("M_buffers", M_b, **_NONNEG)
     parts = (M_w, M_g, M_o, M_a, M_b)
     b.memory = tuple(t.name for t in parts)

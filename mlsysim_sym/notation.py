@@ -319,6 +319,8 @@ _QUANTITIES += (
     ("T_tp_exposed", rf"T_{{{T}{{TP,exposed}}}}", None, "s", "TP communication left after overlap"),
     ("T_ep_exposed", rf"T_{{{T}{{EP,exposed}}}}", None, "s", "EP all-to-all left after overlap"),
     ("M_routed", rf"M_{{{T}{{routed}}}}", None, "B", "bytes one rank routes to the experts in an all-to-all"),
+    ("P_gather", rf"P_{{{T}{{gather}}}}", None, "1",
+     "parameters of one layer an accelerator gathers under ZeRO-3 / FSDP (of the shards split over several ranks)"),
     ("M_gather", rf"M_{{{T}{{gather}}}}", None, "B",
      "ZeRO-3 / FSDP layers held gathered per accelerator (a layer's weights, the next one's when prefetched, "
      "a layer's gradients)"),

@@ -264,6 +264,9 @@ EXTENSION.update({
                        "expert-parallel all-to-all time per step left on the critical path after overlap"),
     "M_routed": _P(r"\RoutedTokenBytes", "scalar",
                    "bytes of the tokens one accelerator sends to the experts in each all-to-all of a layer"),
+    "P_gather": _P(r"\GatheredLayerParameters", "scalar",
+                   "parameters of one layer an accelerator gathers under ZeRO-3 / FSDP, of the shards split over "
+                   "more than one data-parallel rank"),
     "M_gather": _P(r"\GatheredLayerMemory", "scalar",
                    "bytes per accelerator of the layers ZeRO-3 / FSDP holds gathered: the weights of the layer "
                    "computed (and of the next, when prefetched) and one layer's gradients before their "

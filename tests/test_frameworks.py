@@ -515,7 +515,7 @@ LAYER70 = 70553706496 / 80 * 2          # Llama-3.1-70B: one of its 80 layers' p
 ])
 def test_fsdp_holds_the_layers_it_computes_gathered(tp, pp, z, kw, gathered):
     m = MECHANISMS["fsdp_buffers"]
-    assert m.switch is None and m.quantities == ("M_gather",)
+    assert m.switch is None and m.quantities == ("P_gather", "M_gather")
     kw = dict(kw, batch_size=64, tp_size=tp, pp_size=pp, microbatch_count=2 * pp - 1, zero_stage=z,
               precision="bf16")
     q, _ = _quantities(LLAMA70, H64, ["M_gather", "M_buffers", "M_acc"], **kw)

@@ -71,18 +71,23 @@ def held_microbatches(m, p):
     return sp.Max(1, FloorDiv(m, p))
 
 
-def gathered_layers(shards, L_stage, s_elem, z, prefetch, f_train):
+def gathered_parameters(shards, L_stage):
+    """One layer's parameters an accelerator gathers under ZeRO-3 / FSDP: ``sum [n > 1] p / N_L,stage`` over the
+    ``shards`` ``(p, n)``, the parameters ``p`` it holds before the data-parallel shard and the ``n`` ranks they are
+    sharded over (one: held whole, nothing gathered)."""
+    return sp.Add(*(Iverson(n > 1) * p for p, n in shards)) / L_stage
+
+
+def gathered_layers(P_gather, s_elem, z, prefetch, f_train):
     """Bytes an accelerator holds beyond its shards under ZeRO-3 / FSDP (``z >= 3``): the gathered weights of the
     layer it computes and, with prefetching (``prefetch`` 1), of the next, whose AllGather runs meanwhile, and the
     unsharded gradients (their trainable share ``f_train``) of the layer whose backward pass it runs, before their
-    ReduceScatter: ``sum (1 + prefetch + f_train) [n > 1] p / N_L,stage s_elem`` over the ``shards`` ``(p, n)``,
-    the parameters ``p`` this accelerator holds before the data-parallel shard and the ``n`` ranks they are sharded
-    over (one: held whole, nothing gathered). PyTorch, ``torch.distributed.fsdp.FullyShardedDataParallel``,
-    ``limit_all_gathers``: memory "from only two consecutive FSDP instances (the current instance running
-    computation and the next instance whose all-gather is prefetched)"; Zhao et al. 2023, PyTorch FSDP, sec. 3:
-    each unit's gradients reduce-scattered after its backward. 0 below stage 3, where the weights are held whole."""
-    per_layer = sp.Add(*(Iverson(n > 1) * p for p, n in shards)) / L_stage
-    return (1 + prefetch + f_train) * per_layer * s_elem * Iverson(z >= 3)
+    ReduceScatter: ``(1 + prefetch + f_train) P_gather s_elem`` (``P_gather``: :func:`gathered_parameters`).
+    PyTorch, ``torch.distributed.fsdp.FullyShardedDataParallel``, ``limit_all_gathers``: memory "from only two
+    consecutive FSDP instances (the current instance running computation and the next instance whose all-gather is
+    prefetched)"; Zhao et al. 2023, PyTorch FSDP, sec. 3: each unit's gradients reduce-scattered after its
+    backward. 0 below stage 3, where the weights are held whole."""
+    return (1 + prefetch + f_train) * P_gather * s_elem * Iverson(z >= 3)
 
 
 def recomputed(rc):
