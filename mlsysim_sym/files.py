@@ -716,18 +716,16 @@ def _catalog_fleet(h, at) -> Fleet:
         if k in h:
             raise FileError(f"{at}.{k}: a catalog fleet takes only node_count and accelerators_per_node beside it "
                             "(and precision, efficiency)")
-    nodes = _whole(h, "node_count", at)
-    apn = _whole(h, "accelerators_per_node", at)
-    if apn is not None and apn != f.node.accelerators_per_node:
+    n = _whole(h, "node_count", at) or f.count
+    apn = _whole(h, "accelerators_per_node", at) or f.node.accelerators_per_node
+    node = f.node
+    if apn != node.accelerators_per_node:
         # the accelerators of one NVLink domain (64 of a GB200 NVL72's 72, which an expert group of 32 divides): the
         # node's accelerator and links, fewer or more of them a node
-        node = Node(f"{f.node.name}, {apn} per node", f.node.accelerator, apn, f.node.intra_node_bw)
-        n = nodes or f.count
-        return Fleet(f"{n} nodes of {node.name} ({n * apn:,} GPUs; from {name})", node, n, f.fabric)
-    if nodes is None or nodes == f.count:
+        node = Node(f"{node.name}, {apn} per node", node.accelerator, apn, node.intra_node_bw)
+    if node is f.node and n == f.count:
         return f
-    return Fleet(f"{nodes} nodes of {f.node.name} ({nodes * f.node.accelerators_per_node:,} GPUs; from {name})",
-                 f.node, nodes, f.fabric)
+    return Fleet(f"{n} nodes of {node.name} ({n * apn:,} GPUs; from {name})", node, n, f.fabric)
 
 
 def _accelerator(sec, at) -> Accelerator:
