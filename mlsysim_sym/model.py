@@ -261,7 +261,10 @@ class _Builder:
 #: adds the terms it has in this order (:attr:`StepTimeModel.step_terms`), and sums of them print so.
 STEP_ORDER = ("T_node", "T_dp_exposed", "T_dp", "T_tp_exposed", "T_tp", "T_ep_exposed", "T_ep", "T_cp", "T_p2p",
               "T_bubble", "T_opt")
-notation.read_in_order(STEP_ORDER)
+#: The reading order of the memory an accelerator holds (the book's M_total: weights, gradients, optimizer state,
+#: activations; the buffers last), which sums of them print in.
+MEMORY_ORDER = ("M_weights", "M_grads", "M_optimizer", "M_activations", "M_buffers")
+notation.read_in_order(STEP_ORDER + MEMORY_ORDER)
 
 def _section(title: str):
     """Mark a section of :func:`build_model` with its title (the documents read the model's sections)."""
