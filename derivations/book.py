@@ -386,7 +386,7 @@ def memory() -> List[Entry]:
     state = {z: value(weight_bytes(P, 2, n, z) + gradient_bytes(P, 1, 2, n, z) + optimizer_bytes(P, 1, n, z)
                       .subs(sym.ADAM, 12)) for z in (0, 1, 2, 3)}
     s, b, h, a, L = 2048, 4, 12288, 96, 96
-    layer = ActivationsNoRecompute(sym.s, q["mb"], sym.H, F["n_heads"], 1, sym.bpp)
+    layer = ActivationsNoRecompute(sym.s, F["b_micro"], sym.H, F["n_heads"], 1, sym.bpp)
     return [
         Entry("memory-total", "Training memory per accelerator", "DT, Compute phase",
               rf"M_{{{T}{{total}}}} = M_{{{T}{{weights}}}} + M_{{{T}{{gradients}}}} + M_{{{T}{{optimizer}}}}"
@@ -452,7 +452,7 @@ def memory() -> List[Entry]:
 # --------------------------------------------------------------------------------------------------
 def pipeline() -> List[Entry]:
     p, v, m = sym.pp, sym.v, sym.m
-    mb = build_model().quantity("mb").symbol
+    mb = F["b_micro"]       # one microbatch (the model's B_held, the samples a stage holds, are more with a pipeline)
     frac = BubbleFraction(p, v, m)
     rows = [("p 4, m 4 (DT figures)", 4, 4, 0.429), ("p 8, m 32 (DT notebook)", 8, 32, 0.179),
             ("p 16, m 32 (DT, GPT-175B)", 16, 32, 0.319), ("p 4, m 32 (DT, configuration C)", 4, 32, 0.086),

@@ -76,7 +76,7 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "optimization divides it by t); NVIDIA Megatron-LM, megatron/core/pipeline_parallel/p2p_communication.py "
        "(a send or receive tensor of one microbatch's shape; split by TP there only under sequence parallelism)",
        "no stage-to-stage sends; the send and receive buffers hold the activations of the microbatches in flight, "
-       "2 B_micro s d s_elem / N_CP", ('beta_pp', 'alpha_pp', 'n_p2p', 'T_p2p'), short="P2P"),
+       "2 B_held s d s_elem / N_CP", ('beta_pp', 'alpha_pp', 'n_p2p', 'T_p2p'), short="P2P"),
     _M("optimizer_step", "optimizer update",
        "transformers: the memory-bound Adam update of the parameters this accelerator updates (sharded over "
        "N_DP N_CP from ZeRO-1), b_update = 30 bytes per parameter",

@@ -229,8 +229,9 @@ _QUANTITIES = (
     ("T_compute", rf"T_{{{T}{{compute}}}}", r"\IronLawComputeTime", "s", "compute time of the replica step"),
     ("f_train", rf"f_{{{T}{{train}}}}", None, "1", "trainable share of the parameters (LoRA)"),
     ("ifd", rf"m_{{{T}{{flight}}}}", None, "1", "in-flight divisor of the 1F1B schedule"),
-    ("mb", rf"B_{{{T}{{micro}}}}", r"\MicrobatchSize", "1",
-     "samples whose activations a stage holds at once (mlsysim's microbatch, B_local / (k m_flight))"),
+    ("mb", rf"B_{{{T}{{held}}}}", None, "1",
+     "samples whose activations a stage holds at once (mlsysim's microbatch, B_local / (k m_flight): one "
+     "microbatch without a pipeline, the microbatches in flight with one)"),
     ("L_stage", rf"N_{{L,{T}{{stage}}}}", None, "1", "layers of one pipeline stage"),
     ("P_shard", rf"P_{{{T}{{shard}}}}", None, "1", "parameters held by one accelerator before ZeRO"),
     ("M_weights", rf"M_{{{T}{{weights}}}}", r"\WeightMemory", "B", "weight memory per accelerator"),
@@ -388,14 +389,16 @@ declare("y", "y", "target value of the output (required())", "", "required")
 QUANTITY_NAMES: Tuple[str, ...] = tuple(r[0] for r in _QUANTITIES)
 
 #: Quantity name -> its sort name: sympy orders a sum by its symbols' sort keys, and these sort before every
-#: other ``T_...`` in the order :func:`read_in_order` was given (the step's terms in reading order).
+#: other symbol of their letter (``T_...``, ``M_...``) in the order :func:`read_in_order` was given (the step's
+#: terms, the memory's parts in reading order).
 _READING: Dict[str, str] = {}
 
 
 def read_in_order(names: Sequence[str]) -> None:
-    """Sums of these quantities print in this order (:data:`mlsysim_sym.model.STEP_ORDER` is the one caller)."""
+    """Sums of these quantities print in this order (:data:`mlsysim_sym.model.STEP_ORDER` and ``MEMORY_ORDER``
+    are the one caller)."""
     _READING.clear()
-    _READING.update({n: f"T_{i:02d}" for i, n in enumerate(names)})
+    _READING.update({n: f"{n.split('_')[0]}_{i:02d}" for i, n in enumerate(names)})
 
 
 # --------------------------------------------------------------------------------------------
@@ -439,6 +442,7 @@ _FORMAL_BOOK_TERMS = (
      {"integer": True}),
     ("N_experts", rf"N_{{{T}{{experts}}}}", r"\ExpertCount", "1", "experts of one mixture-of-experts layer",
      {"integer": True}),
+    ("b_micro", rf"B_{{{T}{{micro}}}}", r"\MicrobatchSize", "1", "samples of one microbatch", {"integer": True}),
 )
 _declare_formal(_FORMAL_BOOK_TERMS)
 # issue 13: formal arguments of the extended model's terms
@@ -632,7 +636,7 @@ TERMS: Tuple[Term, ...] = (
 )
 # ---- issue 11: terms the textbook uses beside the model's (not in the step-time model) ------- begin
 _COLL = ("M_coll", "N_coll", "beta", "alpha")
-_KORTHIKANTI = ("s", "mb", "H", "n_heads", "tp", "bpp")
+_KORTHIKANTI = ("s", "b_micro", "H", "n_heads", "tp", "bpp")
 TERMS += (
     Term("AllGather", rf"T_{{{T}{{allgather}}}}", r"\AllGatherCompletionTime", _COLL, "ring AllGather time"),
     Term("ReduceScatter", rf"T_{{{T}{{reducescatter}}}}", r"\ReduceScatterCompletionTime", _COLL,
@@ -643,7 +647,7 @@ TERMS += (
          "double binary tree AllReduce time"),
     Term("PointToPoint", "T", r"\PointToPointTransferTime", ("n_msg", "beta", "alpha"),
          "point-to-point transfer time (alpha-beta model)"),
-    Term("PipelineSendTime", rf"T_{{{T}{{send}}}}", None, ("mb", "s", "H", "bpp", "beta", "alpha"),
+    Term("PipelineSendTime", rf"T_{{{T}{{send}}}}", None, ("b_micro", "s", "H", "bpp", "beta", "alpha"),
          "send of one microbatch's activation across one pipeline stage boundary"),
     Term("CommComputeRatio", r"\rho", r"\CommunicationComputeRatio", ("T_comm", "T_compute"),
          "communication-to-computation ratio of a step"),

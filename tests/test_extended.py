@@ -191,7 +191,7 @@ def test_sequence_parallel_collectives_take_the_all_reduces_time():
 def test_sequence_parallel_activation_memory_is_korthikantis_table_2():
     # per layer, in bytes per token and hidden unit (two a value): selective 10 + 24/t, with SP 34/t;
     # full recomputation 2, with SP 2/t (Korthikanti et al. 2022, Table 2). Llama3_70B: d 8192, 80 layers,
-    # pp 4 -> 20 layers per stage; tp 8; m 8 >= pp 4 -> in-flight divisor 2, lb 32 -> B_micro 16; fp16
+    # pp 4 -> 20 layers per stage; tp 8; m 8 >= pp 4 -> in-flight divisor 2, lb 32 -> B_held 16; fp16
     kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8, seq_len=2048)
     from mlsysim_sym.compile import evaluate
     got = {}

@@ -489,7 +489,7 @@ def test_a_stages_send_and_receive_buffers_hold_one_microbatchs_message():
     # Llama-3.1-70B (d 8192) in BF16 on 64 H100, batch 64, tp 8, pp 2, m 4, seq 2048: dp 4, B_local 16, microbatches
     # of ceil(16 / 4) = 4 samples; one message 4 x 2048 x 8192 / 8 x 2 B = 16.78 MB, a send and a receive buffer
     # 33.55 MB beside the gradient bucket (5 % of the gradients). mlsysim's buffers hold the activations of
-    # B_micro = ceil(16 / max(1, 4 // 2)) = 8 samples, unsplit: 2 x 8 x 2048 x 8192 x 2 B = 536.9 MB
+    # B_held = ceil(16 / max(1, 4 // 2)) = 8 samples, unsplit: 2 x 8 x 2048 x 8192 x 2 B = 536.9 MB
     kw = dict(batch_size=64, tp_size=8, pp_size=2, microbatch_count=4, seq_len=2048, precision="bf16")
     q, _ = _quantities(LLAMA70, H64, ["M_buffers", "M_grads", "mb"], **kw)
     off, _ = _quantities(LLAMA70, H64, ["M_buffers", "M_grads", "mb"], without=("pipeline_p2p",), **kw)
