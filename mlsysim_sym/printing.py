@@ -33,7 +33,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter as _SympyLatexPrinter
 
 from . import notation
-from .display import si_prefix
+from .display import WIDTH, si_prefix
 from .simplify import shorten, termwise
 from .symbols import PARAMS
 from .terms.base import TERM_CLASSES as _REGISTERED
@@ -207,7 +207,7 @@ def definition_latex(model, name: str, form: str = "structured", book: bool = Fa
     tex = quantity_latex(model, name, form, book)        # checks the name and the form
     if form == "structured":
         parts = definition_parts(model, name)
-        return tex if len(parts) == 2 else broken_chain(parts, book=book)
+        return broken_chain(parts, book=book)
     rhs = model[name] if form == "expanded" else None
     if not isinstance(rhs, NamedTerm):
         return tex
@@ -518,6 +518,46 @@ def md_math(tex: str) -> str:
             return _GITHUB_SAFE[cmd[1]] + (" " if follows.isalnum() else "")
         return cmd
     return re.sub(r"\\(?:[A-Za-z]+|.)", swap, tex)
+
+
+def tex_lines(tex: str, width: int = WIDTH) -> List[str]:
+    """LaTeX for a terminal or a Markdown file: each line broken at spaces into lines of at most ``width`` columns
+    where a space allows (a longer token stays whole), at the outermost space past a quarter of the line (outside
+    braces and ``\\left ... \\right`` where it can), never inside a ``\\text{...}`` name. To LaTeX a line break is
+    a space, in math and in ``\\text`` alike, so the lines paste as they are; none starts with what Markdown reads
+    at a line's start as a list item, a quote or a heading, even between ``$$`` (``- ``, ``+ ``, ``* ``, ``> ``,
+    ``# ``, ``1. ``; a line of ``=`` alone underlines the one above): such a token ends the line before it, with
+    the term before it."""
+    # a name in \text{...} ("layer comm") stays on one line: its spaces are held while the line is cut
+    tex = re.sub(r"\\text\{[^{}]*\}", lambda m: m.group(0).replace(" ", "\0"), tex)
+    out = []
+    for line in tex.split("\n"):
+        tokens: List[str] = []
+        for token in line.split(" "):
+            if tokens and (token in ("+", "-", "*", "=", "<", ">") or token.startswith(("#", ">"))
+                           or re.fullmatch(r"\d+[.)]", token)):
+                tokens[-1] += " " + token          # the operator goes with the term before it
+            else:
+                tokens.append(token)
+        depth, d = [], 0             # the nesting at each token's start
+        for token in tokens:
+            depth.append(d)
+            d += (token.count("{") - token.count("}") + len(_LEFT.findall(token)) - len(_RIGHT.findall(token)))
+        current: List[int] = []
+        for i in range(len(tokens)):
+            current.append(i)
+            while len(current) > 1 and len(" ".join(tokens[k] for k in current)) > width:
+                # where the line may break: before one of its tokens, keeping at least a quarter line before it
+                cuts = [j for j in range(1, len(current))
+                        if len(" ".join(tokens[k] for k in current[:j])) >= width // 4] or [len(current) - 1]
+                j = min(cuts, key=lambda j: (depth[current[j]], -j))
+                out.append(" ".join(tokens[k] for k in current[:j]))
+                current = current[j:]
+        out.append(" ".join(tokens[k] for k in current))
+    return [x.replace("\0", " ") for x in out]
+
+
+_LEFT, _RIGHT = re.compile(r"\\left(?![A-Za-z])"), re.compile(r"\\right(?![A-Za-z])")
 
 
 # the notebook display of the model's objects (their ``_repr_latex_`` hooks look it up)

@@ -224,8 +224,10 @@ def test_equations_emit_quarto_display_math_with_the_docs_labels():
     assert lines[0] == "<!-- T_step: wall-clock time of one training step [s] -->"
     assert lines[1] == "$$" and lines[-1] == "$$ {#eq-t-step}"
     # the math as cells.equation prints it (GitHub-safe spacing, no \: that GitHub's Markdown would eat)
-    assert "\n".join(lines[2:-1]) == md_math(quantity_latex(build_model(), "T_step", book=True))
-    assert out == "\n".join([lines[0], cells.equation("T_step", book=True)]) + "\n" and "\\:" not in out
+    # in lines of at most 80 columns, broken at spaces (a line break is a space to LaTeX)
+    assert " ".join(lines[2:-1]) == md_math(quantity_latex(build_model(), "T_step", book=True))
+    assert " ".join(lines[1:]).split() == cells.equation("T_step", book=True).split() and "\\:" not in out
+    assert len(lines) == 6 and max(map(len, lines)) <= 80
     qmd = (ROOT / "docs" / "quarto" / "step_time.qmd").read_text()
     for name, label in (("T_step", "eq-t-step"), ("RingAllReduce", "eq-t-ring"), ("BubbleTime", "eq-t-bubble-term")):
         _, out, _ = run("equations", name, "--quarto")
@@ -575,7 +577,7 @@ def test_sweep_and_equations_take_the_names_the_other_commands_print():
     assert out == "% T_train: wall-clock time of the run [s]\nT_{\\text{train}} = K T_{\\text{step}}\n"
     _, out, _ = run("equations", "K", "--quarto")
     assert r"K = \left\lceil{\frac{D_{\text{tok}}}{S \min\left(B_{\text{global}}, N_{\text{DP}} B_{\text{local}}" \
-        in out and out.rstrip().endswith("{#eq-plan-k-steps}")
+        in " ".join(out.split()) and out.rstrip().endswith("{#eq-plan-k-steps}")
     _, out, _ = run("equations", "H_GPU", "--json")
     assert json.loads(out)["latex"] == r"H_{\text{GPU}} = \frac{K N_{\text{GPU}} T_{\text{step}}}{3600}"
 

@@ -359,6 +359,7 @@ def cmd_plan(args) -> int:
 def cmd_equations(args) -> int:
     from .. import macros, notation
     from ..cells import _resolve, default_label, display, equation_tex
+    from ..printing import tex_lines
     from ..display import written
     from ..model import Variant, build_model
     from ..printing import TERM_CLASSES, term_unit
@@ -426,44 +427,22 @@ def cmd_equations(args) -> int:
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
         print(f"<!-- {name}{tail} -->" + (f"\n<!-- {long} -->" if long else ""))
-        print(display(tex, label))          # as cells.equation writes it: math GitHub's Markdown keeps too
+        # as cells.equation writes it (math GitHub's Markdown keeps too), in lines that fit the terminal (a line break
+        # is a space to LaTeX, and no line starts with what Markdown reads as a list, a quote or a heading)
+        block = display(tex, label).split("\n")
+        print("\n".join([block[0], *tex_lines("\n".join(block[1:-1])), block[-1]]))
     else:
         head = f"{name}" + (f" ({shown})" if shown and shown != name else "") + tail     # as the tables print it
         for text in filter(None, (head, long)):
             print("\n".join("% " + x for x in textwrap.wrap(text, WIDTH - 2, break_long_words=False,
                                                               break_on_hyphens=False)))
-        print("\n".join(_tex_lines(tex)))
+        print("\n".join(tex_lines(tex)))
     return 0
 
 
 #: LaTeX longer than this (characters) is printed with a note that it is for a program (the extended model's
 #: MFU in parameters, ~346,000: KaTeX 0.16 overflows its stack parsing it; mlsysim's, ~28,000, renders)
 LONG_TEX = 50_000
-
-
-def _tex_lines(tex: str) -> List[str]:
-    """LaTeX for a terminal: each line broken at spaces into lines of at most :data:`WIDTH` columns where a space
-    allows (a longer token stays whole). To LaTeX a line break is a space, in math and in ``\\text`` alike, so the
-    lines paste as they are; none starts with a binary ``+`` or ``-`` (Markdown reads ``- `` at a line's start
-    as a list item, even between ``$$``): the operator ends the line before it, with the term before it (a line
-    that would end past the width with it breaks before that term)."""
-    out = []
-    for line in tex.split("\n"):
-        tokens: List[str] = []
-        for token in line.split(" "):
-            if token in ("+", "-") and tokens:
-                tokens[-1] += " " + token          # the operator goes with the term before it
-            else:
-                tokens.append(token)
-        current = ""
-        for token in tokens:
-            if current and len(current) + 1 + len(token) > WIDTH:
-                out.append(current)
-                current = token
-            else:
-                current = f"{current} {token}" if current else token
-        out.append(current)
-    return out
 
 
 def cmd_list(args) -> int:
