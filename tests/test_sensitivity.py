@@ -565,6 +565,13 @@ def test_short_latex_is_the_row_in_named_quantities():
     assert text.startswith(r"\frac{\partial \ln \text{MFU}_{\text{fleet}}}{\partial \ln \eta_{\text{hw}}} = ")
     # the frozen derivative printed 1,316 characters; the chained elasticity about a third of it
     assert len(text) < 500 and len(t.latex("fabric_bandwidth")) < 500
+    # a product's elasticity is the sum of its factors' (MFU_fleet = MFU T_node / T_step, the MFU's efficiency
+    # cancelling the time's): the efficiency moves the compute and the bubble with it, nothing else, so the
+    # elasticity is their share of the step, T_compute (1 + (N_PP - 1) / (m V)) / T_step (it printed
+    # MFU T_node ... / (T_step^2 MFU_fleet), correct and unreduced)
+    S = {n: point[n].symbol for n in ("T_compute", "T_step")}
+    assert sp.simplify(t.short("efficiency") - S["T_compute"] * (1 + (sym.pp - 1) / (sym.m * sym.v)) / S["T_step"]) == 0
+    assert text.endswith(r"= \frac{T_{\text{compute}} \left(1 + \frac{N_{\text{PP}} - 1}{m V}\right)}{T_{\text{step}}}")
     assert r"\EfficiencyHw" in t.latex("efficiency", book=True)
     with pytest.raises(ValueError, match="form must be 'elasticity' or 'derivative'"):
         t.short("efficiency", "log")

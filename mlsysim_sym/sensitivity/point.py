@@ -657,12 +657,16 @@ def chained_elasticity(point, name: str, x: sp.Symbol) -> sp.Basic:
     def e(n):
         if n not in memo:
             form = point[n].resolved
-            out = x * sp.diff(form, x)
+            # a product of powers divides term by term: q df/dq / f is q's power, so its elasticity is the sum of its
+            # factors' (MFU_fleet = MFU T_node / T_step: E(MFU) + E(T_node) - E(T_step)); any other form is divided by
+            # the quantity's symbol (a sum: its terms' elasticities weighted by their shares of it)
+            y = form if (form.is_Mul or form.is_Pow) and not form.atoms(sp.Add) else point[n].symbol
+            out = x * sp.diff(form, x) / y
             for q in form.free_symbols & by_symbol.keys():
                 inner = e(by_symbol[q])
                 if inner != 0:
-                    out += q * sp.diff(form, q) * inner
-            memo[n] = sp.S.Zero if out == 0 else shorten(out / point[n].symbol)
+                    out += q * sp.diff(form, q) / y * inner
+            memo[n] = sp.S.Zero if out == 0 else shorten(out)
         return memo[n]
 
     return e(name)
