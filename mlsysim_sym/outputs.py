@@ -24,7 +24,8 @@ class Output:
     """One output: its result ``field``, model ``quantity``, short ``alias``, name in ``words`` (else the
     quantity's meaning), ``better`` (+1: more is better, -1: less, 0: neither), whether a search may rank by it
     (``objective``), the model it belongs to (``fidelity``: the extended model's own outputs are
-    ``DistributedResult.extended``) and the largest value it can take (``at_most``: 1 for a share)."""
+    ``DistributedResult.extended``), the largest value it can take (``at_most``: 1 for a share) and whether it is a
+    yes/no value (``yes_no``: a sweep's summary counts where it holds)."""
 
     field: str
     quantity: str
@@ -34,6 +35,7 @@ class Output:
     objective: bool = False
     fidelity: str = "mlsysim"
     at_most: Optional[float] = None     # the largest value it can take (1: a share of the peak or of the step)
+    yes_no: bool = False                # a yes/no value (feasible: a bool; the indicators: 0 or 1)
 
     @property
     def unit(self) -> str:
@@ -71,9 +73,9 @@ OUTPUT_TABLE: Tuple[Output, ...] = (
     _O("node_profile.peak_bw_actual", "BW_eff"),
     _O("node_profile.mfu", "mfu_node", "node_mfu", "replica MFU", 1, at_most=1),
     _O("node_profile.hfu", "hfu_node"),
-    _O("node_profile.feasible", "feasible"),
-    _O("node_profile.memory_bound", "memory_bound"),
-    _O("node_profile.overhead_dominated", "overhead_dominated"),
+    _O("node_profile.feasible", "feasible", yes_no=True),
+    _O("node_profile.memory_bound", "memory_bound", yes_no=True),
+    _O("node_profile.overhead_dominated", "overhead_dominated", yes_no=True),
     _O("node_profile.offload_spill_bytes", "offload_spill"),
     # the extended model's own (a field is absent where its mechanism is off or does not apply)
     _O("cp_communication_latency", "T_cp", label="CP key/value exchange", fidelity="extended"),

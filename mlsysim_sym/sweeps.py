@@ -43,7 +43,7 @@ from .display import PREFIXED, WIDTH, as_given, html_table, number, quantity, te
 from .inputs import FLAG_KEYWORDS, PRECISION_BYTES, as_workload, seq_len_unread, static_values
 from .masks import OVERFLOW, Explained, Explainer, broken_rules, codes, floats, screen
 from .model import Variant, build_model
-from .outputs import EXTENDED_OUTPUTS, OUTPUTS, field_named, quantity_of, unit_of
+from .outputs import EXTENDED_OUTPUTS, OUTPUTS, field_named, output, quantity_of, unit_of
 from .schedules import RULES, can_run
 from .symbols import Kind, by_argument, keywords, sym
 
@@ -407,11 +407,13 @@ class SweepResult:
             if v.dtype.kind == "f":
                 v = v[~np.isnan(v)]         # the spill is NaN where the state fits
             unit = unit_of(n)
-            if v.size and v.dtype == bool:    # counted over the valid configurations, not the output's own array
+            o = output(n)
+            yes_no = v.dtype == bool or (o is not None and o.yes_no)     # memory_bound: 0 or 1
+            if v.size and yes_no:    # counted over the valid configurations, not the output's own array
                 grid = np.broadcast_shapes(np.shape(x), ok.shape)
                 v = np.broadcast_to(np.asarray(x), grid)[np.broadcast_to(ok, grid)]
-            if v.size == 0 or v.dtype == bool:
-                cells = ("-", "-", "-") if v.size == 0 else (f"{int(v.sum())} of {v.size} true", "", "")
+            if v.size == 0 or yes_no:
+                cells = ("-", "-", "-") if v.size == 0 else (f"{int(np.count_nonzero(v))} of {v.size} true", "", "")
             else:
                 lo, hi, mid = float(v.min()), float(v.max()), float(np.median(v))
                 cells = tuple(quantity(t, unit) for t in (lo, mid, hi))

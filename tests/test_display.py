@@ -117,6 +117,12 @@ def test_a_sweep_prints_a_summary_not_its_arrays():
               microbatch_count=8)
     fits = np.broadcast_to(r.values["node_profile.feasible"], r.valid.shape)
     assert r.valid.all() and int(fits.sum()) == 2 and "node_profile.feasible 2 of 8 true" in " ".join(repr(r).split())
+    # the indicators too (0 or 1: counted, not given as their min, median and max); Llama3_70B at tp 1 holds 1.18 TB
+    # an accelerator at batch 64 and 256 (32 replicas: 2 and 8 samples each), so its memory time (2.43 s, the spill
+    # over the 64 GB/s host link) passes its compute time (1.75 s): memory-bound; at batch 1024 the compute (7.02 s)
+    # passes it (3.09 s), and at tp 8 nothing spills
+    shown = " ".join(repr(sweep("Llama3_70B", "Research_256", batch_size=[64, 256, 1024], tp_size=[1, 8])).split())
+    assert "node_profile.memory_bound 2 of 6 true" in shown and "node_profile.overhead_dominated 0 of 6 true" in shown
     # per rule: how many configurations it masks, and one of its messages
     assert "masked configurations (how many, and the first one's reason):" in text
     assert "14 x Infeasible 4D Parallelism: TP(1) * PP(7) * EP(1)" in text
