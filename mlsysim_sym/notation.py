@@ -230,8 +230,9 @@ _QUANTITIES = (
     ("f_train", rf"f_{{{T}{{train}}}}", None, "1", "trainable share of the parameters (LoRA)"),
     ("ifd", rf"m_{{{T}{{flight}}}}", None, "1", "in-flight divisor of the 1F1B schedule"),
     ("mb", rf"B_{{{T}{{held}}}}", None, "1",
-     "samples whose activations a stage holds at once (mlsysim's microbatch, B_local / (k m_flight): one "
-     "microbatch without a pipeline, the microbatches in flight with one)"),
+     "samples whose activations a stage holds at once, B_local / (k m_flight) (mlsysim's microbatch): with a "
+     "pipeline, the microbatches in flight; without one, an accumulation step's (the extended model's: one "
+     "microbatch's)"),
     ("L_stage", rf"N_{{L,{T}{{stage}}}}", None, "1", "layers of one pipeline stage"),
     ("P_shard", rf"P_{{{T}{{shard}}}}", None, "1", "parameters held by one accelerator before ZeRO"),
     ("M_weights", rf"M_{{{T}{{weights}}}}", r"\WeightMemory", "B", "weight memory per accelerator"),

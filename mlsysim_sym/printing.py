@@ -198,16 +198,18 @@ def quantity_latex(model, name: str, form: str = "structured", book: bool = Fals
 
 
 def definition_latex(model, name: str, form: str = "structured", book: bool = False) -> str:
-    r""":func:`quantity_latex`, except that a right side that is one cost term goes on to the term's formula, as
-    the documents (``docs/step_time.md``) and the calculator print it: ``T_bubble = T_bubble(T_node, N_PP, V, m)``
-    alone would say x = x(...), the quantity and its cost term sharing a glyph. The formula is the term's own
-    (``NamedTerm.doit``), shortened as the documents shorten it in the structured form, and in the expanded form the
-    closed form (:meth:`~mlsysim_sym.model.StepTimeModel.closed_form`); the chain breaks as the documents break it
-    (:func:`broken_chain`). What :func:`mlsysim_sym.cells.equation` and ``mlsysim-sym equations`` print."""
-    tex = quantity_latex(model, name, form, book)        # checks the name and the form
+    r""":func:`quantity_latex` as the documents print it (``docs/step_time.md``, the calculator): in the structured
+    form a chain that breaks where a line would be wider than the text column (:func:`broken_chain`: a long sum at
+    its terms, nested cases folded into one stacked list), and a right side that is one cost term goes on to the
+    term's formula: ``T_bubble = T_bubble(T_node, N_PP, V, m)`` alone would say x = x(...), the quantity and its
+    cost term sharing a glyph. The formula is the term's own (``NamedTerm.doit``), shortened as the documents
+    shorten it in the structured form, and in the expanded form the closed form
+    (:meth:`~mlsysim_sym.model.StepTimeModel.closed_form`). What :func:`mlsysim_sym.cells.equation` and
+    ``mlsysim-sym equations`` print."""
     if form == "structured":
-        parts = definition_parts(model, name)
-        return broken_chain(parts, book=book)
+        model.quantity(name)                             # checks the name
+        return broken_chain(definition_parts(model, name), book=book)
+    tex = quantity_latex(model, name, form, book)        # checks the form
     rhs = model[name] if form == "expanded" else None
     if not isinstance(rhs, NamedTerm):
         return tex
@@ -522,23 +524,27 @@ def md_math(tex: str) -> str:
 
 def tex_lines(tex: str, width: int = WIDTH) -> List[str]:
     """LaTeX for a terminal or a Markdown file: each line broken at spaces into lines of at most ``width`` columns
-    where a space allows (a longer token stays whole), at the outermost space past a quarter of the line (outside
-    braces and ``\\left ... \\right`` where it can), never inside a ``\\text{...}`` name. To LaTeX a line break is
-    a space, in math and in ``\\text`` alike, so the lines paste as they are; none starts with what Markdown reads
-    at a line's start as a list item, a quote or a heading, even between ``$$`` (``- ``, ``+ ``, ``* ``, ``> ``,
-    ``# ``, ``1. ``; a line of ``=`` alone underlines the one above): such a token ends the line before it, with
-    the term before it."""
+    where a space allows (a longer token stays whole): at the outermost space past half the line (outside braces
+    and ``\\left ... \\right`` where it can), or past a quarter of it where that space is outside them all, and
+    never inside a ``\\text{...}`` name, after a ``%`` or after a ``\\`` that a space follows. To LaTeX a line
+    break is a space, in math and in ``\\text`` alike, so the lines paste as they are; none starts with what
+    Markdown reads at a line's start as a list item, a quote or a heading, even between ``$$`` (``- ``, ``+ ``,
+    ``* ``, ``> ``, ``# ``, ``1. ``): such a token ends the line before it, with the term before it, and ``=`` or
+    ``<`` begins a line with the term after it (a line of ``=`` alone would underline the one above)."""
     # a name in \text{...} ("layer comm") stays on one line: its spaces are held while the line is cut
     tex = re.sub(r"\\text\{[^{}]*\}", lambda m: m.group(0).replace(" ", "\0"), tex)
     out = []
     for line in tex.split("\n"):
         tokens: List[str] = []
+        glue = comment = False            # the next token stays on this token's line; a comment runs to its end
         for token in line.split(" "):
-            if tokens and (token in ("+", "-", "*", "=", "<", ">") or token.startswith(("#", ">"))
+            if tokens and (glue or token in ("+", "-", "*", ">") or token.startswith(("#", ">"))
                            or re.fullmatch(r"\d+[.)]", token)):
                 tokens[-1] += " " + token          # the operator goes with the term before it
             else:
                 tokens.append(token)
+            comment = comment or re.search(r"(?<!\\)%", token) is not None      # the rest of the line with it
+            glue = comment or token in ("=", "<") or (len(token) - len(token.rstrip("\\"))) % 2 == 1
         depth, d = [], 0             # the nesting at each token's start
         for token in tokens:
             depth.append(d)
@@ -547,9 +553,11 @@ def tex_lines(tex: str, width: int = WIDTH) -> List[str]:
         for i in range(len(tokens)):
             current.append(i)
             while len(current) > 1 and len(" ".join(tokens[k] for k in current)) > width:
-                # where the line may break: before one of its tokens, keeping at least a quarter line before it
-                cuts = [j for j in range(1, len(current))
-                        if len(" ".join(tokens[k] for k in current[:j])) >= width // 4] or [len(current) - 1]
+                # where the line may break: before one of its tokens, past half the line, or past a quarter of it
+                # outside every brace; the outermost of those, the last of the outermost
+                before = {j: len(" ".join(tokens[k] for k in current[:j])) for j in range(1, len(current))}
+                cuts = ([j for j, n in before.items() if n >= width // 2
+                         or (n >= width // 4 and depth[current[j]] == 0)] or [len(current) - 1])
                 j = min(cuts, key=lambda j: (depth[current[j]], -j))
                 out.append(" ".join(tokens[k] for k in current[:j]))
                 current = current[j:]

@@ -45,8 +45,8 @@ EXTENSION: Dict[str, Proposal] = {
               "number of microbatch groups one stage of a one-forward-one-backward pipeline schedule cycles through"),
     "L_stage": _P(r"\StageLayerCount", "count", "number of layers one pipeline stage holds"),
     "mb": _P(r"\HeldMicrobatchSamples", "count",
-             "number of samples whose activations one pipeline stage holds at once: one microbatch without a "
-             "pipeline, the microbatches in flight with one"),
+             "number of samples whose activations one pipeline stage holds at once: with a pipeline the "
+             "microbatches in flight, without one those of an accumulation step or of one microbatch"),
     "P_shard": _P(r"\ShardParameterCount", "count",
                   "number of parameters one accelerator holds after tensor, pipeline and expert sharding, before ZeRO"),
     "M_buffers": _P(r"\CommunicationBufferMemory", "scalar",

@@ -426,7 +426,8 @@ def cmd_equations(args) -> int:
                "book": args.book, "expanded": args.expanded, "label": label})
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
-        print(f"<!-- {name}{tail} -->" + (f"\n<!-- {long} -->" if long else ""))
+        for text in filter(None, (f"{name}{tail}", long)):        # a Markdown comment may span lines
+            print("\n".join(textwrap.wrap(f"<!-- {text} -->", WIDTH, break_long_words=False, break_on_hyphens=False)))
         # as cells.equation writes it (math GitHub's Markdown keeps too), in lines that fit the terminal (a line break
         # is a space to LaTeX, and no line starts with what Markdown reads as a list, a quote or a heading)
         block = display(tex, label).split("\n")
