@@ -355,11 +355,14 @@ def refuse_text(a: Arguments, one: bool = False) -> None:
 _EXTENDED = tuple((k, p) for k, p in keywords().items() if p.fidelity == "extended")
 _NEUTRAL = tuple(p.default for _, p in _EXTENDED)
 _FIRST_EXTENDED = len(KEYWORDS) - len(_EXTENDED)
+#: The record fields only the extended model reads (a card's attention, heads, experts), by argument name.
+_EXTENDED_FIELDS = {k: p for k, p in settable().items() if p.fidelity == "extended"}
 
 
 def refuse_extended(a: Arguments) -> None:
     """A ``ValueError`` naming the first keyword of the extended model that mlsysim's model is given away from
-    its neutral value (an array or ``True`` included): mlsysim 0.3.0 has no such argument."""
+    its neutral value (an array or ``True`` included), or a record field only the extended model reads that the
+    caller sets: mlsysim 0.3.0 has no such argument, and its model would price the call as if it were not given."""
     if a.model.extended:
         return
     given = a.keywords[_FIRST_EXTENDED:]
@@ -373,6 +376,11 @@ def refuse_extended(a: Arguments) -> None:
         if not neutral:
             raise ValueError(f"{k}={_shown(v, p)} is an argument of the extended model (mlsysim 0.3.0 has no "
                              f"{p.label}); pass fidelity='extended'")
+    for k, v in a.fields:          # a record field only the extended model reads, set by the caller
+        p = _EXTENDED_FIELDS.get(k)
+        if p is not None:
+            raise ValueError(f"{k}={_shown(v, p)} is a field only the extended model reads (mlsysim 0.3.0's model "
+                             f"has no {p.label}); pass fidelity='extended'")
 
 
 #: The extended model's switches and their places among the keywords: mlsysim has no rule for them, so they are

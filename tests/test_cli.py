@@ -296,6 +296,14 @@ def test_list_shows_the_catalog_with_key_figures():
     (("equations", "Nope"), "NAME: no quantity or cost term 'Nope'"),
     (("bogus",), "invalid choice: 'bogus'"),
     (("solve", "--no-such-option"), "unrecognized arguments: --no-such-option"),
+    # no option is read from a prefix of it: solve's --output was read as --output-flops ("expected a number, got
+    # 'mfu'"), and --batch as --batch-size
+    (("solve", "--output", "mfu"), "solve has no --output; did you mean --output-flops?"),
+    (("sweep", "--batch", "64"), "sweep has no --batch; did you mean --batch-size?"),
+    # a field only the extended model reads, which mlsysim's model would price as if it were not given
+    (("sweep", "--pp", "1,2", "--experts", "4,8"), "--experts: experts=[4, 8] is a field only the extended model "
+                                                  "reads (mlsysim 0.3.0's model has no routed experts); add "
+                                                  "--fidelity extended"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     status, out, err = run(*args, ok=False)

@@ -410,6 +410,23 @@ def test_the_mlsysim_model_refuses_the_extended_keywords(kw):
         sweep("Llama3_70B", "Research_256", batch_size=256, **kw)
 
 
+@pytest.mark.parametrize("kw", [dict(attention_flops=1e12), dict(output_flops=[0, 1e12]), dict(experts=8),
+                                dict(kv_heads=8), dict(activation_values=34.0)])
+def test_the_mlsysim_model_refuses_the_fields_only_the_extended_model_reads(kw):
+    # mlsysim's model reads no attention FLOPs, output layer, experts or heads: given to it, they were priced as
+    # if not given (MFU 0.2604 at every attention_flops of a sweep, whose configuration line still named them)
+    name = next(iter(kw))
+    with pytest.raises(ValueError, match=f"^{name}=.* is a field only the extended model reads .*fidelity='extended'"):
+        PLAIN.solve("Llama3_70B", "Research_256", batch_size=256, **kw)
+    with pytest.raises(ValueError, match=f"^{name}=.*fidelity='extended'"):
+        sweep("Llama3_70B", "Research_256", batch_size=256, **kw)
+    # the extended model reads them: 1 TFLOP of attention per key more slows the step
+    if name == "attention_flops":
+        slow = EXT.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, **kw)
+        base = EXT.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8)
+        assert slow.step_latency_total > base.step_latency_total
+
+
 def test_unknown_fidelity_and_mechanism():
     with pytest.raises(ValueError, match="fidelity must be one of 'mlsysim', 'extended', got 'exact'"):
         DistributedModel(fidelity="exact")

@@ -3,6 +3,7 @@ help read off the parameter table (meaning, unit, range, default)."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import re
 
@@ -54,6 +55,12 @@ def _hint(message: str, commands, args) -> str:
     command = next((a for a in before if a in commands), None)
     if word in commands and command is None:
         return f" (the command comes first: mlsysim-sym {word} [options])"
+    if command is not None and word.startswith("--"):       # an option this command does not have
+        options = sorted(o for o in commands[command]._option_string_actions if o.startswith("--"))
+        close = [o for o in options if o.startswith(word)] or difflib.get_close_matches(word, options, 3, 0.75)
+        where = f"mlsysim-sym {command} --help lists its options"
+        return f" ({command} has no {word}" + (f"; did you mean {', '.join(close[:3])}?" if close else "") + \
+            f" {where})" if close else f" ({where})"
     takes = command is not None and "--model" in commands[command]._option_string_actions
     from .. import catalog, modern
     for flag, names in (("--model", lambda: [*catalog.workload_names(), *modern.architecture_names()]),
@@ -64,12 +71,15 @@ def _hint(message: str, commands, args) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2, and a negative number written with an exponent
+    """argparse, but a usage error is one line and exit status 2, an option is written out whole (no prefix of
+    it), and a negative number written with an exponent
     (``--tokens -1e12``), or first in a list or range (``--tp -8,8``), is a value, not an option (argparse's own
     pattern takes ``-5`` and ``-.5`` only: it said "expected one argument")."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+        # no abbreviations: "--output" read as "--output-flops" on solve, and a script's "--batch" would change
+        # meaning the day another option starts so
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?([,:].*)?$")
 
     def error(self, message):      # noqa: D401 - argparse's hook
