@@ -115,13 +115,17 @@ def output(name: str) -> Optional[Output]:
 
 
 def field_named(name: str) -> str:
-    """The result field a person may name: the field itself, an alias (``memory``), its model quantity (``M_acc``)
-    or the symbol a table prints for it (``M_total``); any other name as it is.
+    """The result field a person may name: the field itself, a replica's field without its ``node_profile.``
+    (``memory_footprint``, as ``solve()``'s ``r.node_profile.memory_footprint`` reads), an alias (``memory``), its
+    model quantity (``M_acc``) or the symbol a table prints for it (``M_total``); any other name as it is.
 
     >>> field_named("memory"), field_named("M_acc"), field_named("T_step"), field_named("nope")
     ('node_profile.memory_footprint', 'node_profile.memory_footprint', 'step_latency_total', 'nope')
+    >>> field_named("memory_footprint")
+    'node_profile.memory_footprint'
     """
-    o = _BY_NAME.get(name) or _BY_NAME.get(notation.printed_as(name, [o.quantity for o in OUTPUT_TABLE]) or "")
+    o = (_BY_NAME.get(name) or _BY_NAME.get("node_profile." + str(name))
+         or _BY_NAME.get(notation.printed_as(name, [o.quantity for o in OUTPUT_TABLE]) or ""))
     return o.field if o is not None else name
 
 

@@ -451,9 +451,12 @@ class SweepResult:
         return html_table(self._summary(), ("output", "min", "median", "max"), caption=self._head())
 
     def to_dict(self) -> Dict[str, object]:
-        """The swept arguments and every output as nested lists of the full shape (``None`` where a
-        configuration is masked or an output is undefined), with ``valid`` and ``reason``: plain
-        Python values, so ``json.dumps`` takes it."""
+        """The swept arguments (a grid's axes; with ``grid=False``, each configuration's values of the arguments
+        that vary) and every output as nested lists of the full shape (``None`` where a
+        configuration is masked or an output is undefined), with ``valid`` and ``reason``, and the configuration
+        the sweep was given (``configuration``: the model and fleet, the model choice and every argument, a list
+        where it varies, as ``solve()``'s ``to_dict()`` gives one; ``configuration_line`` in words): plain Python
+        values, so ``json.dumps`` takes it."""
         from .checks import is_count
         valid = np.broadcast_to(self.valid, self.shape)
 
@@ -468,7 +471,14 @@ class SweepResult:
             elif x.dtype.kind == "b":
                 x = np.where(valid, x.astype(object), None)
             return x.tolist()
-        return {"shape": list(self.shape), "swept": {k: np.asarray(v).tolist() for k, v in self.axes.items()},
+        given = {} if self.arguments is None else {"configuration": self.arguments.to_dict(),
+                                                    "configuration_line": self.configuration}
+        swept = {k: np.asarray(v).tolist() for k, v in self.axes.items()}
+        if not swept and self.arguments is not None:       # grid=False: each configuration's own values
+            a = self.arguments
+            swept = {k: np.broadcast_to(np.asarray(v), self.shape).tolist()
+                     for k, v in (*a.kwargs.items(), *a.fields) if np.ndim(v) > 0}
+        return {**given, "shape": list(self.shape), "swept": swept,
                 "outputs": {n: plain(x, is_count(quantity_of(n))) for n, x in self.values.items()},
                 "valid": valid.tolist(),
                 **({} if self.runnable is None else {"runnable": plain(self.runnable)}),
@@ -789,7 +799,8 @@ def prepare(a: Arguments, *, grid: bool = True, outputs: Optional[Sequence[str]]
     model = build_model(variant)
     if variant.choice.extended:
         table.update({k: n for k, n in EXTENDED_OUTPUTS.items() if n in model})
-    names = tuple(outputs) if outputs is not None else tuple(OUTPUTS)
+    # by default every output solve() gives: mlsysim's, and the extended model's own where its mechanisms give them
+    names = tuple(outputs) if outputs is not None else tuple(OUTPUTS) + tuple(k for k in EXTENDED_OUTPUTS if k in table)
     # an output by its alias (step_time, memory, throughput: the names sensitivities and required take), and any
     # other quantity of the model by its name or printed symbol (T_sync, M_grads, M_gradients), kept under the
     # name asked for
