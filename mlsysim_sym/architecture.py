@@ -159,7 +159,12 @@ class Architecture:
 
     # ---- the record the models price ---------------------------------------------------------------------
     def workload(self) -> Workload:
-        """The record :func:`~mlsysim_sym.solve` prices (see the module docstring)."""
+        """The record :func:`~mlsysim_sym.solve` prices (see the module docstring); built once per card (a card
+        and its record are immutable: ``solve("modern/...")`` took 170 us a call to build it again)."""
+        return self._workload
+
+    @cached_property
+    def _workload(self) -> Workload:
         m = build_shape(self.kind)
         moe = self.experts > 0
         win = self.values[FIELD_SYMBOLS["window_layers"]] if self.window else 0
