@@ -97,12 +97,15 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
        "transformers with zero_stage 2 or 3 and pp_size > 1: each stage keeps its weights gathered through the "
        "step (gathered once), and with more than one microbatch its gradients unreduced until the last one, so "
        "its weight memory is ZeRO-2's and, with several microbatches, its gradient memory ZeRO-1's, unsharded "
-       "over N_DP; the optimizer state stays sharded",
+       "over N_DP; the optimizer state stays sharded; and its data-parallel communication is ZeRO-1's and ZeRO-2's "
+       "(one AllGather of the weights and one ReduceScatter of the gradients a step, an all-reduce's time), not "
+       "ZeRO-3's gathers in every micro-step",
        None, "torchtitan, torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy (under pipeline "
        "parallelism reshard_after_forward is off by default, 'to avoid per-microbatch all-gathers'); PyTorch "
        "torch.distributed.pipelining stage backward (set_reshard_after_backward(False) and "
        "set_requires_gradient_sync(False) until the last microbatch)",
-       "the weights and gradients held sharded over N_DP through the step", ('z_held',), short="FSDP+PP"),
+       "the weights and gradients held sharded over N_DP through the step and gathered in every micro-step",
+       ('z_held',), short="FSDP+PP"),
     _M("moe_per_layer", "MoE all-to-all per layer",
        "ep_size > 1: n_A2A = 4 AllToAlls (dispatch and combine, forward and backward) per MoE layer of the stage, "
        "each of the rank's own tokens (1 / N_EP of the replica's)",

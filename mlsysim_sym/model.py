@@ -393,6 +393,7 @@ def _memory(b: _Builder) -> None:
         # stays sharded
         held = q("z_held", sp.Piecewise((sp.Min(S.z, 1), sp.And(S.pp > 1, S.m > 1)), (sp.Min(S.z, 2), S.pp > 1),
                                         (S.z, True)), integer=True, nonnegative=True)
+    b.held = held
     M_w = q("M_weights", sp.Add(*(memory.weight_bytes(p, b.s_el, n, held) for p, n in shards)), **_POS)
     M_g = q("M_grads", sp.Add(*(memory.gradient_bytes(p, tf, b.s_el, n, held) for p, n in shards)), **_POS)
     M_o = q("M_optimizer", sp.Add(*(memory.optimizer_bytes(p, tf, n, S.z) for p, n in shards)), **_POS)
@@ -498,7 +499,9 @@ def _data_parallel(b: _Builder) -> None:
             own = fw.only_with_experts(S.P_exp, q("T_dp_gather_exp", b.expert(w_exp), **_NONNEG))
         w_msg = q("M_weight_msg", W * dense / (S.tp * S.pp), **_POS)
         t_gather = q("T_dp_gather", comm.dp_allreduce(w_msg, b.dp_grad, rpn, nodes, BW_inter) + own, **_NONNEG)
-        b.dp_sync = ext_terms.zero3_sync(t_dp0, t_gather, S.z, S.GA)
+        # weights held gathered through a pipelined step (fsdp_pipeline) are gathered once, not in every micro-step:
+        # one AllGather of them and one ReduceScatter of the gradients, ZeRO-1's and ZeRO-2's all-reduce
+        b.dp_sync = ext_terms.zero3_sync(t_dp0, t_gather, b.held, S.GA)
     else:
         b.dp_sync = t_dp0
 
