@@ -396,3 +396,25 @@ def test_the_json_of_a_masked_configuration_holds_no_value_and_counts_are_whole(
     assert d["outputs"]["dp"] == [None, None, 32] and isinstance(d["outputs"]["dp"][2], int)
     assert d["outputs"]["node_profile.feasible"][:2] == [None, None]
     assert d["outputs"]["node_profile.memory_bound"][2] in (0, 1) and d["outputs"]["mfu"][2] > 0
+
+
+def test_a_sweep_gives_what_solve_gives_and_says_what_it_was_given():
+    # the extended model's own outputs come by default, as solve()'s result.extended has them, and they equal
+    # solve()'s at each configuration
+    kw = dict(batch_size=256, tp_size=[2, 8], pp_size=4, microbatch_count=8)
+    r = sweep("Llama3_70B", "Research_256", fidelity="extended", **kw)
+    one = DistributedModel(fidelity="extended").solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8,
+                                                      pp_size=4, microbatch_count=8)
+    assert set(one.extended) <= set(r.values)
+    for name, v in one.extended.items():
+        assert np.broadcast_to(r[name], r.shape)[1] == pytest.approx(v, rel=1e-12), name
+    # a replica's field by its name alone, as solve()'s r.node_profile.memory_footprint reads it
+    assert np.array_equal(r["memory_footprint"], r["node_profile.memory_footprint"])
+    # to_dict() holds the configuration (the model and fleet as given, every argument, a list where it varies),
+    # so a script can join the outputs to their inputs; with grid=False, "swept" gives each configuration's values
+    d = r.to_dict()
+    assert d["configuration"]["model"] == "Llama3_70B" and d["configuration"]["fidelity"] == "extended"
+    assert d["configuration"]["tp_size"] == [2, 8] and d["configuration"]["pp_size"] == 4
+    assert d["configuration_line"].startswith("Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 2,8")
+    flat = sweep("Llama3_70B", "Research_256", grid=False, batch_size=[128, 256], tp_size=[2, 8]).to_dict()
+    assert flat["swept"] == {"batch_size": [128, 256], "tp_size": [2, 8]} and flat["shape"] == [2]
