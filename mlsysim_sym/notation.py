@@ -396,8 +396,8 @@ _READING: Dict[str, str] = {}
 
 
 def read_in_order(names: Sequence[str]) -> None:
-    """Sums of these quantities print in this order (:data:`mlsysim_sym.model.STEP_ORDER` and ``MEMORY_ORDER``
-    are the one caller)."""
+    """Sums of these quantities print in this order (one caller: :mod:`mlsysim_sym.model`, with its
+    ``STEP_ORDER`` and ``MEMORY_ORDER``)."""
     _READING.clear()
     _READING.update({n: f"{n.split('_')[0]}_{i:02d}" for i, n in enumerate(names)})
 

@@ -59,8 +59,7 @@ def _hint(message: str, commands, args) -> str:
         options = sorted(o for o in commands[command]._option_string_actions if o.startswith("--"))
         close = [o for o in options if o.startswith(word)] or difflib.get_close_matches(word, options, 3, 0.75)
         where = f"mlsysim-sym {command} --help lists its options"
-        return f" ({command} has no {word}" + (f"; did you mean {', '.join(close[:3])}?" if close else "") + \
-            f" {where})" if close else f" ({where})"
+        return f" ({command} has no {word}; did you mean {', '.join(close[:3])}? {where})" if close else f" ({where})"
     takes = command is not None and "--model" in commands[command]._option_string_actions
     from .. import catalog, modern
     for flag, names in (("--model", lambda: [*catalog.workload_names(), *modern.architecture_names()]),
