@@ -53,6 +53,8 @@ NOT_A_STRING, UNSUPPORTED, PEAK_FALLBACK = sp.symbols("precision_not_a_string pr
                                                       "precision_peak_fallback")
 FACTS = (NOT_A_STRING, UNSUPPORTED, PEAK_FALLBACK)
 FACT_NAMES = tuple(x.name for x in FACTS)
+#: mlsysim's message for a precision it does not know (``resolve_precision``), formatted with ``precision``.
+UNSUPPORTED_PRECISION = "precision '{precision}' is not supported. Supported precision values: " + _SUPPORTED
 
 
 def _q(name: str) -> sp.Symbol:
@@ -348,8 +350,7 @@ def rules() -> Tuple[Rule, ...]:
         # V11: the precision (resolve_precision), and the Engine path's warning when it has no peak for it
         # (mlsysim warns from inside its solver: a warning of the package, not of the caller's line)
         Rule(NOT_A_STRING, "precision must be a string, got {precision_type}", error=TypeError, numeric=False),
-        Rule(UNSUPPORTED, "precision '{precision}' is not supported. Supported precision values: " + _SUPPORTED,
-             numeric=False),
+        Rule(UNSUPPORTED, UNSUPPORTED_PRECISION, numeric=False),
         Rule(sp.And(PEAK_FALLBACK, sp.Eq(G, 1)), "Precision '{precision_key}' not in {accelerator} precision_flops "
              "(available: {available}); using default peak_flops (FP16). Results may be inaccurate.",
              warning=True, numeric=False, caller=False),

@@ -291,6 +291,11 @@ def test_list_shows_the_catalog_with_key_figures():
     (("solve", "--pp", "2", "--microbatches", "0"), "--microbatches: n_microbatches must be >= 1, got 0"),
     (("sweep", "--batch-size", "10:1"), "--batch-size: a range needs start <= stop"),
     (("sweep", "--output", "nope"), "--output: no output 'nope'"),
+    # a listed value no configuration can take is refused with solve()'s message (it was masked, exit status 0);
+    # tp 3 stays masked (the split fails on this fleet only)
+    (("sweep", "--tp", "0,8"), "--tp: tp_size must be >= 1, got 0"),
+    (("sweep", "--precision", "fp9,bf16"), "--precision: precision 'fp9' is not supported. Supported precision "
+                                          "values: bf16, fp16, fp32, fp8, int4, int8, tf32"),
     (("sensitivity", "--output", "nope"), "unknown output 'nope'"),
     (("search", "--top", "0"), "--top: must be >= 1, got 0"),
     (("equations", "Nope"), "NAME: no quantity or cost term 'Nope'"),
@@ -703,9 +708,8 @@ def test_plan_reads_steps_and_negative_numbers_as_the_other_options_do():
     assert refused("plan", "--steps", "1.5") == "--steps: expected a whole number, got '1.5'"
     # -1e12 is a number, not an option (argparse said "expected one argument"): refused by its range
     assert refused("plan", "--tokens", "-1e12") == "--tokens: tokens must be a finite number > 0, got -1000000000000.0"
-    # and so is a list or range that starts with one: the sweep masks the value by its range
-    _, out, _ = run("sweep", "--tp", "-8,8")
-    assert "1 x tp_size must be >= 1, got -8" in out
+    # and so is a list or range that starts with one: the sweep refuses the value by its range
+    assert refused("sweep", "--tp", "-8,8") == "--tp: tp_size must be >= 1, got -8"
 
 
 def test_an_option_given_twice_is_refused():

@@ -59,13 +59,25 @@ def test_microbatches_for_a_bubble_under_five_percent():
     assert r.latex().startswith("m = ") and "\\MicrobatchCount" in r.latex(book=True)
 
 
+def test_a_long_closed_form_of_an_unreachable_root_is_not_printed():
+    # 32 nodes of tp 4, pp 4, 32 microbatches of a 512-sample batch: 8 nodes more leave a replica fewer samples than
+    # microbatches, so no count above 32 runs; the root (49.15 nodes) is named, its 1,321-character closed form in
+    # the parameters is not (it filled 25 lines of a terminal)
+    r = required("step_time", 10.0, "count", "modern/Llama-3.1-70B", "modern/H100-SXM-1024", count=32,
+                 batch_size=512, seq_len=8192, precision="bf16", tp_size=4, pp_size=4, microbatch_count=32,
+                 v_stages=4, zero_stage=1, overlap_comm=True)
+    assert not r.reachable and r.limit[1] == pytest.approx(15.3309, rel=1e-5)
+    assert "the root of this regime is count = 49.1545 (a closed form of 1,321 characters, not shown);" in r.notes[0]
+    assert max(map(len, str(r).splitlines())) <= 80
+
+
 def test_a_whole_number_answer_is_a_schedule_a_framework_runs():
     # batch 256 over 8 replicas: 32 samples a step, so at most 32 microbatches (3 / 35 = 8.6 %): the root 57
     # needs more samples than a replica has, and the answer says so instead of pricing 57 microbatches
     r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA)
     assert not r.reachable and r.integer is None
     assert r.limit[1] == pytest.approx(3 / 35) and "at microbatch_count = 32" in r.reason
-    assert "the root of this regime is microbatch_count = 57" in str(r)
+    assert "the root of this regime is microbatch_count = 57, -(N_PP*y - N_PP - y + 1)/(V*y);" in r.notes[0]
     assert r.latex() == r"\min_{m} b_{\text{pipe}} = 0.0857143"      # 3 / 35 to the 6 digits the text prints
     # nodes for a 2048-sample batch (tp 8, pp 4: 32 accelerators a replica, 32 microbatches of a replica's
     # samples): every answer splits the batch evenly over the replicas and the microbatches over their samples

@@ -110,6 +110,7 @@ def cmd_solve(args) -> int:
 def cmd_sweep(args) -> int:
     from ..sweeps import sweep
     s = setup(args)
+    check_ranges(s.given, keywords=True)      # a value no configuration can take (tp 0, fp9): refused, not masked
     refuse_large_sweep(s.given, args.json)
     swept = [BY_KEYWORD[k].flag for k, v in s.given.items() if len(v) > 1]
     listed = tuple(swept) or s.flags

@@ -11,6 +11,8 @@ from typing import Dict, List, Optional, Tuple
 
 from .. import catalog, files, modern
 from ..arguments import settable
+from ..checks import UNSUPPORTED_PRECISION
+from ..inputs import PRECISION_BYTES
 from ..mechanisms import ModelChoice
 from ..symbols import Kind, Param, keywords
 
@@ -184,15 +186,19 @@ def options_given(args) -> Dict[str, List]:
 
 
 def check_ranges(given: Dict[str, List], keywords: bool = False) -> None:
-    """Every value of a record field (with ``keywords``, of every option) in its range of the parameter table
-    (:attr:`mlsysim_sym.symbols.Param.range`), else one line naming the option:
+    """Every value of a record field (with ``keywords``, of every option, and every precision one mlsysim knows)
+    in its range of the parameter table (:attr:`mlsysim_sym.symbols.Param.range`), else one line naming the option:
     ``--memory-bandwidth: memory_bandwidth must be > 0, got 0.0``. ``solve()`` checks its keywords itself (with
     mlsysim's messages, in mlsysim's order); nothing downstream checks a record field (a bandwidth of 0 would
-    divide by zero), and a search would leave out every configuration of a keyword out of its range. A keyword
-    whose range ``solve()`` does not check (mlsysim prices a congestion factor of -5 as a negative step time) is
-    checked here for every command: the command line refuses what means nothing."""
+    divide by zero), and a search or a sweep would leave out (mask) every configuration of a value out of its
+    range. A keyword whose range ``solve()`` does not check (mlsysim prices a congestion factor of -5 as a negative
+    step time) is checked here for every command: the command line refuses what means nothing."""
     for k, vs in given.items():
         o = BY_KEYWORD[k]
+        if o.kind == "precision" and keywords:
+            bad = next((v for v in vs if not (isinstance(v, str) and v.lower() in PRECISION_BYTES)), None)
+            if bad is not None:
+                raise UsageError(f"{o.flag}: " + UNSUPPORTED_PRECISION.format(precision=bad))
         r = o.param.range if o.param is not None else None
         if r is None or o.kind not in ("int", "float") or (r.checked and not (o.field or keywords)):
             continue

@@ -62,6 +62,10 @@ def _in_regime(pr: Problem, regime: Regime, v: float, seen: list, notes: List[st
     return _toward_limit(pr, sol, env, exact, v, seen)
 
 
+#: The longest closed form of a root a note prints (a line and a half of a terminal).
+_SHOWN_FORM = 120
+
+
 def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: int,
                  notes: List[str]) -> Requirement:
     """The root ``val`` of the configuration's output in its own regime, with its closed form; for a whole number,
@@ -76,7 +80,9 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
         meet = 1 if (sol.slope(val, env) > 0) == (pr.direction > 0) else -1
         whole, achieved = integer(pr, val, meet, notes)
         if whole is None:
-            root = f"{pr.solve_for} = {val:.6g}" + ("" if r is None else f", {plain(r)}")
+            form = "" if r is None else plain(r)         # a long closed form would fill the screen: its length
+            root = f"{pr.solve_for} = {val:.6g}" + (f", {form}" if len(form) <= _SHOWN_FORM else
+                                                    f" (a closed form of {len(form):,} characters, not shown)")
             # why no whole number runs: the input cannot make any run, or none runs at the root
             why = tuple(notes) if pr.never_runs else (
                 f"the root of this regime is {root}; no schedule a framework runs has a whole number there "
