@@ -680,6 +680,14 @@ def test_a_knobs_neighbour_is_the_next_value_a_framework_runs_and_one_that_none_
         [(4, True), (16, True)]
     assert (d["tp_size"].down.value, d["tp_size"].down.runnable) == (4, True)
     assert "†" not in str(t)
+    # tp 4 runs but does not fit: 94.4 GB an accelerator (solve() at tp 4) against the H100's 80 GiB (85.9 GB); the
+    # table marks the gain it would otherwise recommend (a trial read ZeRO 2's +0.0044 as a gain: it spilled)
+    assert not d["tp_size"].down.fits and d["tp_size"].up.fits and all(s.fits for s in (d["pp_size"].down,
+                                                                                          d["pp_size"].up))
+    text = " ".join(str(t).split())
+    assert "4: -0.0346 §" in text and "§ does not fit in accelerator memory there (its state spills to the host)" \
+        in text
+    assert t.to_dict()["discrete"][1]["previous"]["fits"] is False
     # a configuration that runs no schedule itself (7 microbatches of 32 samples): its nearest neighbours, marked
     # where they run none either (6), the next that runs where it is the nearest (8)
     t = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=7)
@@ -725,7 +733,7 @@ def test_switches_flipped_change_the_output_as_two_solves_do():
                                           "flipped": {"value": 1, "output": on["overlap_comm"],
                                                       "change": on["overlap_comm"] - base,
                                                       "relative": (on["overlap_comm"] - base) / base,
-                                                      "runnable": True}}
+                                                      "runnable": True, "fits": True}}
     text = " ".join(str(t).split())
     assert "recomputation (activation_recomputation) off -0.0502 -19.3%" in text
     # the extended model reads its own switches too; the ones that change nothing here are named on one line

@@ -167,6 +167,7 @@ class Step:
     relative: float
     warnings: Tuple[str, ...] = ()
     runnable: bool = True       # whether a framework runs the schedule there (Arguments.runnable; solve() prices it)
+    fits: bool = True           # whether its state fits in accelerator memory there (solve()'s feasible)
 
 
 @dataclass(frozen=True)
@@ -381,7 +382,7 @@ def switch_sensitivities(table: "Sensitivities") -> Tuple[SwitchRow, ...]:
         except (ValueError, TypeError) as exc:
             rows.append(SwitchRow(name, on, None, str(exc)))
             continue
-        rows.append(SwitchRow(name, on, _step(int(not on), out, base, msgs, moved.runnable)))
+        rows.append(SwitchRow(name, on, _step(int(not on), out, base, msgs, moved)))
     return tuple(rows)
 
 
@@ -413,12 +414,15 @@ def _accepted(a: Arguments, knob, candidates, base, quantity, skipped):
         except (ValueError, TypeError) as exc:
             skipped.append((v, str(exc)))
             continue
-        yield _step(v, out, base, msgs, moved.runnable)
+        yield _step(v, out, base, msgs, moved)
 
 
-def _step(v, out: float, base: float, msgs, runnable: bool) -> Step:
-    """The :class:`Step` to ``out`` from ``base`` at the knob's or switch's value ``v``."""
-    return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, runnable)
+def _step(v, out: float, base: float, msgs, moved: Arguments) -> Step:
+    """The :class:`Step` to ``out`` from ``base`` at the knob's or switch's value ``v`` (the configuration
+    ``moved``: whether a framework runs its schedule, whether it fits in accelerator memory)."""
+    fits = compile_quantities(moved.variant, (OUTPUTS["node_profile.feasible"],), "math").evaluate(moved.values)
+    return Step(v, out, out - base, (out - base) / base if base else float("nan"), msgs, moved.runnable,
+                bool(fits[OUTPUTS["node_profile.feasible"]]))
 
 
 def discrete_sensitivities(table: "Sensitivities") -> Tuple[DiscreteRow, ...]:
@@ -603,7 +607,8 @@ class Sensitivities:
                "unit": notation.entry(self.quantity).unit, "regime": list(self.regime), "rows": rows}
         if discrete and self.context is not None:
             step = (lambda s: None if s is None else {"value": s.value, "output": s.output, "change": s.delta,
-                                                      "relative": s.relative, "runnable": s.runnable})
+                                                      "relative": s.relative, "runnable": s.runnable,
+                                                      "fits": s.fits})
             out["discrete"] = [{"knob": k.knob, "value": k.value, "previous": step(k.down), "next": step(k.up),
                                 "skipped": [[v, why] for v, why in k.skipped]} for k in self.discrete]
             out["switches"] = [{"switch": w.switch, "value": w.value, "flipped": step(w.flipped),

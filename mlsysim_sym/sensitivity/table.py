@@ -188,8 +188,7 @@ def _skipped(k: "DiscreteRow") -> str:
 def _knob_rows(t: "Sensitivities") -> Tuple[List[Tuple[str, ...]], List[str]]:
     out_unit = _out_unit(t)
     relaxed = {r.parameter: r for r in t.relaxed}
-    change = lambda s: "-" if s is None else f"{s.value}: {_delta(s.delta, out_unit)}" \
-        + ("" if s.runnable else " †")  # noqa: E731
+    change = lambda s: "-" if s is None else f"{s.value}: {_delta(s.delta, out_unit)}" + _marks(s)  # noqa: E731
     rows, skipped = [], []
     for k in t.discrete:
         p = by_argument()[k.knob]
@@ -207,6 +206,22 @@ def _knob_kinks(t: "Sensitivities") -> List[str]:
     return [line for r in kinked for line in wrap(
         f"* {parameter_name(r.symbol)}, relaxed, sits at a kink ({r.kink}): {_elastic(r.left.elasticity)} "
         f"below, {_elastic(r.right.elasticity)} above.", "  ")]
+
+
+def _marks(s) -> str:
+    """A neighbour's marks: ``†`` where no framework runs its schedule, ``§`` where it does not fit in memory
+    (``*`` marks a kink, ``‡`` a parameter at the end of its range: the footnotes' order)."""
+    return ("" if s.runnable else " †") + ("" if s.fits else " §")
+
+
+def _mark_notes(steps) -> List[str]:
+    """What the marks of these neighbours mean, for those that carry one."""
+    lines = []
+    if any(not s.runnable for s in steps):
+        lines += wrap(f"† no framework runs the schedule there ({RULES}); priced as solve() prices it", "  ")
+    if any(not s.fits for s in steps):
+        lines += wrap("§ does not fit in accelerator memory there (its state spills to the host)", "  ")
+    return lines
 
 
 def _delta(d, unit: str) -> str:
@@ -234,11 +249,12 @@ def as_text(t: "Sensitivities") -> str:
                              f"quotient, the fleet held fixed", "  ")
         lines += text_table(krows, ("knob", "value", "below: change", "above: change", "relaxed"),
                             indent="  ", align="lrllr", width=WIDTH) + _knob_kinks(t)
-        if any(s is not None and not s.runnable for k in t.discrete for s in (k.down, k.up)):
-            lines += wrap(f"† no framework runs the schedule there ({RULES}); priced as solve() prices it", "  ")
         for s in skipped:
             lines += wrap("skipped " + s, "  ")
         lines += _switch_lines(t, out)
+        # the marks of both tables, explained once below them
+        lines += _mark_notes([s for k in t.discrete for s in (k.down, k.up) if s is not None]
+                             + [w.flipped for w in t.switches if w.flipped is not None])
     return "\n".join(lines)
 
 
@@ -251,7 +267,7 @@ def _switch_lines(t: "Sensitivities", out: str) -> List[str]:
     ranked = sorted((w for w in t.switches if w not in still), key=lambda w: -abs(w.flipped.relative)
                     if w.flipped is not None and math.isfinite(w.flipped.relative) else 0.0)
     rows = [(f"{by_argument()[w.switch].words} ({w.switch})", "on" if w.value else "off",
-             "refused" if w.flipped is None else _delta(w.flipped.delta, unit) + ("" if w.flipped.runnable else " †"),
+             "refused" if w.flipped is None else _delta(w.flipped.delta, unit) + _marks(w.flipped),
              "-" if w.flipped is None else f"{w.flipped.relative:+.1%}") for w in ranked]
     lines = [""] + wrap(f"switches: exact change of {out} with each switch the model reads flipped (re-solved)", "  ")
     lines += text_table(rows, ("switch", "now", "flipped: change", "relative"), indent="  ", align="llrr",
