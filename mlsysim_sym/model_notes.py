@@ -33,6 +33,22 @@ def _experts_unsplit(a: Arguments) -> Optional[str]:
             "splits them (mlsysim's model, fidelity=\"mlsysim\", splits every weight over EP instead)")
 
 
+def _ep_in_mlsysim(a: Arguments) -> Optional[str]:
+    ep = int(a["ep_size"])
+    if a.model.extended or ep <= 1 or not a.workload.is_transformer:
+        return None
+    experts = int(a.workload.experts or 0)          # an architecture card's routed experts (0: none given)
+    if experts and ep <= experts:
+        return None
+    if not experts and a.workload.active_parameters:     # a mixture of experts whose experts the record does not count
+        return None
+    what = (f"{a.workload.name} has {experts} routed experts, fewer than the {ep} ranks" if experts else
+            f"{a.workload.name} is dense (no routed experts)")
+    return (f"ep_size {ep}: {what}; mlsysim's model splits every weight over expert parallelism and prices its "
+            "all-to-all all the same; the extended model (fidelity=\"extended\") lays out experts as frameworks do "
+            "and refuses more ranks than experts")
+
+
 def _kv_whole(a: Arguments) -> Optional[str]:
     if not (a.model.on("context_parallel") and int(a["cp_size"]) > 1 and a.workload.is_transformer):
         return None
@@ -86,7 +102,7 @@ def _zero_held(a: Arguments) -> Optional[str]:
 
 #: The notes, in the order they are printed.
 NOTES: Tuple[Callable[[Arguments], Optional[str]], ...] = (
-    _fp8_in_mlsysim, _experts_unsplit, _kv_whole, _straddling, _zero_held)
+    _fp8_in_mlsysim, _ep_in_mlsysim, _experts_unsplit, _kv_whole, _straddling, _zero_held)
 
 
 def model_notes(a: Optional[Arguments]) -> List[str]:

@@ -79,11 +79,11 @@ def test_no_note_where_the_model_does_not_price_what_it_would_say():
     assert "under a pipeline" not in text
 
 
-def test_mlsysims_model_notes_only_its_fp8_pricing():
+def test_mlsysims_model_notes_its_fp8_pricing_not_the_extended_models_layouts():
     text, _ = _notes("Llama3_70B", "Research_256", dm=DistributedModel(), batch_size=256, tp_size=8, pp_size=4,
                      microbatch_count=8, zero_stage=3, precision="fp8")
     assert text.startswith("note: mlsysim's model prices all of the step's compute at the fp8 peak")
-    assert "ZeRO" not in text and len(NOTES) == 5
+    assert "ZeRO" not in text and len(NOTES) == 6
 
 
 @pytest.mark.parametrize("kw,name,shown", [
@@ -101,3 +101,21 @@ def test_a_switch_given_as_text_is_refused_not_read_as_true(kw, name, shown):
     if name != "is_lora":       # a search's own switches
         with pytest.raises(TypeError, match=message):
             search("Llama3_8B", "Lab_64_H100", 64, tp_size=[1, 8], **kw)
+
+
+def test_mlsysims_model_says_where_its_expert_parallelism_has_no_experts_to_split():
+    # mlsysim's model splits every weight over EP whatever the workload (Llama-3.1-70B at ep 64: its weights an
+    # accelerator holds fall 64-fold beside ep 1, 2 x 70.6e9 / 64 = 2.2 GB) and says so where the workload has no
+    # experts, or fewer than the ranks (Qwen3-30B-A3B's card: 128 routed experts, ep 256); a mixture of experts of
+    # mlsysim's registry (Mixtral_8x7B: active parameters, no expert count) and ep within the experts: no note
+    mlsysim = DistributedModel()
+    text, r = _notes("Llama3_70B", "Research_256", mlsysim, batch_size=256, ep_size=64)
+    assert ("ep_size 64: Llama-3.1-70B is dense (no routed experts); mlsysim's model splits every weight over expert "
+            "parallelism and prices its all-to-all all the same") in text
+    assert r.memory["M_weights"] == pytest.approx(2 * 70.6e9 / 64, rel=1e-2)
+    text, _ = _notes("modern/Qwen3-30B-A3B", H100, mlsysim, batch_size=1024, ep_size=256)
+    assert "ep_size 256: modern/Qwen3-30B-A3B has 128 routed experts, fewer than the 256 ranks" in text
+    for model, ep in (("Mixtral_8x7B", 8), ("modern/Qwen3-30B-A3B", 128)):
+        assert "ep_size" not in _notes(model, H100, mlsysim, batch_size=1024, ep_size=ep)[0]
+    # the extended model says its own (it refuses ep 256 of 128 experts)
+    assert "mlsysim's model splits" not in _notes("Llama3_70B", "Research_256", batch_size=256, ep_size=64)[0]
