@@ -786,3 +786,17 @@ def test_a_rounding_residue_is_no_effect():
     kink = SimpleNamespace(kink="f_strag = 1", left=SimpleNamespace(elasticity=0.0),
                            right=SimpleNamespace(elasticity=-1e-20))
     assert not _moves(kink)
+
+
+def test_nodes_with_no_runnable_count_nearby_move_to_the_next_count_the_split_takes():
+    # 32 nodes of 8 H100s, tp 4 x pp 4 (16 GPUs a replica, so 2 nodes a step), 32 microbatches of a 512-sample
+    # batch: above 32 nodes a replica has fewer samples than microbatches and no count runs a schedule; the neighbour
+    # is 34 nodes (the next count the split takes, priced and marked †), not 33 (refused by the split) and nothing
+    t = sensitivities("modern/Llama-3.1-70B", "modern/H100-SXM-1024", count=32, batch_size=512, seq_len=8192,
+                      precision="bf16", tp_size=4, pp_size=4, microbatch_count=32, v_stages=4, zero_stage=1,
+                      overlap_comm=True)
+    c = t.discrete["count"]
+    assert (c.up.value, c.up.runnable, c.up.fits) == (34, False, True) and c.skipped == ()
+    # 16 nodes run (64 samples a replica) but do not fit: a replica's activations double (45.6 -> 91.3 GB)
+    assert (c.down.value, c.down.runnable, c.down.fits) == (16, True, False)
+    assert "nodes N_nodes                   32  16: +0.000819 §   34: -0.000109 †" in str(t)
