@@ -198,6 +198,18 @@ def _fill(words: List[str], indent: str, width: int) -> List[str]:
     return out
 
 
+def capacity_words(capacity: float) -> str:
+    """An accelerator's memory as its label gives it and in SI units: ``80 GiB = 85.9 GB`` (mlsysim reads the
+    H100's 80 GB as GiB), the SI quantity alone where it is no whole number of GiB.
+
+    >>> capacity_words(80 * 2 ** 30), capacity_words(40e9)
+    ('80 GiB = 85.9 GB', '40 GB')
+    """
+    gib = capacity / 2 ** 30
+    whole = gib >= 1 and float(gib).is_integer()
+    return (f"{gib:.0f} GiB = " if whole else "") + quantity(capacity, "B")
+
+
 def fit_words(memory: float, capacity: Optional[float], fits: bool) -> str:
     """Whether the training state fits in HBM, in words: ``fits``, ``fits, 99 % full`` above 95 % (a framework
     needs some HBM of its own: the CUDA context, communication buffers, fragmentation), ``does not fit``.

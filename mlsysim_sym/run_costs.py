@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Tuple
 import sympy as sp
 
 from . import notation
-from .display import fit_words, html_text, key_values, quantity, wrap
+from .display import capacity_words, fit_words, html_text, key_values, quantity, wrap
 from .model import Variant, build_model
 from .schedules import RULES
 from .symbols import sym
@@ -138,7 +138,7 @@ class TrainingPlan:
                   if self.energy > 0 else "unknown (no TDP)")]
         if self.cost is not None:
             rows.append(("cost C_train", f"${_amount(self.cost)} at ${self.price:g} per GPU-hour"))
-        of = "" if self.capacity is None else f" of {quantity(self.capacity, 'B')} HBM"
+        of = "" if self.capacity is None else f" of {capacity_words(self.capacity)} HBM"
         rows.append(("memory per accelerator M_total",
                      f"{quantity(self.memory, 'B')}{of} ({fit_words(self.memory, self.capacity, self.fits)})"))
         return rows

@@ -26,7 +26,7 @@ from .arguments import (Arguments, check_switches, describe, from_record, given_
                         settable)
 from .checks import FACT_NAMES, FACTS, PLAIN_NUMBERS, RAW, check, check_given, compiled_rules, facts, verdict
 from .compile import compile_quantities, solve_quantities
-from .display import fit_words, html_table, key_values, quantity, wrap
+from .display import capacity_words, fit_words, html_table, key_values, quantity, wrap
 from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, FleetLike, WorkloadLike, as_fleet,
                      as_workload, static_values)
 from .mechanisms import ModelChoice
@@ -252,7 +252,7 @@ class DistributedResult:
             ("throughput", quantity(self.effective_throughput, "1/s") + self._samples_note()),
             ("memory per accelerator", f"{quantity(n.memory_footprint, 'B')}"
                                        + ("" if self.memory_capacity is None else
-                                          f" of {quantity(self.memory_capacity, 'B')} HBM")
+                                          f" of {capacity_words(self.memory_capacity)} HBM")
                                        + f" ({fit_words(n.memory_footprint, self.memory_capacity, n.feasible)})"),
             *((f"  {label}", size) for label, size in self.memory.rows()),
             # the part of the buffers ZeRO-3 holds gathered (fsdp_buffers), where it holds any
