@@ -28,7 +28,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import sympy as sp
@@ -484,12 +484,25 @@ class SweepResult:
                 **({} if self.runnable is None else {"runnable": plain(self.runnable)}),
                 "reason": np.broadcast_to(self.reason, self.shape).tolist()}
 
-    def table(self, output: str = "mfu", limit: int = 200) -> str:
+    def table(self, output: Union[str, Sequence[str]] = "mfu", limit: int = 200) -> str:
         """One output over the grid, for a terminal: a column per configuration of one swept axis, a
         grid for two (rows the first axis), its value for one configuration (nothing swept), the summary
         (``repr``) otherwise or beyond ``limit`` configurations; masked configurations are ``-``, with their
-        reasons below."""
-        x, unit = np.broadcast_to(self[output], self.shape), unit_of(field_named(output))
+        reasons below. Several outputs (a list of names): a column each beside one swept axis, each in the line
+        of one configuration, a grid each for two, the notes once below them.
+
+        >>> r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[4, 8], pp_size=4, microbatch_count=8)
+        >>> print(r.table(["mfu", "step_time"]))
+          tp_size       mfu  step_time
+          4        0.2258 *  3.884 s *
+          8        0.2604    3.369 s
+          * does not fit in accelerator memory (spills to the host)
+        """
+        names = (output,) if isinstance(output, str) else tuple(output)
+        if not names:
+            raise ValueError("table(): name at least one output")
+        output = names[0]
+        x = np.broadcast_to(self[output], self.shape)
         ok = np.broadcast_to(self.valid, self.shape)
         axes = [(k, np.asarray(v)) for k, v in self.axes.items()]
         if len(axes) > 2 or x.size > limit or x.ndim != len(axes):
@@ -502,29 +515,26 @@ class SweepResult:
         # every cell padded to the widest mark, so that the numbers of a right-aligned column stay aligned
         wide = max((len(marked(i)) for i in np.ndindex(self.shape) if ok[i]), default=0)
         mark = lambda i: marked(i).ljust(wide)  # noqa: E731
+        columns = [(n, np.broadcast_to(self[n], self.shape), unit_of(field_named(n))) for n in names]
         if not axes:
-            lines = wrap(f"one configuration (no argument given a list or a range): {output} = "
-                         + (quantity(float(x), unit) + mark(()) if ok else "-"), "")
+            lines = wrap("one configuration (no argument given a list or a range): " + ", ".join(
+                f"{n} = " + (quantity(float(c), unit) + mark(()) if ok else "-") for n, c, unit in columns), "")
         elif len(axes) == 1:
-            cell = lambda i: (quantity(float(x[i]), unit) + mark(i)) if ok[i] else "-"  # noqa: E731
+            cell = lambda c, i: (quantity(float(c[1][i]), c[2]) + mark(i)) if ok[i] else "-"  # noqa: E731
             (name, v), = axes
-            rows = [(_axis_value(name, v[i]), cell((i,))) for i in range(len(v))]
-            lines = text_table(rows, (name, output), indent="  ", width=WIDTH)
-        else:
-            # one unit for the grid, in its title: the cells are bare numbers and the headers carry their units
-            valid = np.abs(x[ok & ~np.isnan(x)]) if np.any(ok) else np.array([])
-            scale, prefix = text_prefix(float(valid.max()) if valid.size else 0.0, unit)
-            shown = (prefix + PREFIXED[unit]) if unit in PREFIXED else written(unit)
-            cell = lambda i: (number(float(x[i]) / scale) + mark(i)) if ok[i] else "-"  # noqa: E731
-            (n0, v0), (n1, v1) = axes
-            rows = [(_axis_value(n0, v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
-            lines = wrap(f"{output}" + (f" in {shown}" if shown else "") + f" by {n0} (rows) and {n1} (columns)")
-            lines += text_table(rows, (n0,) + tuple(_axis_value(n1, a) for a in v1), indent="  ", width=WIDTH)
+            rows = [(_axis_value(name, v[i]),) + tuple(cell(c, (i,)) for c in columns) for i in range(len(v))]
+            lines = text_table(rows, (name,) + names, indent="  ", width=WIDTH)
+        else:                   # a grid each, one below the other
+            lines = []
+            for k, (n, c, unit) in enumerate(columns):
+                lines += [""] * bool(k) + self._grid(n, c, unit, ok, axes, mark)
         if dag:
             lines += wrap(f"† no framework runs this schedule ({RULES}); priced as solve() prices it", "  ")
-        if "precision" in self.axes and len(self.axes["precision"]) > 1 and field_named(output) in _OWN_PEAK:
-            lines += wrap(f"{output} counts each precision against its own peak (fp8's is twice bf16's): it does "
-                          "not rank precisions; throughput or step_time does", "  ")
+        own = [n for n in names if field_named(n) in _OWN_PEAK]
+        if "precision" in self.axes and len(self.axes["precision"]) > 1 and own:
+            lines += wrap(f"{' and '.join(own)} {'count' if len(own) > 1 else 'counts'} each precision against its "
+                          "own peak (fp8's is twice bf16's): it does not rank precisions; throughput or step_time "
+                          "does", "  ")
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):
@@ -535,6 +545,18 @@ class SweepResult:
             lines.append("  masked configurations (how many, and the first one's reason):")
             lines += [line for count, text in examples for line in wrap(f"{count:,} x {text}", "    ")]
         return "\n".join(line.rstrip() for line in lines)
+
+    @staticmethod
+    def _grid(output: str, x: np.ndarray, unit: str, ok: np.ndarray, axes, mark) -> List[str]:
+        """One output over two swept axes, its unit in the title (the cells bare numbers, the headers with units)."""
+        valid = np.abs(x[ok & ~np.isnan(x)]) if np.any(ok) else np.array([])
+        scale, prefix = text_prefix(float(valid.max()) if valid.size else 0.0, unit)
+        shown = (prefix + PREFIXED[unit]) if unit in PREFIXED else written(unit)
+        cell = lambda i: (number(float(x[i]) / scale) + mark(i)) if ok[i] else "-"  # noqa: E731
+        (n0, v0), (n1, v1) = axes
+        rows = [(_axis_value(n0, v0[i]),) + tuple(cell((i, j)) for j in range(len(v1))) for i in range(len(v0))]
+        lines = wrap(f"{output}" + (f" in {shown}" if shown else "") + f" by {n0} (rows) and {n1} (columns)")
+        return lines + text_table(rows, (n0,) + tuple(_axis_value(n1, a) for a in v1), indent="  ", width=WIDTH)
 
     def plot(self, path=None, output: str = "mfu", ax=None):
         """A line chart of ``output`` (one swept argument) or a heatmap (two), masked configurations

@@ -556,6 +556,28 @@ def test_a_sweep_of_one_configuration_gives_its_value_not_a_summary():
     assert out.splitlines()[-1] == "  this configuration does not fit in accelerator memory (it spills to the host)"
 
 
+def test_a_sweep_prints_several_outputs_a_column_or_a_grid_each():
+    # the bundled example at tp 2, 4, 8: MFU and step time as solve() prices them (tp 8: 0.2604 and 3.369 s; tp 4:
+    # 0.2258 and 3.884 s), memory too (tp 2 and 4 spill: 165.2 and 94.4 GB an accelerator over its 85.9 GB)
+    _, out, _ = run("sweep", "--tp", "2,4,8", "--output", "mfu,step_time,memory")
+    assert out.splitlines()[2:] == ["  tp_size       mfu  step_time      memory",
+                                    "  2        0.1686 *  5.202 s *  165.2 GB *",
+                                    "  4        0.2258 *  3.884 s *   94.4 GB *",
+                                    "  8        0.2604    3.369 s    59.41 GB",
+                                    "  * does not fit in accelerator memory (spills to the host)"]
+    # two swept options: a grid each, the note once below them; one configuration: one line
+    _, out, _ = run("sweep", "--tp", "4,8", "--pp", "2,4", "--output", "mfu,step_time")
+    lines = out.splitlines()
+    assert "  mfu by tp_size (rows) and pp_size (columns)" in lines and \
+        "  step_time in s by tp_size (rows) and pp_size (columns)" in lines
+    assert lines.count("  * does not fit in accelerator memory (spills to the host)") == 1
+    _, out, _ = run("sweep", "--output", "mfu, step_time")
+    assert out.splitlines()[-2:] == ["one configuration (no argument given a list or a range): mfu = 0.2604,",
+                                     "  step_time = 3.369 s"]
+    assert refused("sweep", "--output", "mfu,nope").startswith("--output: no output 'nope'; outputs: ")
+    assert refused("sweep", "--output", "mfu,") == "--output: a name or a list of names (mfu,step_time), got 'mfu,'"
+
+
 def test_search_takes_one_batch_and_its_help_says_so():
     _, out, _ = run("search", "--help")
     assert "[--batch-size INT]" in out and "[--tp LIST]" in out and "[--precision NAME,...]" in out

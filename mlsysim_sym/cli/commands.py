@@ -118,21 +118,44 @@ def cmd_sweep(args) -> int:
         raise UsageError(f"--plot: a chart shows one or two swept options (a line, a heatmap); this sweep has "
                          f"{len(swept)}" + (f" ({', '.join(swept)}): give all but one or two of them one value"
                                             if swept else ": give one option a list (--tp 1,2,4,8)"))
+    names = [n.strip() for n in args.output.split(",")]
+    if not all(names):
+        raise UsageError(f"--output: a name or a list of names (mfu,step_time), got {args.output!r}")
     with about(args, listed):
         r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s))
-        try:        # a field, or the alias, quantity or printed symbol of one (step_time, memory, T_dp, M_total)
-            r[args.output]
-        except KeyError:
-            # an output the sweep leaves out by default (the extended model's own fields, T_ep_exposed ...)
+        # a field, or the alias, quantity or printed symbol of one (step_time, memory, T_dp, M_total); an output the
+        # sweep leaves out by default (the extended model's own fields, T_ep_exposed ...) is priced again with it
+        missing = [n for n in names if not _has(r, n)]
+        if missing:
             try:
-                r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s), outputs=(*r.values, args.output))
+                r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s), outputs=(*r.values, *missing))
             except (KeyError, ValueError):
-                raise UsageError(f"--output: no output {args.output!r}; outputs: {', '.join(r.values)}, or a "
+                bad = next(n for n in missing if not _priced(s, n))
+                raise UsageError(f"--output: no output {bad!r}; outputs: {', '.join(r.values)}, or a "
                                  f"quantity of the model ('mlsysim-sym equations' lists them)") from None
         _refuse_all_masked(r, listed, getattr(args, "example_origin", {}))
-        _plot(r, args.plot, output=args.output)
-        _emit(args, s, r, lambda: r.table(args.output))
+        _plot(r, args.plot, output=names[0])
+        _emit(args, s, r, lambda: r.table(names))
     return 0
+
+
+def _has(r, name: str) -> bool:
+    try:
+        r[name]
+        return True
+    except KeyError:
+        return False
+
+
+def _priced(s: Setup, name: str) -> bool:
+    """Whether a sweep of the setup's one configuration gives ``name`` (an output the command line names)."""
+    from ..sweeps import sweep
+    one = {k: (v[0] if isinstance(v, list) else v) for k, v in s.kwargs.items()}
+    try:
+        sweep(s.model, s.fleet, **one, **model_kwargs(s), outputs=(name,))
+        return True
+    except (KeyError, ValueError):
+        return False
 
 
 def _refuse_all_masked(r, given, example=None) -> None:

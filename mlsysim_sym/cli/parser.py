@@ -192,8 +192,9 @@ def parser() -> argparse.ArgumentParser:
                 plot="save a stacked bar of the step-time terms")
     c = command("sweep", "price every combination of the listed values (--tp 1,2,4,8 --batch-size 256:4096:256)",
                 many=True, plot="save a line chart (one swept option) or a heatmap (two)")
-    c.add_argument("--output", default="mfu", help="the output to tabulate and plot (default mfu; e.g. "
-                   "step_latency_total, memory, or any quantity 'equations' lists: T_sync, M_gradients)")
+    c.add_argument("--output", default="mfu", help="the outputs to tabulate, a column each (default mfu; e.g. "
+                   "mfu,step_time,memory, or any quantity 'equations' lists: T_sync, M_gradients); --plot draws "
+                   "the first")
     c = command("search", "rank every runnable parallel split and schedule of the fleet", many=True,
                 one=("batch_size",))      # every configuration is ranked at one batch
     c.add_argument("--objective", default=None, choices=("mfu", "throughput", "step_time"),
