@@ -366,17 +366,21 @@ def _data() -> dict:
     return {"workloads": wl, "fleets": fl, "constants": constants}
 
 
-#: The equations the page shows, each quantity's definition in the book's notation.
-EQUATIONS = ("T_sync", "T_step", "T_node", "T_compute", "T_memory", "T_dp_exposed", "T_dp", "T_tp", "T_ep",
-             "T_bubble", "M_acc", "mfu")
+#: The equations the page shows besides the step's terms (the breakdown's rows, whatever the model): the step, and
+#: what the terms are made of; each quantity's definition in the book's notation.
+EQUATIONS = ("T_sync", "T_step")
+INSIDE_TERMS = ("T_compute", "T_memory", "T_perm", "T_dp", "T_tp", "T_ep", "M_acc", "mfu")
 
 
 def _equations(v: Variant) -> list:
-    """``[[quantity, LaTeX], ...]``: each quantity's definition; a named cost term also shows its formula."""
+    """``[[quantity, LaTeX], ...]``: each quantity's definition, the step's terms in the breakdown's order (the
+    extended model's CP exchange, sends and optimizer update too); a named cost term also shows its formula."""
     from mlsysim_sym.printing import latex
+    from mlsysim_sym.solver import _layout
     m = build_model(v)
     out = []
-    for n in EQUATIONS:
+    terms = tuple(n for n, _ in _layout(v)[0])
+    for n in dict.fromkeys(EQUATIONS + terms + INSIDE_TERMS):
         if n not in m:
             continue
         d = m.definition(n)
@@ -395,6 +399,16 @@ def _elasticities(v: Variant, key: str, args) -> Tuple[str, List[str]]:
     names = [(n, x) for n, x in CONTINUOUS.items() if x in e.free_symbols]
     exprs = [numeric_form(sp.diff(e, x) * x / e) for _, x in names]
     return js_function(f"elasticities_{key}", args, exprs), [n for n, _ in names]
+
+
+def _about() -> dict:
+    """The start of a message that names no keyword -> the page's fields it is about (the command line's table,
+    ``mlsysim_sym.cli.errors._ABOUT``, its options read as the keywords they set)."""
+    from mlsysim_sym.cli.errors import _ABOUT
+    from mlsysim_sym.cli.options import OPTIONS
+    by_flag = {o.flag: o.keyword for o in OPTIONS} | {"--fidelity": "fidelity"}
+    return {start: [by_flag[f] for f in flags.split("/")] for start, flags in _ABOUT.items()
+            if all(f in by_flag for f in flags.split("/"))}
 
 
 def render_module() -> str:
@@ -462,6 +476,7 @@ def render_module() -> str:
             + f"const FACT_NAMES = {json.dumps(list(FACT_NAMES))};\n"
             + f"const SIGNATURE = {json.dumps(signature)};\n"
             + f"const NAMES = {json.dumps(names)};\n"
+            + f"const ABOUT = {json.dumps(_about(), sort_keys=True)};\n"
             + f"const VARIANT_FUNCTIONS = {{\n{fns}\n}};\n"
             + f"const RULE_FUNCTIONS = {{{', '.join(rule_fns)}}};\n\n" + template)
 

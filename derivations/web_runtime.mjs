@@ -682,7 +682,7 @@ function prepare(model, fleet, kwargs, checked = true) {
     });
   }
   const outArgs = meta.out_args.map((a) => (a in lowered ? lowered[a] : a in values ? values[a] : NaN));
-  return { outArgs, meta, fns, given, lowered, warnings, variant };
+  return { outArgs, meta, fns, given, lowered, warnings, variant, capacity: values.memory_capacity };
 }
 
 // checks._beyond: an integer argument beyond the float range, named
@@ -711,7 +711,7 @@ function evaluate(fn, args) {
     .map((x) => (x instanceof Wide ? wideFloat(x) : x));
 }
 
-function result({ outArgs, meta, fns, given, warnings }) {
+function result({ outArgs, meta, fns, given, warnings, capacity }) {
   const out = evaluate(fns.outputs, outArgs);
   // solver._result: the outputs as floats (an int beyond the float range raises there), dp as an int
   const v = Object.fromEntries(OUTPUT_NAMES.map((n, i) => [n, out[i]]));
@@ -747,5 +747,6 @@ function result({ outArgs, meta, fns, given, warnings }) {
   const extended = meta.extended === null ? null : Object.fromEntries(meta.extended.map(([n, i]) => [n, float(out[i])]));
   return {
     node_profile: node, ...fl, parallelism, mfu, warnings, terms, ...(extended ? { extended } : {}),
+    memory_capacity: float(capacity),     // the HBM the memory is held against (DistributedResult.memory_capacity)
   };
 }

@@ -130,6 +130,7 @@ def compare_all(configs, got) -> int:
                 a, b = ours[name], j[name]
             assert _close(a, b), (model, fleet, kw, name, a, b)
         assert j["node_profile"]["bottleneck"] == r.node_profile.bottleneck
+        assert j["memory_capacity"] == ours["memory_capacity"]      # the HBM the page holds the memory against
         assert j["parallelism"] == r.parallelism
         if r.extended is not None:          # the extended model's own terms
             assert set(j["extended"]) == set(r.extended)

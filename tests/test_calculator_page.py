@@ -39,6 +39,19 @@ def _python(**kw):
 FIRST = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
 
 
+def words(keyword: str) -> str:
+    """A field as the page names it in an error: its words and symbol (the parameter table's), else its name."""
+    from derivations.web import PARAMS_BY_ARGUMENT
+    p = PARAMS_BY_ARGUMENT.get(keyword)
+    return f"{p.words} {p.text}" if p else keyword
+
+
+def shown(problem: str) -> str:
+    """``keyword: what`` as the page shows it: the keyword in the page's words."""
+    keyword, _, rest = problem.partition(": ")
+    return f"{words(keyword)}: {rest}"
+
+
 def test_the_page_opens_from_file_with_no_network_and_shows_pythons_numbers(page, tmp_path):
     r = _python(**FIRST)
     assert page.inner_text("#out-mfu") == f"{r.mfu:.4f}"
@@ -80,7 +93,11 @@ def test_an_invalid_split_shows_solves_message(page):
     page.dispatch_event("#in-tp_size", "input")
     with pytest.raises(ValueError) as e:
         _python(**{**FIRST, "tp_size": 3})
-    assert page.inner_text("#error") == f"ValueError: {e.value}"
+    # the message names the fields it is about in the page's words, and marks them
+    assert page.inner_text("#error") == f"ValueError: {' / '.join(map(words, ('tp_size', 'pp_size', 'ep_size')))}: " \
+        f"{e.value}"
+    assert page.evaluate("[...document.querySelectorAll('#controls .bad')].map((e) => e.name)") == \
+        ["tp_size", "pp_size", "ep_size"]
     assert page.is_hidden("#result")
     page.fill("#in-tp_size", "8")
     page.dispatch_event("#in-tp_size", "input")
@@ -223,8 +240,8 @@ def test_text_the_browser_cannot_read_as_a_number_is_refused_not_priced_as_the_d
     for text in ("1e400", "1e"):
         page.fill("#in-tp_size", "")
         page.type("#in-tp_size", text)
-        assert page.inner_text("#error") == ("ValueError: tp_size: not a finite number; empty the field for "
-                                             "solve()'s default"), text
+        assert page.inner_text("#error") == ("ValueError: " + shown("tp_size: not a finite number; empty the field for "
+                                                                   "solve()'s default")), text
         assert page.is_hidden("#result")
     page.fill("#in-tp_size", "8")
     page.dispatch_event("#in-tp_size", "input")
@@ -246,9 +263,62 @@ def test_a_link_holding_a_value_the_page_cannot_show_says_so(page, given, proble
     page.goto("about:blank")
     page.goto(link)
     page.wait_for_function("window.calculatorReady === true")
-    assert page.inner_text("#error") == "ValueError: " + problem
+    assert page.inner_text("#error") == "ValueError: " + shown(problem)
     assert page.is_hidden("#result") and page.evaluate("location.href") == link     # the link stays as it was
     # editing the form prices what it shows
     page.fill("#in-batch_size", "512")
     page.dispatch_event("#in-batch_size", "input")
     assert page.is_visible("#result") and page.errors == []
+
+
+def _open(page, hash_=""):
+    page.goto("about:blank")
+    page.goto(PAGE.as_uri() + hash_)
+    page.wait_for_function("window.calculatorReady === true")
+
+
+def _set(page, name, value):
+    page.fill(f"#in-{name}", value)
+    page.dispatch_event(f"#in-{name}", "input")
+
+
+def test_what_a_trial_found_the_page_leaving_unsaid_it_says(page):
+    # the memory against the accelerator's HBM, as the command line prints it (80 GiB = 85.9 GB; 59.41 GB fits)
+    _open(page)
+    r = _python(**FIRST)
+    assert page.inner_text("#headline").count("of 80 GiB = 85.90 GB HBM: fits") == 1
+    assert r.node_profile.feasible and r.memory_capacity == 80 * 2 ** 30
+    # a batch of 10 over 8 replicas: mlsysim prices 8 samples a step (throughput 8 / step time), and says so
+    _set(page, "batch_size", "10")
+    assert "8 a step, not the batch 10" in page.inner_text("#headline")
+    # a count is a whole number, as the command line reads it (solve() prices 2.5 as mlsysim does)
+    _set(page, "batch_size", "2.5")
+    assert page.inner_text("#error") == f"ValueError: {words('batch_size')}: expected a whole number, got 2.5"
+    assert page.evaluate("[...document.querySelectorAll('#controls .bad')].map((e) => e.name)") == ["batch_size"]
+    # mlsysim's message names n_microbatches: the page names its field
+    _set(page, "batch_size", "256")
+    _set(page, "microbatch_count", "0")
+    assert page.inner_text("#error") == f"ValueError: {words('microbatch_count')}: n_microbatches must be >= 1, got 0"
+    # a step beyond a billion seconds in seconds with an exponent (it printed 2.619 Ps): congestion 1e12 stretches
+    # the DP all-reduce (1.5 s at congestion 1) a trillion-fold
+    _set(page, "microbatch_count", "8")
+    _set(page, "congestion_factor", "1e12")
+    step = page.inner_text("#out-step")
+    assert re.fullmatch(r"\d\.\d{3}e\+\d+ s", step), step
+    assert float(step.split()[0]) == pytest.approx(_python(**FIRST, congestion_factor=1e12).step_latency_total,
+                                                   rel=1e-3)
+    # a link that names no model or fleet takes the page's example's (it said "unknown workload 'undefined'")
+    _open(page, "#tp_size=8&pp_size=4&microbatch_count=8&batch_size=256")
+    assert page.is_visible("#result") and page.inner_text("#out-mfu") == f"{r.mfu:.4f}"
+    # a keyword only the extended model reads, in a link of mlsysim's model, is named (it was dropped unsaid)
+    _open(page, "#model=Llama3_70B&fleet=Research_256&batch_size=256&cp_size=2")
+    assert page.inner_text("#error") == (f"ValueError: {words('cp_size')}: cp_size=2 is an argument of the extended "
+                                         "model (mlsysim 0.3.0's has none); add fidelity=extended")
+    # the extended model's equations define every term of its breakdown (T_CP, T_P2P, T_update, the exposed ones)
+    _open(page, "#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8"
+                "&cp_size=2&fidelity=extended")
+    shown_terms = page.evaluate("[...document.querySelectorAll('#breakdown td[id^=term-]')].map((e) => e.id.slice(5))")
+    defined = page.evaluate("window.mlsysim.equations('Llama3_70B', 'Research_256', {fidelity: 'extended'})"
+                            ".map(([n]) => n)")
+    assert {"T_cp", "T_p2p", "T_opt", "T_tp_exposed", "T_ep_exposed"} <= set(shown_terms) <= set(defined)
+    assert page.errors == [] and page.outside == []
