@@ -361,7 +361,7 @@ _QUANTITIES += (
      "2 (each stage keeps its weights gathered), at most 1 with several microbatches (and its gradients "
      "unreduced), else the ZeRO stage"),
     ("M_etp", rf"M_{{{T}{{ETP}}}}", None, "B",
-     "bytes of routed tokens one rank's expert tensor-parallel group gathers (its N_ETP ranks' routed tokens)"),
+     "bytes of routed tokens one rank's expert tensor-parallel group gathers (the routed tokens of all its ranks)"),
     ("T_ep_layer", rf"T_{{{T}{{EP,layer}}}}", None, "s",
      "one MoE layer's all-to-alls and expert tensor-parallel gathers of one step, before congestion"),
     ("T_att", rf"T_{{{T}{{att}}}}", None, "s", "attention compute of one step on one accelerator"),
