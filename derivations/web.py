@@ -366,9 +366,9 @@ def _data() -> dict:
     return {"workloads": wl, "fleets": fl, "constants": constants}
 
 
-#: The equations the page shows besides the step's terms (the breakdown's rows, whatever the model): the step, and
-#: what the terms are made of; each quantity's definition in the book's notation.
+#: The equations the page shows before the step's terms (the breakdown's rows, whatever the model): the step.
 EQUATIONS = ("T_sync", "T_step")
+#: And after them: what the terms are made of, the memory and the MFU (each where the model has it).
 INSIDE_TERMS = ("T_compute", "T_memory", "T_perm", "T_dp", "T_tp", "T_ep", "M_acc", "mfu")
 
 
@@ -376,11 +376,9 @@ def _equations(v: Variant) -> list:
     """``[[quantity, LaTeX], ...]``: each quantity's definition, the step's terms in the breakdown's order (the
     extended model's CP exchange, sends and optimizer update too); a named cost term also shows its formula."""
     from mlsysim_sym.printing import latex
-    from mlsysim_sym.solver import _layout
     m = build_model(v)
     out = []
-    terms = tuple(n for n, _ in _layout(v)[0])
-    for n in dict.fromkeys(EQUATIONS + terms + INSIDE_TERMS):
+    for n in dict.fromkeys(EQUATIONS + m.step_terms + INSIDE_TERMS):
         if n not in m:
             continue
         d = m.definition(n)

@@ -35,18 +35,20 @@ def _experts_unsplit(a: Arguments) -> Optional[str]:
 
 def _ep_in_mlsysim(a: Arguments) -> Optional[str]:
     ep = int(a["ep_size"])
-    if a.model.extended or ep <= 1 or not a.workload.is_transformer:
+    if a.model.extended or ep <= 1:
         return None
     experts = int(a.workload.experts or 0)          # an architecture card's routed experts (0: none given)
-    if experts and ep <= experts:
+    if experts and experts % ep == 0:
         return None
     if not experts and a.workload.active_parameters:     # a mixture of experts whose experts the record does not count
         return None
-    what = (f"{a.workload.name} has {experts} routed experts, fewer than the {ep} ranks" if experts else
-            f"{a.workload.name} is dense (no routed experts)")
-    return (f"ep_size {ep}: {what}; mlsysim's model splits every weight over expert parallelism and prices its "
-            "all-to-all all the same; the extended model (fidelity=\"extended\") lays out experts as frameworks do "
-            "and refuses more ranks than experts")
+    if not experts:
+        return (f"ep_size {ep}: {a.workload.name} is dense (no routed experts); mlsysim's model splits every weight "
+                "over expert parallelism and prices its all-to-all all the same (the extended model, "
+                "fidelity=\"extended\", splits none of a dense model's weights over EP)")
+    return (f"ep_size {ep}: the {experts} routed experts of {a.workload.name} do not split evenly over {ep} ranks; "
+            "mlsysim's model splits every weight over expert parallelism all the same (the extended model, "
+            "fidelity=\"extended\", refuses an ep_size that does not divide the routed experts)")
 
 
 def _kv_whole(a: Arguments) -> Optional[str]:

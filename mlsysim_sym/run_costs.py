@@ -139,8 +139,9 @@ class TrainingPlan:
         if self.cost is not None:
             rows.append(("cost C_train", f"${_amount(self.cost)} at ${self.price:g} per GPU-hour"))
         of = "" if self.capacity is None else f" of {capacity_words(self.capacity)} HBM"
-        rows.append(("memory per accelerator M_total",
-                     f"{quantity(self.memory, 'B')}{of} ({fit_words(self.memory, self.capacity, self.fits)})"))
+        # whether it fits on a row of its own: beside the capacity it passed 80 columns ("fits, 97 % full")
+        rows += [("memory per accelerator M_total", f"{quantity(self.memory, 'B')}{of}"),
+                 ("  in HBM", fit_words(self.memory, self.capacity, self.fits))]
         return rows
 
     def _uneven(self):

@@ -498,7 +498,7 @@ class SweepResult:
           8        0.2604    3.369 s
           * does not fit in accelerator memory (spills to the host)
         """
-        names = (output,) if isinstance(output, str) else tuple(output)
+        names = (output,) if isinstance(output, str) else tuple(dict.fromkeys(output))      # each output once
         if not names:
             raise ValueError("table(): name at least one output")
         output = names[0]
@@ -533,8 +533,8 @@ class SweepResult:
         own = [n for n in names if field_named(n) in _OWN_PEAK]
         if "precision" in self.axes and len(self.axes["precision"]) > 1 and own:
             lines += wrap(f"{' and '.join(own)} {'count' if len(own) > 1 else 'counts'} each precision against its "
-                          "own peak (fp8's is twice bf16's): it does not rank precisions; throughput or step_time "
-                          "does", "  ")
+                          f"own peak (fp8's is twice bf16's): {'they do' if len(own) > 1 else 'it does'} not rank "
+                          "precisions; throughput or step_time does", "  ")
         if star:
             lines.append("  * does not fit in accelerator memory (spills to the host)")
         elif np.any(ok) and not np.any(fits[ok]):
@@ -679,7 +679,8 @@ def sweep(model, fleet, *, grid: bool = True, outputs: Optional[Sequence[str]] =
         Any ``solve()`` keyword or workload/hardware field (``fabric_bandwidth``, ``memory_capacity``,
         ``peak_flops``, ... see :func:`arguments`), scalar or array-like; ``precision`` may be a list of strings;
         ``fidelity="extended"`` and ``without=`` choose the model. A bad value (``tp_size=0``, ``10**30``, NaN)
-        is masked with ``solve()``'s message, alone or in an array; a kind of value a sweep cannot read (a string
+        is masked with ``solve()``'s message, alone or in an array (the command line refuses a listed value no
+        configuration can take, ``--tp 0,8``: a person typed it); a kind of value a sweep cannot read (a string
         where a number is meant, ``None``, a complex number, a generator, a set, a dict, a ragged list, a
         matrix) is a ``TypeError`` naming the argument (:func:`read_arguments`).
     max_memory

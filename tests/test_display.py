@@ -79,8 +79,8 @@ def test_a_result_prints_its_configuration_and_its_numbers_with_units():
     assert head.startswith("DistributedResult of Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, "
                            "tp 8, pp 4, m 8, fp16:")
     # the memory against the H100's 80 GiB of HBM, 85.9 GB in the decimal units it prints in
-    for piece in ("step time T_step", "3.369 s", "compute-bound", "59.41 GB of 80 GiB = 85.9 GB HBM (fits)", "MFU fleet / node",
-                  "samples/s", "dp 8, tp 8, pp 4, ep 1"):
+    for piece in ("step time T_step", "3.369 s", "compute-bound", "59.41 GB of 80 GiB = 85.9 GB HBM (fits)",
+                  "MFU fleet / node", "samples/s", "dp 8, tp 8, pp 4, ep 1"):
         assert piece in text, piece
     assert _fits(text)
     assert "<table>" in r._repr_html_() and "3.369 s" in r._repr_html_()

@@ -113,9 +113,16 @@ def test_mlsysims_model_says_where_its_expert_parallelism_has_no_experts_to_spli
     assert ("ep_size 64: Llama-3.1-70B is dense (no routed experts); mlsysim's model splits every weight over expert "
             "parallelism and prices its all-to-all all the same") in text
     assert r.memory["M_weights"] == pytest.approx(2 * 70.6e9 / 64, rel=1e-2)
-    text, _ = _notes("modern/Qwen3-30B-A3B", H100, mlsysim, batch_size=1024, ep_size=256)
-    assert "ep_size 256: modern/Qwen3-30B-A3B has 128 routed experts, fewer than the 256 ranks" in text
+    assert "the extended model, fidelity=\"extended\", splits none of a dense model's weights over EP" in text
+    # a workload other than a transformer is dense too (ResNet-50 at ep 2)
+    assert "ep_size 2: ResNet-50 is dense" in _notes("ResNet50", "Research_256", mlsysim, batch_size=256, ep_size=2)[0]
+    for ep in (256, 512):       # more ranks than experts (which the extended model refuses: they do not divide them)
+        text, _ = _notes("modern/Qwen3-30B-A3B", H100, mlsysim, batch_size=1024, ep_size=ep)
+        assert f"ep_size {ep}: the 128 routed experts of modern/Qwen3-30B-A3B do not split evenly over {ep} ranks" \
+            in text
+        with pytest.raises(ValueError, match=f"ep_size \\({ep}\\) must divide the routed experts"):
+            EXT.solve("modern/Qwen3-30B-A3B", H100, batch_size=1024, ep_size=ep)
     for model, ep in (("Mixtral_8x7B", 8), ("modern/Qwen3-30B-A3B", 128)):
         assert "ep_size" not in _notes(model, H100, mlsysim, batch_size=1024, ep_size=ep)[0]
-    # the extended model says its own (it refuses ep 256 of 128 experts)
+    # the extended model says its own
     assert "mlsysim's model splits" not in _notes("Llama3_70B", "Research_256", batch_size=256, ep_size=64)[0]

@@ -14,6 +14,7 @@ import sympy as sp
 
 from mlsysim_sym import DistributedModel, build_model, required, sweep, sym
 from mlsysim_sym.requirements import TARGET
+from mlsysim_sym.requirements.answer import plain
 from mlsysim_sym.arguments import arguments
 from mlsysim_sym.sensitivity.point import _solve_output, quantity_name
 from derivations import registry  # noqa: E402
@@ -69,6 +70,13 @@ def test_a_long_closed_form_of_an_unreachable_root_is_not_printed():
     assert not r.reachable and r.limit[1] == pytest.approx(15.3309, rel=1e-5)
     assert "the root of this regime is count = 49.1545 (a closed form of 1,321 characters, not shown);" in r.notes[0]
     assert max(map(len, str(r).splitlines())) <= 80
+    # reachable (30 s): the answer's closed form is as long, counted on the screen and whole in the JSON and LaTeX
+    r = required("step_time", 30.0, "count", "modern/Llama-3.1-70B", "modern/H100-SXM-1024", count=32,
+                 batch_size=512, seq_len=8192, precision="bf16", tp_size=4, pp_size=4, microbatch_count=32,
+                 v_stages=4, zero_stage=1, overlap_comm=True)
+    n = len(plain(r.expression))
+    assert r.reachable and n > 1000 and f"closed form (y = target): {n:,} characters, not shown" in str(r)
+    assert len(str(r).splitlines()) < 15 and sp.sympify(r.to_dict()["expression"]) != 0
 
 
 def test_a_whole_number_answer_is_a_schedule_a_framework_runs():

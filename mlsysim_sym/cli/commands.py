@@ -118,7 +118,7 @@ def cmd_sweep(args) -> int:
         raise UsageError(f"--plot: a chart shows one or two swept options (a line, a heatmap); this sweep has "
                          f"{len(swept)}" + (f" ({', '.join(swept)}): give all but one or two of them one value"
                                             if swept else ": give one option a list (--tp 1,2,4,8)"))
-    names = [n.strip() for n in args.output.split(",")]
+    names = list(dict.fromkeys(n.strip() for n in args.output.split(",")))     # each output once
     if not all(names):
         raise UsageError(f"--output: a name or a list of names (mfu,step_time), got {args.output!r}")
     with about(args, listed):
@@ -130,7 +130,7 @@ def cmd_sweep(args) -> int:
             try:
                 r = sweep(s.model, s.fleet, **s.kwargs, **model_kwargs(s), outputs=(*r.values, *missing))
             except (KeyError, ValueError):
-                bad = next(n for n in missing if not _priced(s, n))
+                bad = next((n for n in missing if not _priced(s, n)), missing[0])
                 raise UsageError(f"--output: no output {bad!r}; outputs: {', '.join(r.values)}, or a "
                                  f"quantity of the model ('mlsysim-sym equations' lists them)") from None
         _refuse_all_masked(r, listed, getattr(args, "example_origin", {}))

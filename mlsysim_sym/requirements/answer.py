@@ -128,7 +128,11 @@ class Requirement:
                             + (f" gives {self.output} = {out(self.achieved)}" if self.achieved is not None else ""),
                             "  ")
         # (an answer that keeps the configuration's value needs none: its note says why)
-        lines += wrap(f"closed form (y = target): {p.text} = {plain(self.expression)}", "  ") \
+        form = "" if self.expression is None else plain(self.expression)
+        # a closed form of more than a line and a half is in to_dict()'s expression and latex(), not on the screen
+        lines += wrap(f"closed form (y = target): {p.text} = {form}" if len(form) <= SHOWN_FORM else
+                      f"closed form (y = target): {len(form):,} characters, not shown (to_dict()['expression'], "
+                      "latex(), or --json)", "  ") \
             if self.expression is not None else [] if self.value == self.current else ["  (no closed form)"]
         if self.regimes > 1:
             lines.append(f"  (the root lies {self.regimes - 1} regime change(s) away from the configuration)")
@@ -136,6 +140,10 @@ class Requirement:
             lines += wrap("holds while " + ", ".join(plain(c) for c in self.conditions), "  ")
         lines += [line for n in self.notes for line in wrap(f"note: {n}", "  ")]
         return "\n".join(lines)
+
+
+#: The longest closed form the text prints (a line and a half of a terminal); a longer one is counted, not shown.
+SHOWN_FORM = 120
 
 
 def output_unit(output) -> str:

@@ -12,7 +12,7 @@ import sympy as sp
 
 from ..schedules import RULES
 from ..symbols import Kind
-from .answer import Requirement, plain
+from .answer import SHOWN_FORM, Requirement, plain
 from .problem import Problem
 from .regime import Regime, Solution
 from .whole import LAYOUT, _output, at_configuration, best_valid, exhaustive, integer, layout_answer, \
@@ -62,10 +62,6 @@ def _in_regime(pr: Problem, regime: Regime, v: float, seen: list, notes: List[st
     return _toward_limit(pr, sol, env, exact, v, seen)
 
 
-#: The longest closed form of a root a note prints (a line and a half of a terminal).
-_SHOWN_FORM = 120
-
-
 def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: int,
                  notes: List[str]) -> Requirement:
     """The root ``val`` of the configuration's output in its own regime, with its closed form; for a whole number,
@@ -81,7 +77,7 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
         whole, achieved = integer(pr, val, meet, notes)
         if whole is None:
             form = "" if r is None else plain(r)         # a long closed form would fill the screen: its length
-            root = f"{pr.solve_for} = {val:.6g}" + (f", {form}" if len(form) <= _SHOWN_FORM else
+            root = f"{pr.solve_for} = {val:.6g}" + (f", {form}" if len(form) <= SHOWN_FORM else
                                                     f" (a closed form of {len(form):,} characters, not shown)")
             # why no whole number runs: the input cannot make any run, or none runs at the root
             why = tuple(notes) if pr.never_runs else (

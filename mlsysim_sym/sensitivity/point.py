@@ -329,7 +329,7 @@ def _candidates(a: Arguments, knob: str, k) -> Tuple[List[int], List[int]]:
         if a.runnable:
             up, down = ([v for v in vs if a.replace(count=v).runnable][:_TRIES] for vs in (up, down))
         # where no count nearby runs a schedule: the next count the split takes (priced, marked as running none)
-        return _then(up, k + step), _then(down, k - step if k > step else k - 1)
+        return _then(up, k + step), (_then(down, k - step) if k > step else down)
     if knob in SCHEDULE_KNOBS:
         # a schedule knob: on to the nearest values a framework runs (m 16 -> 32, not 17; a batch of 1024 over 512
         # replicas -> 512 and 1536), found among all values up to twice the knob's in one call of can_run()

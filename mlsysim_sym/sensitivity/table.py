@@ -252,9 +252,9 @@ def as_text(t: "Sensitivities") -> str:
         for s in skipped:
             lines += wrap("skipped " + s, "  ")
         lines += _switch_lines(t, out)
-        # the marks of both tables, explained once below them
+        # the marks of both tables, explained once below them (a switch that changes nothing is not a row)
         lines += _mark_notes([s for k in t.discrete for s in (k.down, k.up) if s is not None]
-                             + [w.flipped for w in t.switches if w.flipped is not None])
+                             + [w.flipped for w in t.switches if w.flipped is not None and w.flipped.delta != 0])
     return "\n".join(lines)
 
 
