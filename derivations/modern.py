@@ -354,6 +354,33 @@ def _layout(r: dict) -> str:
     return " ".join(parts)
 
 
+def switches(r: dict) -> str:
+    """The run's switches as :func:`kwargs` sets them, by their short names (``SP, TP overlap, ZeRO 1``): every
+    switch that is on but the DP overlap (on in every run) and full recomputation (the recompute column)."""
+    from mlsysim_sym.symbols import Kind, keywords
+    kw = kwargs(r)
+    on = [p.short for k, p in keywords().items() if p.kind is Kind.FLAG and kw.get(k) is True
+          and k not in ("overlap_comm", "activation_recomputation")]
+    return ", ".join(on + ([f"ZeRO {kw['zero_stage']}"] if kw["zero_stage"] else [])) or "-"
+
+
+#: A run of the document, its priced throughput reproduced from its data file (the ``Reproducing a run`` section).
+EXAMPLE_RUN = "dgxc-2504-llama31-70b-h100-bf16-64"
+
+
+def reproduced() -> Dict[str, str]:
+    """The example run priced as the section's code prices it: ``solve()`` of the extended model on the run's card,
+    fleet and keywords, at its fitted efficiencies; tokens per second per GPU."""
+    from mlsysim_sym import DistributedModel
+    r, f = run(EXAMPLE_RUN), fit()
+    eta, eta_att = efficiency_of(f["eta"], r), attention_of(f["eta_att"], r)
+    res = DistributedModel(fidelity="extended").solve(architecture(r), fleet(r), **kwargs(r, eta),
+                                                      attention_efficiency=eta_att)
+    tokens = res.effective_throughput * int(r["config"]["seq"]) / int(r["gpus"])
+    return {"id": EXAMPLE_RUN, "tokens": f"{tokens:.1f}", "eta": f"{eta:g}", "eta_att": f"{eta_att:g}",
+            "kwargs": repr(kwargs(r, eta)), "generation": generation(r)}
+
+
 @lru_cache(maxsize=1)
 def table() -> List[dict]:
     rs = list(runs())
@@ -573,7 +600,8 @@ def context() -> Dict[str, object]:
         configs.append([name, f"{r['gpus']} {r['gpu']}", _layout(r), f"{c['global_batch']}/{c['micro_batch']} x "
                         f"{c['seq']}", str(c.get("recompute") or "?")[:4], _origin(r)])
         results.append([name, f"{r['measured']['tokens_per_sec_per_gpu']:.0f}", f"{x['predicted']:.0f}",
-                        _pct(x["error"]), _pct(x["before"])])
+                        _pct(x["error"]), _pct(x["before"]), f"{x['eta']:.3f}",
+                        f"{attention_of(f['eta_att'], r):.2f}", switches(r)])
     from mlsysim_sym.model import Variant, build_model
     from .common import definition_chain
     m = build_model(Variant(fidelity="extended"))
@@ -601,5 +629,7 @@ def context() -> Dict[str, object]:
         "by_release": _apct(_stats(errors([x["r"] for x in held], by_release=True))["median"]),
         "mechanisms": [{"name": n, "title": MECHANISMS[n].title, "short": MECHANISMS[n].short} for n in NEW],
         "results": results, "configs": configs, "unpriced_before": sum(1 for x in held if math.isnan(x["before"])),
-        "data_dir": "derivations/data/modern_runs/",
+        "data_dir": "derivations/data/modern_runs/", "example": reproduced(),
+        "own_cards": sorted({m for d in fams.values() for m in d.get("architectures", {})}),
+        "nodes": [[gpu, name] for gpu, name in _NODES.items()],
     }

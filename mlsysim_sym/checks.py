@@ -183,6 +183,12 @@ def _collective_rules() -> Tuple[Rule, ...]:
     return tuple(out)
 
 
+#: What the five-way split means: it holds only without ``moe_layout``, where expert parallelism multiplies the
+#: accelerators as in mlsysim's model (a layout the degrees of a framework's run need not fit).
+_BESIDE = (" (without moe_layout, expert parallelism multiplies the accelerators beside the other degrees, as in "
+           "mlsysim's model)")
+
+
 def _extended_rules(N) -> Tuple[Rule, ...]:
     """The extended model's checks, after mlsysim's argument checks and before its split checks: its
     keywords (finite, whole where they count, in their range: the parameter table's), then the five-way split
@@ -228,10 +234,11 @@ def _extended_rules(N) -> Tuple[Rule, ...]:
         Rule(sp.Ne(sp.Mod(A.seq_len, cp), 0), "seq_len ({seq_len}) must be a multiple of cp_size ({cp_size}): "
              "context parallelism gives each rank an equal part of every sequence", sp.And(cp > 1, A.seq_len >= cp),
              extended=True, transformer=True, mechanism="context_parallel"),
+        # (only without moe_layout: EP beside the other degrees, which a layout of frameworks' does not read so)
         Rule(G > N, "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * CP({cp_size}) > "
-             "Total({N})", extended=True, mechanism="context_parallel", unless="moe_layout"),
+             "Total({N})" + _BESIDE, extended=True, mechanism="context_parallel", unless="moe_layout"),
         Rule(sp.Ne(sp.Mod(N, G), 0), "Infeasible 5D Parallelism: TP({tp_size}) * PP({pp_size}) * EP({ep_size}) * "
-             "CP({cp_size}) must divide total accelerators ({N}) exactly.", extended=True,
+             "CP({cp_size}) must divide total accelerators ({N}) exactly" + _BESIDE, extended=True,
              mechanism="context_parallel", unless="moe_layout"),
         *_moe_layout_rules(N),
         # the GEMM and attention rates and the slowest stage are shares of a token's forward FLOPs: none, no share

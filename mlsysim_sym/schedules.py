@@ -8,8 +8,10 @@ from __future__ import annotations
 from typing import Optional
 
 
-#: The rules of :func:`can_run` in a sentence, as the messages that say a schedule does not run give them.
-RULES = "see can_run(): the batch splits over the replicas, the microbatches over a replica's samples"
+#: The rules of :func:`can_run` in a sentence, as the messages that say a schedule does not run give them (all of
+#: them: a note that named two sent a reader to the batch where the layers per virtual stage failed).
+RULES = ("see can_run(): the batch splits evenly over the replicas, a replica's samples over the microbatches and "
+         "gradient-accumulation steps, every stage holds a layer and, interleaved, every virtual stage as many")
 
 
 def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,

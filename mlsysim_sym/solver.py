@@ -33,6 +33,7 @@ from .mechanisms import ModelChoice
 from .model_notes import model_notes
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUT_NAMES, OUTPUTS, unit_of, words
+from .schedules import RULES
 from .symbols import by_argument, keywords
 from .types import Fleet, Workload
 
@@ -343,10 +344,7 @@ class DistributedResult:
         """What the numbers do not say, one sentence each (the text, the JSON and the notebook's table give them)."""
         out = []
         if self.runnable is False:
-            out.append("no framework runs this schedule as given (see can_run(): the batch splits evenly over the "
-                       "replicas, a replica's samples over the microbatches and gradient-accumulation steps, every "
-                       "stage holds a layer and, interleaved, every virtual stage as many); it is priced as mlsysim "
-                       "prices it")
+            out.append(f"no framework runs this schedule as given ({RULES}); it is priced as mlsysim prices it")
         return out + self._model_notes()
 
     def _model_notes(self) -> List[str]:

@@ -578,6 +578,15 @@ def test_a_sweep_prints_several_outputs_a_column_or_a_grid_each():
     assert refused("sweep", "--output", "mfu,") == "--output: a name or a list of names (mfu,step_time), got 'mfu,'"
 
 
+def test_the_packages_advice_is_given_in_the_command_lines_words():
+    # search() says "pass runnable=False" and its header "runnable=False": the command line's switch is
+    # --all-schedules (a trial typed the Python keyword); 7 microbatches of 32 samples run on no framework
+    assert refused("search", "--batch-size", "256", "--tp", "8", "--pp", "4", "--microbatches", "7", "--v-stages",
+                   "1").endswith("or add --all-schedules to rank them anyway")
+    _, out, _ = run("search", "--all-schedules", "--top", "1")
+    assert "(schedule rules off: --all-schedules)" in " ".join(out.split()) and "runnable=False" not in out
+
+
 def test_search_takes_one_batch_and_its_help_says_so():
     _, out, _ = run("search", "--help")
     assert "[--batch-size INT]" in out and "[--tp LIST]" in out and "[--precision NAME,...]" in out

@@ -671,3 +671,16 @@ def test_the_regime_of_a_dense_model_says_nothing_of_an_expert_all_reduce():
     moe = sensitivities("modern/Mixtral-8x7B", "modern/H100-SXM-1024", fidelity="extended", batch_size=1024,
                         ep_size=8, tp_size=2)
     assert "expert DP ring on the fabric" in moe.regime
+
+
+def test_the_five_way_split_says_it_is_the_layout_without_moe_layout():
+    # Qwen3-235B's published layout (tp 2, pp 8, ep 32 on 256 H100s) fits the MoE layout (EP carved out of a stage's
+    # ranks); without moe_layout EP multiplies the accelerators (2 x 8 x 32 = 512 > 256) and the error says why the
+    # layout options a run was measured with no longer fit (a trial read it as blaming them)
+    kw = dict(batch_size=2048, count=32, tp_size=2, pp_size=8, ep_size=32, seq_len=4096)
+    DistributedModel(fidelity="extended").solve("modern/Qwen3-235B-A22B", "modern/H100-SXM-1024", **kw)
+    with pytest.raises(ValueError, match=r"^Infeasible 5D Parallelism: TP\(2\) \* PP\(8\) \* EP\(32\) \* CP\(1\) > "
+                                         r"Total\(256\) \(without moe_layout, expert parallelism multiplies the "
+                                         r"accelerators beside the other degrees, as in mlsysim's model\)$"):
+        DistributedModel(fidelity="extended", without=("moe_layout",)).solve("modern/Qwen3-235B-A22B",
+                                                                               "modern/H100-SXM-1024", **kw)

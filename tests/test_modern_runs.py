@@ -388,3 +388,19 @@ def test_a_runs_architecture_is_written_once_the_catalogs_card_where_it_has_one(
         assert not cards & set(data.get("architectures", {})), family
     qwen = next(r for r in M.runs() if r["model"] == "Qwen3-235B-A22B")
     assert M.architecture(qwen) == catalog_cards.architecture("modern/Qwen3-235B-A22B")
+
+
+def test_the_documents_call_reproduces_a_runs_predicted_throughput():
+    # a user's call, as docs/modern_runs.md's "Reproducing a run" writes it: the extended model on the run's card,
+    # fleet and keywords at the efficiency of Megatron-Core on Hopper (0.795) and its attention efficiency (0.4)
+    # prices what the table predicts; the switches column lists what kwargs() switches on (SP, TP and CP overlap,
+    # the distributed optimizer's ZeRO 1; the DP overlap in every run)
+    from mlsysim_sym import DistributedModel
+    r = M.run(M.EXAMPLE_RUN)
+    kw = M.kwargs(r, 0.795)
+    res = DistributedModel(fidelity="extended").solve(M.architecture(r), M.fleet(r), **kw, attention_efficiency=0.4)
+    tokens = res.effective_throughput * 8192 / 64
+    row = next(x for x in M.table() if x["r"]["id"] == M.EXAMPLE_RUN)
+    assert row["eta"] == 0.795 and tokens == pytest.approx(row["predicted"], rel=1e-9)
+    assert M.reproduced()["tokens"] == f"{tokens:.1f}" == "1060.4"
+    assert M.switches(r) == "SP, TP overlap, CP overlap, ZeRO 1" and kw["overlap_comm"] is True

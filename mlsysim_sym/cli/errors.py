@@ -25,13 +25,24 @@ _PAIRS = (("seq_len ", "cp_size (", "--cp/--seq-len"),)
 _CALLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\(\): ")
 
 
+#: The package's advice in Python's words -> the command line's.
+IN_CLI_WORDS = (("pass fidelity='extended'", "add --fidelity extended"), ("pass runnable=False", "add --all-schedules"),
+                ("runnable=False", "--all-schedules"))
+
+
+def cli_words(text: str) -> str:
+    """``text`` with the package's advice in the command line's words (``--all-schedules``, not ``runnable=False``)."""
+    for python, cli in IN_CLI_WORDS:
+        text = text.replace(python, cli)
+    return text
+
+
 def one_line(exc: BaseException) -> str:
-    """An exception's message on one line (a ``KeyError``'s without its quotes), the package's advice to pass
-    ``fidelity='extended'`` in the command line's words."""
+    """An exception's message on one line (a ``KeyError``'s without its quotes), the package's advice in the command
+    line's words (:func:`cli_words`)."""
     args = exc.args
     text = args[0] if len(args) == 1 else args[-1] if args and isinstance(args[-1], str) else exc
-    text = " ".join(str(text).split()).replace("pass fidelity='extended'", "add --fidelity extended")
-    return text or type(exc).__name__
+    return cli_words(" ".join(str(text).split())) or type(exc).__name__
 
 
 #: A list of names in a message (``efficiency, overlap-efficiency, congestion, ...``): 8 or more.
