@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import textwrap
 import warnings
 from functools import lru_cache
 from pathlib import Path
@@ -378,7 +379,14 @@ def reproduced() -> Dict[str, str]:
                                                       attention_efficiency=eta_att)
     tokens = res.effective_throughput * int(r["config"]["seq"]) / int(r["gpus"])
     return {"id": EXAMPLE_RUN, "tokens": f"{tokens:.1f}", "eta": f"{eta:g}", "eta_att": f"{eta_att:g}",
-            "kwargs": repr(kwargs(r, eta)), "generation": generation(r)}
+            "generation": generation(r), "call": (
+                f"from derivations import modern as M\nfrom mlsysim_sym import DistributedModel\n"
+                f"r = M.run({EXAMPLE_RUN!r})\nresult = DistributedModel(fidelity=\"extended\").solve(\n"
+                f"    M.architecture(r), M.fleet(r), **M.kwargs(r, {eta:g}),\n"
+                f"    attention_efficiency={eta_att:g})\n"
+                f"# M.kwargs(r, {eta:g}) is:\n" + "\n".join(textwrap.wrap(
+                    ", ".join(f"{k}={v!r}" for k, v in kwargs(r, eta).items()), 60, initial_indent="#   ",
+                    subsequent_indent="#   ")))}
 
 
 @lru_cache(maxsize=1)
@@ -600,8 +608,7 @@ def context() -> Dict[str, object]:
         configs.append([name, f"{r['gpus']} {r['gpu']}", _layout(r), f"{c['global_batch']}/{c['micro_batch']} x "
                         f"{c['seq']}", str(c.get("recompute") or "?")[:4], _origin(r)])
         results.append([name, f"{r['measured']['tokens_per_sec_per_gpu']:.0f}", f"{x['predicted']:.0f}",
-                        _pct(x["error"]), _pct(x["before"]), f"{x['eta']:.3f}",
-                        f"{attention_of(f['eta_att'], r):.2f}", switches(r)])
+                        _pct(x["error"]), _pct(x["before"]), switches(r)])
     from mlsysim_sym.model import Variant, build_model
     from .common import definition_chain
     m = build_model(Variant(fidelity="extended"))
@@ -632,4 +639,5 @@ def context() -> Dict[str, object]:
         "data_dir": "derivations/data/modern_runs/", "example": reproduced(),
         "own_cards": sorted({m for d in fams.values() for m in d.get("architectures", {})}),
         "nodes": [[gpu, name] for gpu, name in _NODES.items()],
+        "stacks": [[fam, stack] for fam, stack in FRAMEWORKS.items()],
     }
