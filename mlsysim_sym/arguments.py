@@ -43,7 +43,7 @@ from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, F
                      as_workload, lower_arguments, static_values, with_field)
 from .mechanisms import ModelChoice
 from .model import Variant, build_model
-from .schedules import can_run
+from .schedules import broken_rules, can_run
 from .symbols import Kind, Origin, Param, by_argument, keywords
 from .types import Fleet, Workload
 
@@ -162,7 +162,7 @@ class Arguments:
     def runnable(self) -> bool:
         """Whether a training framework can run this schedule (:func:`mlsysim_sym.schedules.can_run`: the batch
         splits evenly over the replicas, the microbatches over a replica's samples, every stage holds a layer and,
-        interleaved, every virtual stage as many)."""
+        interleaved, every virtual stage as many, the embedding and the loss may count as a layer each)."""
         return self.runs()
 
     def runs(self, layer_rules: bool = True) -> bool:
@@ -171,6 +171,15 @@ class Arguments:
         g, n = self.replica, self.accelerators
         layers = self.get("layers", self.workload.layers) if layer_rules else None
         return n % g == 0 and bool(can_run(**self._schedule(layers=layers or None)))
+
+    def why_not_runnable(self) -> str:
+        """The rules of :func:`~mlsysim_sym.schedules.can_run` this schedule breaks, in words with its numbers, for
+        the note that says no framework runs it ("" when one does)."""
+        g, n = self.replica, self.accelerators
+        broken = [] if n % g == 0 else [f"the fleet's {n} accelerators split into whole replicas of {g}"]
+        if not broken:
+            broken = broken_rules(**self._schedule(layers=self.get("layers", self.workload.layers) or None))
+        return f"can_run() asks that {'; '.join(broken)}" if broken else ""
 
     def runs_with(self, knob: str, values) -> "np.ndarray":
         """:attr:`runnable` at each of ``values`` of one schedule keyword (``batch_size``, ``microbatch_count``,

@@ -110,6 +110,7 @@ class TrainingPlan:
     tdp: Optional[float] = None  # W, one accelerator's (the energy's upper bound: every accelerator at TDP)
     notes: Tuple[str, ...] = ()  # what the step's model leaves out (DistributedResult's model notes)
     settings: Optional[Dict[str, object]] = None   # the configuration as solve()'s keywords (Arguments.to_dict())
+    why_not_runnable: str = ""  # the can_run() rules the layout breaks, in words (Arguments.why_not_runnable())
 
     @property
     def days(self) -> float:
@@ -165,8 +166,8 @@ class TrainingPlan:
         out = self._uneven()
         out += [] if self.fits else ["the training state does not fit in HBM: each step is priced spilling to "
                                      "host memory, as solve() prices it"]
-        out += [] if self.runnable else [f"no framework runs this layout as given ({RULES}); it is priced as "
-                                         "solve() prices it"]
+        out += [] if self.runnable else [f"no framework runs this layout as given "
+                                         f"({self.why_not_runnable or RULES}); it is priced as solve() prices it"]
         return out + list(self.notes)
 
     def __str__(self) -> str:
@@ -239,7 +240,8 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
                         bool(result.node_profile.feasible), a.runnable, samples, batch, result.parallelism["dp"],
-                        a.values.get(sym.TDP), tuple(result._model_notes()), a.to_dict())
+                        a.values.get(sym.TDP), tuple(result._model_notes()), a.to_dict(),
+                        a.why_not_runnable())
 
 
 #: The run's outputs, each with the quantity of the step model it is linear in through zero (its driver): the

@@ -5,13 +5,15 @@ mlsysim's formula prices any ``(pp, dp, m, v)``; a framework runs only some (:fu
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 
 #: The rules of :func:`can_run` in a sentence, as the messages that say a schedule does not run give them (all of
 #: them: a note that named two sent a reader to the batch where the layers per virtual stage failed).
 RULES = ("see can_run(): the batch splits evenly over the replicas, a replica's samples over the microbatches and "
-         "gradient-accumulation steps, every stage holds a layer and, interleaved, every virtual stage as many")
+         "gradient-accumulation steps, every stage holds a layer and, interleaved, every virtual stage as many (the "
+         "embedding and the loss may count as a layer each) and the microbatches come in whole rounds of the "
+         "pipeline")
 
 
 def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
@@ -33,11 +35,16 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     3. **A layer per stage** (``pp > 1``): ``layers >= pp``. Stages may hold unequal layer counts
        (mlsysim charges ``ceil(layers / pp)``).
     4. **Interleaved 1F1B** (``pp > 1`` and ``v > 1``): each of the ``pp * v`` model chunks holds
-       the same whole number of layers, ``layers % (pp * v) == 0``, and the microbatches come in
-       whole rounds of the pipeline, ``m % pp == 0`` ("this schedule requires the number of
-       microbatches in a batch to be an integer multiple of the degree of pipeline parallelism";
-       Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
-       Megatron-LM", SC'21, §2.2.2).
+       the same whole number of layers, where the embedding and the loss may each count as one
+       (Megatron-Core's ``account_for_embedding_in_pipeline_split`` and
+       ``account_for_loss_in_pipeline_split``, which NVIDIA's Llama 3.1 405B recipes set: 126 + 2 = 128
+       layers over 8 x 8 chunks), ``(layers + e) % (pp * v) == 0`` for ``e`` in 0, 1, 2, and every
+       chunk holds a layer, ``layers >= pp * v``; the microbatches come in whole rounds of the
+       pipeline, ``m % pp == 0`` ("this schedule requires the number of microbatches in a batch to be
+       an integer multiple of the degree of pipeline parallelism"; Narayanan et al. 2021, "Efficient
+       Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21, §2.2.2). A split
+       by a layout of the user's own (Megatron-Core's ``pipeline_model_parallel_layout``, DeepSeek-V3's
+       61 layers) is not among these rules.
 
     Without a pipeline (``pp == 1``) ``m`` and ``v`` change nothing in mlsysim's model (no bubble, one
     microbatch in flight) and rules 2 to 4 do not apply; ``unpiped_microbatches``: the model reads ``m`` without
@@ -55,6 +62,8 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     False
     >>> can_run(pp=16, dp=8, m=32, v=5, batch_size=256, layers=80)
     True
+    >>> can_run(pp=8, dp=2, m=16, v=[8, 4, 3], batch_size=256, layers=126).tolist()  # 128, 128 and no count
+    [True, True, False]
     >>> can_run(pp=[1, 4, 4], dp=8, m=[64, 16, 6], v=1, batch_size=256, layers=80).tolist()
     [True, True, False]
     >>> can_run(pp=8, dp=8, m=[8, 4], v=2, batch_size=64).tolist()   # no layer count: m % pp only
@@ -64,24 +73,59 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     >>> can_run(pp=1, dp=512, m=16, v=1, batch_size=1024, unpiped_microbatches=True)   # 16 microbatches of 2
     False
     """
+    ok = None
+    for holds, _ in _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers, unpiped_microbatches):
+        ok = holds if ok is None else ok & holds
+    return bool(ok) if ok.ndim == 0 else ok
+
+
+def broken_rules(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1, layers: Optional[int] = None,
+                 unpiped_microbatches: bool = False) -> List[str]:
+    """The rules of :func:`can_run` one schedule (scalars) breaks, each in words with its numbers (empty when it
+    runs), as the note below a result names them.
+
+    >>> broken_rules(pp=8, dp=4, m=4, v=4, batch_size=256, layers=126)
+    ['interleaved, the microbatches come in whole rounds of the pipeline (m 4 is no multiple of pp 8)']
+    >>> for rule in broken_rules(pp=16, dp=8, m=3, v=3, batch_size=256, layers=126):
+    ...     print(rule[:64])
+    the microbatches split a replica's 32 samples evenly (m 3)
+    interleaved, the microbatches come in whole rounds of the pipeli
+    interleaved, every one of the 48 virtual stages holds as many of
+    """
+    return [words for holds, words in _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers,
+                                             unpiped_microbatches) if not bool(holds)]
+
+
+def _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers, unpiped_microbatches):
+    """:func:`can_run`'s rules in order: (whether it holds, elementwise; its words, for a scalar schedule)."""
     import numpy as np      # here: the package imports this module, and numpy is imported on first use
 
     pp, dp, m, v = (np.asarray(x, dtype=np.int64) for x in (pp, dp, m, v))
     B = np.asarray(batch_size).astype(np.int64)         # one batch, or a sweep's
     ga = np.maximum(1, np.asarray(gradient_accumulation_steps).astype(np.int64))
     share = np.maximum(dp * ga, 1)
-    ok = (dp >= 1) & (B % share == 0)
     q = B // share
+    scalar = all(x.ndim == 0 for x in (pp, dp, m, v, B, ga))
     piped = pp > 1
     split = piped | bool(unpiped_microbatches)
-    ok = ok & (~split | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)))
     interleaved = piped & (v > 1)
-    ok = ok & (~interleaved | (m % np.maximum(pp, 1) == 0))
+    steps = f" x {ga} accumulation steps" if scalar and ga > 1 else ""
+    yield ((dp >= 1) & (B % share == 0),
+           (f"the batch {B} splits evenly over the {dp} replicas{steps}") if scalar else "")
+    yield (~split | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)),
+           (f"the microbatches split a replica's {q} samples evenly (m {m})") if scalar else "")
+    yield (~interleaved | (m % np.maximum(pp, 1) == 0),
+           (f"interleaved, the microbatches come in whole rounds of the pipeline (m {m} is no multiple of "
+               f"pp {pp})") if scalar else "")
     if layers is not None:
         layers = np.asarray(layers).astype(np.int64)
-        ok = ok & (~piped | (layers >= pp))
-        ok = ok & (~interleaved | (layers % np.maximum(pp * v, 1) == 0))
-    return bool(ok) if ok.ndim == 0 else ok
+        yield (~piped | (layers >= pp),
+               (f"every one of the {pp} stages holds a layer of the {layers}") if scalar else "")
+        chunks = np.maximum(pp * v, 1)
+        even = (layers % chunks == 0) | ((layers + 1) % chunks == 0) | ((layers + 2) % chunks == 0)
+        yield (~interleaved | (even & (layers >= chunks)),
+               (f"interleaved, every one of the {chunks} virtual stages holds as many of the {layers} layers "
+                   "(the embedding and the loss may count as a layer each)") if scalar else "")
 
 
 def largest_runnable(name: str, batch_size: int, accelerators: int, accelerators_per_node: int, replica: int,

@@ -33,7 +33,6 @@ from .mechanisms import ModelChoice
 from .model_notes import model_notes
 from .model import Variant, build_model
 from .outputs import EXTENDED_OUTPUTS, OUTPUT_NAMES, OUTPUTS, unit_of, words
-from .schedules import RULES
 from .symbols import by_argument, keywords
 from .types import Fleet, Workload
 
@@ -344,7 +343,8 @@ class DistributedResult:
         """What the numbers do not say, one sentence each (the text, the JSON and the notebook's table give them)."""
         out = []
         if self.runnable is False:
-            out.append(f"no framework runs this schedule as given ({RULES}); it is priced as mlsysim prices it")
+            out.append(f"no framework runs this schedule as given ({self.arguments.why_not_runnable()}); it is "
+                       "priced as mlsysim prices it")
         return out + self._model_notes()
 
     def _model_notes(self) -> List[str]:

@@ -212,14 +212,25 @@ def test_without_a_model_or_fleet_the_options_change_the_bundled_example_each_wh
 
 def test_solve_says_when_no_framework_runs_the_schedule_it_prices():
     # the bundled example's 8 replicas each train 32 samples: 3 microbatches do not split them (can_run), and
-    # 126 layers do not split over 16 stages x 2 virtual stages; solve() prices both as mlsysim does, and says so
+    # 126 layers do not split over 16 stages x 3 virtual stages (126, 127 and 128 are no multiples of 48; at 2
+    # virtual stages 128 are, the embedding and the loss counted as a layer each); solve() prices both as mlsysim
+    # does, and says so
     code, out, _ = cli("solve", "--microbatches", "3")
     flat = " ".join(out.split())
-    assert code == 0 and "note: no framework runs this schedule as given (see can_run():" in flat
+    # the note names the rule the schedule breaks, with its numbers: 256 samples over 8 replicas are 32 each
+    assert code == 0 and ("note: no framework runs this schedule as given (can_run() asks that the microbatches "
+                          "split a replica's 32 samples evenly (m 3))") in flat
     assert flat.endswith("it is priced as mlsysim prices it")
     r = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-405B", "modern/H100-SXM-1024", batch_size=1024,
-                                                    tp_size=8, pp_size=16, v_stages=2, microbatch_count=16)
+                                                    tp_size=8, pp_size=16, v_stages=3, microbatch_count=16)
     assert r.notes() and "no framework runs this schedule" in repr(r)
+    # 16 microbatches are a whole round of 16 stages; 126 + 2 layers are no multiple of 48 chunks
+    assert r.arguments.why_not_runnable() == ("can_run() asks that interleaved, every one of the 48 virtual stages "
+                                              "holds as many of the 126 layers (the embedding and the loss may "
+                                              "count as a layer each)")
+    assert DistributedModel(fidelity="extended").solve("modern/Llama-3.1-405B", "modern/H100-SXM-1024",
+                                                       batch_size=1024, tp_size=8, pp_size=16, v_stages=2,
+                                                       microbatch_count=16).runnable
     # the JSON and the notebook's table say it too
     d = r.to_dict()
     assert d["runnable"] is False and d["notes"][0].startswith("no framework runs this schedule as given")

@@ -203,7 +203,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--top", type=_int, default=10, help="how many configurations to show (default 10)")
     c.add_argument("--all-schedules", action="store_true",
                    help="also schedules a real pipeline cannot run (microbatches that do not divide the samples "
-                        "per replica, virtual stages that do not divide the layers)")
+                        "per replica, virtual stages that do not divide the layers, with the embedding and the loss or "
+                        "without)")
     c = command("sensitivity", "rank the parameters by how much they move an output (elasticities)",
                 plot="save a tornado chart of the elasticities")
     c.add_argument("--output", default="mfu", help="mfu (default), step_time, scaling_efficiency, "
