@@ -56,13 +56,14 @@ class Finish:
     node: str = "node"                      # what the fleet calls one: "rack" for a GB200 NVL72
 
     def to_dict(self) -> Dict[str, object]:
+        fastest = None if self.best is None or self.nodes is not None else self.best
         return {"tokens": self.tokens, "days": self.days, "nodes": self.nodes,
                 "accelerators": None if self.plan is None else self.plan.accelerators,
                 "days_there": None if self.plan is None else self.plan.days, "now_nodes": self.now_nodes,
                 "now_days": self.now_days, "now_fits": self.now_fits, "node_counts_searched": self.searched,
-                "fastest": None if self.best is None else {"nodes": self.best.accelerators // self.per_node,
-                                                           "accelerators": self.best.accelerators,
-                                                           "days": self.best.days},
+                # the fastest count searched, where none finishes in time (else the walk stops at the answer)
+                "fastest": None if fastest is None else {"nodes": fastest.accelerators // self.per_node,
+                                                         "accelerators": fastest.accelerators, "days": fastest.days},
                 "node_counts_not_fitting": self.unfit, "reason": self.reason or None,
                 "node": self.node}
 

@@ -787,3 +787,27 @@ def test_uncertainty_of_a_run_is_the_plans_days_with_their_spread():
                           (("--tokens", "-1"), "--tokens: tokens must be a finite number > 0, got -1.0")):
         code, out, err = run("uncertainty", "--sigma", "efficiency=0.1", *args, ok=False)
         assert code == 2 and out == "" and len(err.splitlines()) == 1 and message in err, err
+
+
+def test_what_a_trial_misread_on_the_command_line():
+    # a range mlsysim's solve() does not check is refused, and said to be the command line's and the extended
+    # model's (a trial compared it with Python's solve(), which prices congestion -1 as mlsysim does)
+    assert refused("solve", "--congestion", "-1") == ("--congestion: congestion_factor must be >= 0, got -1.0 "
+                                                      "(mlsysim's model would price it, as mlsysim does; the "
+                                                      "extended model refuses it)")
+    # a count of values, not the value 2
+    assert refused("solve", "--tp", "8,16").endswith("got 2 values")
+    # no split of tp 3 or 5 divides 256 accelerators: the degree given is named, not every option of the call
+    assert refused("search", "--batch-size", "256", "--tp", "3,5") == \
+        "--tp: no tp x pp x ep among the choices divides the fleet's 256 accelerators"
+    # a search's help gives what it tries where an option is not given (search()'s defaults), not solve()'s
+    _, out, _ = run("search", "--help")
+    flat = " ".join(out.split())
+    assert "--v-stages LIST virtual pipeline stages per device (interleaving); >= 1; not given: the search tries " \
+        "1,2,4;" in flat
+    assert "not given: the search tries 0,1,2,3; list (1,2) or range" in flat       # no ZeRO stage 4 as an example
+    assert "--tp LIST tensor-parallel degree; >= 1; not given: the search tries every divisor of the " \
+        "accelerators" in flat
+    assert "yes with full activation recomputation, else no; not given: the search tries both" in flat
+    _, out, _ = run("solve", "--help")
+    assert "yes when fine-tuning with LoRA adapters, else no; default no" in " ".join(out.split())

@@ -17,6 +17,7 @@ d. sweeps, relaxed derivatives, display.
 """
 from __future__ import annotations
 
+import math
 import random
 import re
 import warnings
@@ -800,3 +801,11 @@ def test_nodes_with_no_runnable_count_nearby_move_to_the_next_count_the_split_ta
     # 16 nodes run (64 samples a replica) but do not fit: a replica's activations double (45.6 -> 91.3 GB)
     assert (c.down.value, c.down.runnable, c.down.fits) == (16, True, False)
     assert "nodes N_nodes                   32  16: +0.000819 §   34: -0.000109 †" in str(t)
+
+
+def test_a_parameter_that_moves_nothing_has_elasticity_plus_zero():
+    # the bundled example without overlap: the overlap efficiency multiplies nothing; a trial read -0.0
+    s = sensitivities("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    row = s["overlap_efficiency"]
+    assert row.elasticity == 0.0 and math.copysign(1.0, row.elasticity) == 1.0
+    assert math.copysign(1.0, row.derivative) == 1.0

@@ -235,7 +235,9 @@ def _keyword_of(name: str) -> str:
     """``solve()``'s keyword (or record field) a typed name means: one of the command's options without its ``--``
     (``tp``, ``congestion``), or the keyword itself, hyphens read as underscores (``fabric-bandwidth``)."""
     name = name.strip().lstrip("-")
-    return next((o.keyword for o in OPTIONS if o.flag[2:] == name), name.replace("-", "_"))
+    # an option's name with underscores for its hyphens too (moe_imbalance: --moe-imbalance)
+    return next((o.keyword for o in OPTIONS if o.flag[2:] in (name, name.replace("_", "-"))),
+                name.replace("-", "_"))
 
 
 def _sigma(text: str) -> Dict[str, float]:

@@ -21,6 +21,8 @@ _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--t
 #: Messages that start with one keyword but are about two (the split of a sequence by CP): the start, the other
 #: keyword's phrase in the message, and the options.
 _PAIRS = (("seq_len ", "cp_size (", "--cp/--seq-len"),)
+#: A search's split that no choice of the degrees makes (``optimize``): about the degree options given.
+_NO_SPLIT, _DEGREES = "among the choices divides the fleet's", ("--tp", "--pp", "--ep", "--etp", "--cp")
 #: ``uncertainty(): ...``: the function a message comes from, before what it is about.
 _CALLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\(\): ")
 
@@ -122,6 +124,8 @@ def about(args, given: Sequence[str], hints: Optional[Dict[str, str]] = None):
     except (ValueError, TypeError, KeyError) as exc:
         text = one_line(exc)
         named = option_of(text, dests)
+        if not named and _NO_SPLIT in text:
+            named = "/".join(o for o in options if o in _DEGREES) + ": " if set(options) & set(_DEGREES) else ""
         if not named:
             named = next((flag + ": " for phrase, flag in (hints or {}).items() if phrase in text), "")
         start = _from_plan(named or fallback + ": ", given, getattr(args, "plan_origin", {}))

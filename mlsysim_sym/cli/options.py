@@ -204,7 +204,10 @@ def check_ranges(given: Dict[str, List], keywords: bool = False) -> None:
             continue
         bad = next((v for v in vs if v not in r), None)
         if bad is not None:
-            raise UsageError(f"{o.flag}: {k} must be {r.text}, got {bad}")
+            # a range mlsysim's solve() does not check: said so (its model prices such a value)
+            own = "" if r.checked or o.field else \
+                " (mlsysim's model would price it, as mlsysim does; the extended model refuses it)"
+            raise UsageError(f"{o.flag}: {k} must be {r.text}, got {bad}{own}")
 
 
 def attr(o: Option) -> str:
@@ -215,7 +218,7 @@ def single(given: Dict[str, List]) -> Dict[str, object]:
     for k, v in given.items():
         if isinstance(v, list) and len(v) != 1:
             raise UsageError(f"{BY_KEYWORD[k].flag}: takes one value here (lists and ranges are for sweep "
-                             f"and search), got {len(v)}")
+                             f"and search), got {len(v)} values")
     return {k: (v[0] if isinstance(v, list) else v) for k, v in given.items()}
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
+import inspect
 import math
 import re
+from typing import Dict
 
 from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
@@ -113,15 +116,32 @@ class _Parser(argparse.ArgumentParser):
             seen[action.dest] = name
 
 
+@functools.lru_cache(maxsize=None)
+def _searched() -> Dict[str, str]:
+    """What a search varies where an option is not given (``search()``'s defaults), as its help says it."""
+    from ..optimize import search
+    out = {k: "every divisor of the accelerators" for k in ("tp_size", "pp_size", "ep_size")}
+    for k, q in inspect.signature(search).parameters.items():
+        if isinstance(q.default, tuple):
+            out[k] = "both" if all(isinstance(x, bool) for x in q.default) else ",".join(map(str, q.default))
+    return out
+
+
 def _help(o: Option, many: bool, example: bool = True) -> str:
     p = o.param
     if p is None:
         return f"training precision: fp32, fp16, bf16, fp8, int8, ...; default {SOLVE_DEFAULTS['precision']}"
+    searched = None if example else _searched().get(o.keyword)
+    meaning = p.meaning
     if o.kind == "bool":
         value = "yes|no" + ("|both" if many else "")
         default = "no"
+        # the command line's words for solve()'s 1 and 0
+        meaning = re.sub(r", else 0$", ", else no", re.sub(r"^1 (when|with) ", r"yes \1 ", meaning))
     else:
-        value = "list (1,2,4) or range (start:stop:step)" if many else ""
+        # an example list of values the option takes
+        shown = [x for x in ((1, 2, 4) if o.kind == "int" else (0.5, 1, 2)) if x in p.range]
+        value = f"list ({','.join(map(str, shown))}) or range (start:stop:step)" if many else ""
         default = BASE.get(o.keyword, p.default)
     unit = f" [{p.unit}]" if p.unit not in ("1", "") else ""
     allowed = f"; {p.range.text}" if p.range.bounds != (-math.inf, math.inf) and o.kind != "bool" else ""
@@ -134,7 +154,8 @@ def _help(o: Option, many: bool, example: bool = True) -> str:
     only = "; extended model only" if p.fidelity == "extended" else ""
     if o.keyword == "efficiency":       # mlsysim's default; what measured runs give the extended model
         only += "; with --fidelity extended, " + FITTED_EFFICIENCY
-    return f"{p.meaning}{unit}{allowed}; default {shown}" + (f"; {value}" if value else "") + only
+    given = f"not given: the search tries {searched}" if searched else f"default {shown}"
+    return f"{meaning}{unit}{allowed}; {given}" + (f"; {value}" if value else "") + only
 
 
 def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: tuple = (),
@@ -144,9 +165,10 @@ def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: 
     defaults)."""
     text = ("Without --model and --fleet, the options change the bundled example (Llama3_70B on Research_256, "
             "batch 256, tp 8, pp 4, 8 microbatches), each what it names; with either, an option not given takes "
-            "solve()'s default, but the batch (256)." if example else
-            "An option not given takes solve()'s default, but the model, the fleet and the batch, which start "
-            "from the bundled example's (Llama3_70B, Research_256, batch 256).")
+            "solve()'s default, except the batch (256)." if example else
+            "An option not given takes solve()'s default, except the model, the fleet and the batch, which start "
+            "from the bundled example's (Llama3_70B, Research_256, batch 256), and the split and schedule, which "
+            "the search tries at the values each option names.")
     g = p.add_argument_group("configuration (solve()'s keywords)", text)
     g.add_argument("--model", help=f"catalog workload (mlsysim's, or modern/...; default {BASE['model']}; see: "
                    "mlsysim-sym list), or a plan file (.yaml, .toml, .json: mlsysim eval's plan or an architecture "

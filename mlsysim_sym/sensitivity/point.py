@@ -205,7 +205,7 @@ def _row(name, x, v, f, grad, kinks, regime_text) -> Row:
         kink, (fl, dl), (fr, dr), jump = kinks[x]
         return Row(name, x, v, None, None, regime_text, kink, OneSided(dl, _elasticity(v, dl, fl), fl),
                    OneSided(dr, _elasticity(v, dr, fr), fr), jump)
-    d = grad.get(x, 0.0)
+    d = grad.get(x, 0.0) + 0.0          # + 0.0: no -0.0 where the output does not move
     return Row(name, x, v, d, _elasticity(v, d, f), regime_text)
 
 
@@ -214,7 +214,7 @@ def _row(name, x, v, f, grad, kinks, regime_text) -> Row:
 # --------------------------------------------------------------------------------------
 
 def _elasticity(x, d, f) -> float:
-    return float("nan") if f == 0 else float(x) * d / f
+    return float("nan") if f == 0 else float(x) * d / f + 0.0
 
 
 def regime_signature(variant: Variant, values: Mapping[sp.Symbol, object], output: str = "mfu"):
