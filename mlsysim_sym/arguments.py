@@ -89,14 +89,17 @@ class Arguments:
     searched: Tuple[str, ...] = ()
     names: Tuple[str, str] = field(default=("", ""))
     given: Tuple[str, ...] = ()
+    tried: Tuple[Tuple[str, Tuple[object, ...]], ...] = ()     # a search's values of what it searched
 
     def __init__(self, workload: Workload, fleet: Fleet, model: ModelChoice, precision, keywords: Tuple[object, ...],
                  fields: Tuple[Tuple[str, object], ...] = (), searched: Tuple[str, ...] = (),
-                 names: Tuple[str, str] = ("", ""), given: Tuple[str, ...] = ()):
+                 names: Tuple[str, str] = ("", ""), given: Tuple[str, ...] = (),
+                 tried: Tuple[Tuple[str, Tuple[object, ...]], ...] = ()):
         # one write of the instance's dictionary (solve() builds one per call: field by field costs a microsecond)
         object.__setattr__(self, "__dict__", {"workload": workload, "fleet": fleet, "model": model,
                                               "precision": precision, "keywords": keywords, "fields": fields,
-                                              "searched": searched, "names": names, "given": given})
+                                              "searched": searched, "names": names, "given": given,
+                                              "tried": tried})
 
     def __getitem__(self, name: str):
         if name in _INDEX:
@@ -483,8 +486,22 @@ def describe(a: Arguments, effects: bool = False) -> str:
     if a.searched:
         short = {**{k: p.short for k, p in keywords().items()}, "precision": "precision",
                  **{k: p.short for k, p in table.items()}}
-        line += "; searched: " + ", ".join(short[k] for k in a.searched)
+        tried = dict(a.tried)
+        line += "; searched: " + ", ".join(short[k] + _tried(tried.get(k, ())) for k in a.searched)
     return line
+
+
+def _tried(values) -> str:
+    """A search's whole-number values of one input, as its configuration line gives them: `` 1,2,4`` or, beyond
+    four, `` 1,2,...,128``; nothing for switches and other values (their names say it).
+
+    >>> _tried((1, 2, 4)), _tried((1, 2, 4, 8, 16, 32, 64, 128)), _tried((False, True))
+    (' 1,2,4', ' 1,2,...,128', '')
+    """
+    if not values or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return ""
+    shown = [str(v) for v in values]
+    return " " + ",".join(shown if len(shown) <= 4 else shown[:2] + ["...", shown[-1]])
 
 
 def _fleet_text(a: Arguments) -> Tuple[str, bool]:

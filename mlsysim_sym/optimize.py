@@ -429,7 +429,8 @@ def _line(base: Arguments, splits, split_names, axes: List[Axis]) -> str:
             one[k] = values[0]
         else:
             several.append(k)
-    return describe(dataclasses.replace(base.replace(**one), searched=tuple(several)))
+    return describe(dataclasses.replace(base.replace(**one), searched=tuple(several),
+                                        tried=tuple((k, tuple(choices[k])) for k in several)))
 
 
 def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str, top_k: int,

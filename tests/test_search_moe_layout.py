@@ -44,7 +44,8 @@ def test_a_small_moe_search_varies_ep_and_its_rows_equal_solve():
     assert r.split == ("tp_size", "pp_size", "cp_size") and r.experts == ("ep_size",)
     assert {c.config["ep_size"] for c in r.candidates} == set(eps)          # every ep searched is ranked
     assert {c.config["etp_size"] for c in r.candidates} == {1}
-    assert "searched: tp, pp, ep," in " ".join(r.configuration.split())
+    # with the values each was searched at (the search's own microbatches and virtual stages too)
+    assert "searched: tp 2,4, pp 1,2, ep 1,2,4,8, m 1,2,...,128, v 1,2,4," in " ".join(r.configuration.split())
     for c in r.candidates:
         cfg = c.config
         assert c.dp == 1024 // (cfg["tp_size"] * cfg["pp_size"] * cfg["cp_size"])     # ep carved out of dp
