@@ -471,8 +471,8 @@ def pipeline() -> List[Entry]:
               (Number("p 8, m 16: the bubble's reduction from V = 1 to V = 4 (AC)", 3.1,
                       value(BubbleFraction(8, 1, 16) / BubbleFraction(8, 4, 16)), "1", 0.02),),
               "mlsysim's calc_pipeline_bubble is this form; the package prints it under the registry's "
-              "\\PipelineBubbleFraction for every V (the registry's \\InterleavedPipelineBubbleFraction is the "
-              "same fraction with V > 1)."),
+              "\\InterleavedPipelineBubbleFraction, whose form this is, for every V (with V = 1 it is the "
+              "book's \\PipelineBubbleFraction)."),
         Entry("bubble-time", "Pipeline bubble as time", "mlsysim's DistributedModel", "",
               (BubbleTime(F["T_busy"], p, v, m), BubbleTime(F["T_busy"], p, v, m).doit()),
               (F["T_busy"] * frac / (1 - frac), BubbleTime(F["T_busy"], p, v, m)), (),

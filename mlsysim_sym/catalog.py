@@ -144,12 +144,13 @@ def _lookup(table: Dict[str, Any], name: str, what: str):
 
 
 def close_names(name, keys) -> list:
-    """The names of ``keys`` close to ``name`` (spelling, then letter case or a part of it), at most 8."""
+    """The names of ``keys`` close to ``name`` (spelling, then letter case or a part of it), at most 5 (the error
+    line that lists them fits a terminal better; it had 11 for ``Llama3_8b``)."""
     keys = list(keys)
-    close = difflib.get_close_matches(str(name), keys, n=6, cutoff=0.5)
+    close = difflib.get_close_matches(str(name), keys, n=5, cutoff=0.5)
     low = str(name).lower()
     close += [k for k in keys if low and (low in k.lower() or k.lower() in low) and k not in close]
-    return close[:8]
+    return close[:5]
 
 
 def workload(name: str) -> Workload:

@@ -35,8 +35,8 @@ Examples
 >>> import mlsysim_sym.symbols
 >>> notation.entry("dp").book, notation.entry("dp").latex
 ('\\DataParallelDegree', 'N_{\\text{DP}}')
->>> notation.book_macros()[r"\PipelineBubbleFraction"]
-'b_{\\text{pipe}}'
+>>> notation.book_macros()[r"\InterleavedPipelineBubbleFraction"]
+'b_{\\text{interleaved}}'
 """
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ _QUANTITIES = (
      r"The book draws its \RealizedDeviceComputeRate R, which is also the glyph of its "
      r"\OversubscriptionRatio, and R_eff is its \EffectiveFleetThroughput"),
     ("T_compute", rf"T_{{{T}{{compute}}}}", r"\IronLawComputeTime", "s", "compute time of the replica step"),
-    ("f_train", rf"f_{{{T}{{train}}}}", None, "1", "trainable share of the parameters (LoRA)"),
+    ("f_train", rf"f_{{{T}{{trainable}}}}", None, "1", "trainable share of the parameters (LoRA)"),
     ("ifd", rf"m_{{{T}{{flight}}}}", None, "1", "in-flight divisor of the 1F1B schedule"),
     ("mb", rf"B_{{{T}{{held}}}}", None, "1",
      "samples whose activations a stage holds at once, B_local / (k m_flight) (mlsysim's microbatch): with a "
@@ -270,8 +270,9 @@ _QUANTITIES = (
     ("T_ep_alltoall", rf"T_{{{T}{{A2A,EP}}}}", None, "s",
      "EP all-to-all of one step (the extended model's with the expert tensor-parallel gathers), before congestion",
      r"The book's \TokenDispatchTime is one dispatch; this is a step's all-to-all on the fabric"),
-    ("bubble_fraction", rf"b_{{{T}{{pipe}}}}", r"\PipelineBubbleFraction", "1", "idle share of the pipelined step",
-     r"With V > 1 this is also the book's \InterleavedPipelineBubbleFraction"),
+    ("bubble_fraction", rf"b_{{{T}{{interleaved}}}}", r"\InterleavedPipelineBubbleFraction", "1",
+     "idle share of the pipelined step",
+     r"The registry's form with V, (N_PP - 1) / (N_PP - 1 + m V); with V = 1 it is the book's \PipelineBubbleFraction"),
     ("T_bubble", rf"T_{{{T}{{bubble}}}}", None, "s", "pipeline fill-and-drain time"),
     ("T_dp", rf"T_{{{T}{{DP}}}}", None, "s", "DP communication per step, with congestion (mlsysim's amortized over "
                                             "accumulation; the extended model's once per optimizer step)"),
@@ -308,11 +309,11 @@ _QUANTITIES += (
     ("K_act", rf"K_{{{T}{{act}}}}", None, "1",
      "activation bytes (two a value) one layer keeps per token and hidden unit on one TP rank"),
     ("T_tp_layer", rf"T_{{{T}{{TP,layer}}}}", None, "s", "one TP collective of one layer, before congestion"),
-    ("M_kv", rf"M_{{{T}{{KV}}}}", None, "B", "keys and values of the whole sequence on one TP rank"),
+    ("M_kv", rf"M_{{{T}{{KV,seq}}}}", None, "B", "keys and values of the whole sequence on one TP rank"),
     ("T_cp_layer", rf"T_{{{T}{{KV,layer}}}}", None, "s", "CP key/value exchange of one layer, before congestion"),
     ("alpha_pp", rf"\alpha_{{{T}{{PP}}}}", None, "s", "message latency between consecutive pipeline stages"),
     ("f_gemm", rf"f_{{{T}{{GEMM}}}}", None, "1", "GEMM-shape efficiency factor of the layers"),
-    ("P_update", rf"P_{{{T}{{update}}}}", None, "1", "parameters whose optimizer update one accelerator computes"),
+    ("P_update", rf"P_{{{T}{{upd}}}}", None, "1", "parameters whose optimizer update one accelerator computes"),
     ("T_cp_exchange", rf"T_{{{T}{{KV,CP}}}}", None, "s", "CP key/value exchange of one step, before congestion"),
     ("T_cp", rf"T_{{{T}{{CP}}}}", None, "s", "CP communication per step (with congestion)"),
     ("beta_pp", rf"\beta_{{{T}{{PP}}}}", None, "B/s", "bandwidth between consecutive pipeline stages"),
@@ -364,7 +365,7 @@ _QUANTITIES += (
      "bytes of routed tokens one rank's expert tensor-parallel group gathers (the routed tokens of all its ranks)"),
     ("T_ep_layer", rf"T_{{{T}{{EP,layer}}}}", None, "s",
      "one MoE layer's all-to-alls and expert tensor-parallel gathers of one step, before congestion"),
-    ("T_att", rf"T_{{{T}{{att}}}}", None, "s", "attention compute of one step on one accelerator"),
+    ("T_att", rf"T_{{{T}{{attn}}}}", None, "s", "attention compute of one step on one accelerator"),
     ("r_stage", rf"r_{{{T}{{stage}}}}", None, "1", "the slowest pipeline stage's work over the mean stage's"),
     ("n_pass", rf"n_{{{T}{{pass}}}}", None, "1",
      "framework taxes of one step on one accelerator: the fixed cost of every microbatch's passes through its layers"),
@@ -630,7 +631,7 @@ TERMS: Tuple[Term, ...] = (
          "two-level (hierarchical) all-reduce time"),
     Term("AllToAll", rf"T_{{{T}{{alltoall}}}}", r"\AllToAllCompletionTime",
          ("M_coll", "N_coll", "beta", "alpha"), "all-to-all time"),
-    Term("BubbleFraction", rf"b_{{{T}{{pipe}}}}", r"\PipelineBubbleFraction", ("pp", "v", "m"),
+    Term("BubbleFraction", rf"b_{{{T}{{interleaved}}}}", r"\InterleavedPipelineBubbleFraction", ("pp", "v", "m"),
          "idle share of a pipelined step"),
     Term("BubbleTime", rf"T_{{{T}{{bubble}}}}", None, ("T_busy", "pp", "v", "m"),
          "pipeline fill-and-drain time added to a busy time"),
@@ -744,7 +745,7 @@ TERMS += (
 # ---- issue 24 --------------------------------------------------------------------------------- end
 # ---- issue 24: the communication and fleet appendices (AC, FA) ---------------------------- begin
 TERMS += (
-    Term("IronLawTime", rf"T_{{{T}{{iron}}}}", None, ("traffic", "BW_eff", "O_ops", "R_peak", "eta", "T_overhead"),
+    Term("IronLawTime", rf"T_{{{T}{{IronLaw}}}}", None, ("traffic", "BW_eff", "O_ops", "R_peak", "eta", "T_overhead"),
          "iron-law time: data movement, compute and fixed latency added"),
     Term("FailureProbability", rf"P_{{{T}{{fail}}}}", None, ("T_job", "MTBF_comp"),
          "probability of at least one failure within a window (exponential failures)"),
@@ -778,7 +779,7 @@ TERMS += (
 TERMS += (
     Term("StepEventProbability", rf"P_{{{T}{{step}}}}", None, ("p_event", "N_coll", "T_step", "T_ref"),
          "probability that at least one of N devices meets an event within one step"),
-    Term("HeartbeatTimeout", rf"T_{{{T}{{timeout}}}}", None, ("H_hb", "k_timeout", "sigma_d"),
+    Term("HeartbeatTimeout", rf"T_{{{T}{{heartbeat}}}}", None, ("H_hb", "k_timeout", "sigma_d"),
          "heartbeat timeout: the interval plus k standard deviations of the network delay"),
     Term("StragglerStepTime", rf"T_{{{T}{{step,straggler}}}}", r"\StragglerStepTime",
          ("T_rank", "T_rank_slow", "T_comm"), "synchronous step gated by its slowest rank, no overlap"),

@@ -135,6 +135,22 @@ def test_an_imbalance_of_1e300_on_a_dense_model_prices_no_all_to_all():
     assert r.step_latency_total == pytest.approx(3.85639001140555, rel=1e-12)
 
 
+def test_where_mlsysims_arithmetic_overflows_the_formulas_finite_value_stands():
+    # docs/contract.md §9: an MoE all-to-all 1e300 times its volume; mlsysim's own arithmetic overflows to inf ms
+    # (scaling efficiency 0), ours is the formula's finite value: the all-to-all dominates the step, so the
+    # scaling efficiency is T_node / T_step, about 1e-299
+    from mlsysim_sym import DistributedModel
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = DistributedModel().solve("Mixtral_8x7B", "Lab_64_H100", batch_size=64, ep_size=8,
+                                     moe_routing_imbalance_factor=1e300)
+        theirs = oracle.mlsysim_solve("Mixtral_8x7B", "Lab_64_H100", batch_size=64, ep_size=8,
+                                      moe_routing_imbalance_factor=1e300)
+    assert math.isinf(theirs["step_latency_total"]) and theirs["scaling_efficiency"] == 0.0
+    assert r.step_latency_total == pytest.approx(9.39524096e297, rel=1e-8) and math.isfinite(r.step_latency_total)
+    assert r.scaling_efficiency == pytest.approx(r.node_profile.latency / r.step_latency_total, rel=1e-9)
+
+
 def test_a_field_beyond_a_floats_range_in_si_units_is_refused_by_name():
     from mlsysim_sym import DistributedModel
     f = oracle.registry_cluster("Lab_64_H100")

@@ -179,3 +179,19 @@ def test_the_cost_terms_table_gives_units():
     assert "`E_byte`, `\\NetworkEnergyPerByte` (proposed) | network energy to move one byte from one rank to " \
            "another, J/B |" in table
     assert "| failure rate of one component, 1/s |" in table and "| Meaning, unit |" in table
+
+
+def test_no_glyph_of_ours_is_a_registry_glyph_of_another_meaning():
+    # a student pasting the book-mode output beside the book's own symbols: P_total was the registry's total chip
+    # power, P_active its active inference power, M_KV its KV-cache memory, T_att its checkpoint attempt duration
+    # (a trial found them). Left alone: y (the registry gives it 27 meanings) and \iota (two integrity labels of the
+    # registry; the routing imbalance is mlsysim's keyword's)
+    drawn = {}
+    for s in mlsysim.Symbols:
+        drawn.setdefault(s.latex, set()).add(s.macro)
+    ours = [(e.name, e.latex, e.macro) for e in registry.table().values() if e.kind != "formal"]
+    ours += [(t.name, t.latex, t.book) for t in notation.TERMS]
+    clashes = [(n, latex) for n, latex, macro in ours if latex in drawn and macro not in drawn[latex]]
+    assert sorted(clashes) == [("iota", r"\iota"), ("y", "y")]
+    assert notation.entry("M_kv").latex == r"M_{\text{KV,seq}}" and mlsysim.Symbols["KvCacheMemory"].latex == \
+        r"M_{\text{KV}}"

@@ -91,9 +91,9 @@ def test_markdown_text_keeps_macro_names_and_math_survives_github():
 
 def test_golden_bubble(model):
     assert term_latex(TERM["BubbleFraction"]) == (
-        r"b_{\text{pipe}}\left(N_{\text{PP}}, V, m\right) = \frac{N_{\text{PP}} - 1}{m V + N_{\text{PP}} - 1}")
+        r"b_{\text{interleaved}}\left(N_{\text{PP}}, V, m\right) = \frac{N_{\text{PP}} - 1}{m V + N_{\text{PP}} - 1}")
     assert term_latex(TERM["BubbleFraction"], book=True) == (
-        r"\PipelineBubbleFraction\left(\PipelineParallelDegree, \VirtualPipelineStagesPerDevice, "
+        r"\InterleavedPipelineBubbleFraction\left(\PipelineParallelDegree, \VirtualPipelineStagesPerDevice, "
         r"\MicrobatchCount\right) = \frac{\PipelineParallelDegree - 1}{\MicrobatchCount "
         r"\VirtualPipelineStagesPerDevice + \PipelineParallelDegree - 1}")
     assert term_latex(TERM["BubbleTime"]) == (

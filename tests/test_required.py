@@ -86,7 +86,7 @@ def test_a_whole_number_answer_is_a_schedule_a_framework_runs():
     assert not r.reachable and r.integer is None
     assert r.limit[1] == pytest.approx(3 / 35) and "at microbatch_count = 32" in r.reason
     assert "the root of this regime is microbatch_count = 57, -(N_PP*y - N_PP - y + 1)/(V*y);" in r.notes[0]
-    assert r.latex() == r"\min_{m} b_{\text{pipe}} = 0.0857143"      # 3 / 35 to the 6 digits the text prints
+    assert r.latex() == r"\min_{m} b_{\text{interleaved}} = 0.0857143"      # 3 / 35 to the 6 digits the text prints
     # nodes for a 2048-sample batch (tp 8, pp 4: 32 accelerators a replica, 32 microbatches of a replica's
     # samples): every answer splits the batch evenly over the replicas and the microbatches over their samples
     kw = dict(LLAMA, batch_size=2048, microbatch_count=32)

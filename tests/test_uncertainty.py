@@ -261,10 +261,12 @@ def test_a_run_spreads_as_its_step_time_scaled_by_the_steps():
     assert u.run.value("days") == pytest.approx(p.days, rel=1e-12) and u.run.value("cost") == u.run.value("C_train")
     with pytest.raises(KeyError, match="no run output 'x'; the run's: T_train, wall_time, H_acc, H_GPU"):
         u.run.value("x")
-    # where the step time's first order and Monte Carlo part (the straggler factor's kink), the run says which to read
+    # where the step time's first order and Monte Carlo disagree (the straggler factor's kink), the run says which to read
     k = uncertainty(*EXAMPLE, dict(sigma, straggler_factor=0.05), samples=20000, tokens=1e12, **KW)
     assert k.run.separate and k.run.step.agrees is False
-    assert "read the Monte Carlo's percentiles" in " ".join(str(k.run).split())
+    assert "for the step time, the first order and the Monte Carlo disagree (sd " in " ".join(str(k.run).split())
+    assert "standard errors apart), whatever they do for the output above: read the run's Monte Carlo " \
+        "percentiles" in " ".join(str(k.run).split())
     s = uncertainty(*EXAMPLE, sigma, "step_time", steps=1000, **KW)
     assert not s.run.separate and "same sigmas" not in str(s.run)
     assert (s.run.step.value, s.run.step.std) == (s.value, s.std) and s.run.value("T_train") == pytest.approx(1000 * s.value) and "C_train" not in s.run.slopes

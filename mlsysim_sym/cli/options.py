@@ -3,6 +3,7 @@ precision and each settable record field), their values (numbers parsed as numbe
 sweeps and searches) and what a command prices (:class:`Setup`)."""
 from __future__ import annotations
 
+import difflib
 import math
 import warnings
 from decimal import Decimal, InvalidOperation
@@ -339,6 +340,10 @@ def check_names(model: str, fleet: str) -> None:
                 close = catalog.close_names(name, known)
                 if not name.startswith(modern.PREFIX):      # the modern catalog's, typed without its prefix
                     close += catalog.close_names(modern.PREFIX + name, modern_names())
+                    # the closest of both catalogs first, five in all (the line listed eleven)
+                    bare = name.lower()
+                    close = sorted(close, key=lambda k: -difflib.SequenceMatcher(
+                        None, bare, k.lower().removeprefix(modern.PREFIX)).ratio())[:5]
                 raise UsageError(f"{flag}: unknown {what} {name!r}; "
                                  + (f"close names: {', '.join(close)}; " if close else "")
                                  + "see: mlsysim-sym list (or give a plan file: docs/files.md)")

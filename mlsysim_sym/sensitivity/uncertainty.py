@@ -522,8 +522,10 @@ class RunSpread:
         for words, driver, unit in drivers:
             # (the uncertainty's own output says it above; an unsteady Monte Carlo, just now)
             if driver.quantity != self.own and driver.agrees is False and words not in unsteady:
-                out.append(f"{words}'s first order and Monte Carlo part (sd {_q(driver.std, unit)} against "
-                           f"{_q(driver.monte_carlo.std, unit)}): read the Monte Carlo's percentiles")
+                # the output above may agree where the run's driver does not (a kink only the step time has)
+                out.append(f"for {words}, the first order and the Monte Carlo disagree (sd {_q(driver.std, unit)} "
+                           f"against {_q(driver.monte_carlo.std, unit)}, more than {AGREEMENT:g} standard errors "
+                           f"apart), whatever they do for the output above: read the run's Monte Carlo percentiles")
         out.append("energy E_train: mlsysim's, each replica's roofline step (compute, memory, overhead) at its share "
                    "of TDP; communication and bubble time are not charged" if self.energy is not None else
                    "energy E_train: unknown (the accelerator has no TDP)")
