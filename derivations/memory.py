@@ -84,4 +84,5 @@ def context() -> Dict[str, object]:
         "example": example,
         "numbers": _numbers(example),
         "fits": definition_chain(model, "feasible", alone=True),
+        "f_train": notation.entry("f_train").latex,
     }

@@ -43,7 +43,7 @@ from .inputs import (FLAG_KEYWORDS, KEYWORDS, PRECISION_BYTES, SOLVE_DEFAULTS, F
                      as_workload, lower_arguments, static_values, with_field)
 from .mechanisms import ModelChoice
 from .model import Variant, build_model
-from .schedules import broken_rules, can_run
+from .schedules import broken_schedule_rules, can_run
 from .symbols import Kind, Origin, Param, by_argument, keywords
 from .types import Fleet, Workload
 
@@ -165,24 +165,23 @@ class Arguments:
     def runnable(self) -> bool:
         """Whether a training framework can run this schedule (:func:`mlsysim_sym.schedules.can_run`: the batch
         splits evenly over the replicas, the microbatches over a replica's samples, every stage holds a layer and,
-        interleaved, every virtual stage as many, the embedding and the loss may count as a layer each)."""
+        interleaved, every virtual stage as many, the embedding and the loss may count as a layer each, and the
+        microbatches come in whole rounds of the pipeline)."""
         return self.runs()
 
     def runs(self, layer_rules: bool = True) -> bool:
         """:attr:`runnable`; with ``layer_rules=False``, by the rules that do not read the layer count alone (when
         those fail, no layer count makes the schedule run)."""
-        g, n = self.replica, self.accelerators
-        layers = self.get("layers", self.workload.layers) if layer_rules else None
-        return n % g == 0 and bool(can_run(**self._schedule(layers=layers or None)))
+        return self.accelerators % self.replica == 0 and \
+            bool(can_run(**self._schedule(layers=self._layers() if layer_rules else None)))
 
     def why_not_runnable(self) -> str:
         """The rules of :func:`~mlsysim_sym.schedules.can_run` this schedule breaks, in words with its numbers, for
         the note that says no framework runs it ("" when one does)."""
         g, n = self.replica, self.accelerators
-        broken = [] if n % g == 0 else [f"the fleet's {n} accelerators split into whole replicas of {g}"]
-        if not broken:
-            broken = broken_rules(**self._schedule(layers=self.get("layers", self.workload.layers) or None))
-        return f"can_run() asks that {'; '.join(broken)}" if broken else ""
+        broken = [f"the fleet's {n} accelerators split into whole replicas of {g}"] if n % g else \
+            broken_schedule_rules(**self._schedule(layers=self._layers()))
+        return "can_run() asks that " + ", and that ".join(broken) if broken else ""
 
     def runs_with(self, knob: str, values) -> "np.ndarray":
         """:attr:`runnable` at each of ``values`` of one schedule keyword (``batch_size``, ``microbatch_count``,
@@ -191,9 +190,13 @@ class Arguments:
         values = np.asarray(values, dtype=np.int64)
         if self.accelerators % self.replica:
             return np.zeros(values.shape, dtype=bool)
-        changed = self._schedule(layers=self.get("layers", self.workload.layers) or None)
+        changed = self._schedule(layers=self._layers())
         changed[_SCHEDULE_ARGUMENT[knob]] = values
         return np.broadcast_to(can_run(**changed), values.shape)
+
+    def _layers(self) -> Optional[int]:
+        """The layer count the schedule rules read (the call's, else the workload's; None without one)."""
+        return self.get("layers", self.workload.layers) or None
 
     def _schedule(self, layers) -> dict:
         """The arguments of :func:`~mlsysim_sym.schedules.can_run` for this configuration."""
@@ -493,15 +496,18 @@ def describe(a: Arguments, effects: bool = False) -> str:
 
 def _tried(values) -> str:
     """A search's whole-number values of one input, as its configuration line gives them: `` 1,2,4`` or, beyond
-    four, `` 1,2,...,128``; nothing for switches and other values (their names say it).
+    five, the first three and the last (`` 1,2,4,...,128``); nothing for switches and other values (their names say
+    it).
 
-    >>> _tried((1, 2, 4)), _tried((1, 2, 4, 8, 16, 32, 64, 128)), _tried((False, True))
-    (' 1,2,4', ' 1,2,...,128', '')
+    >>> _tried((1, 2, 4)), _tried((1, 2, 4, 8, 16, 32, 64, 128)), _tried((1, 2, 3, 4, 6, 8, 12, 384)[:5])
+    (' 1,2,4', ' 1,2,4,...,128', ' 1,2,3,4,6')
+    >>> _tried((False, True))
+    ''
     """
     if not values or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
         return ""
     shown = [str(v) for v in values]
-    return " " + ",".join(shown if len(shown) <= 4 else shown[:2] + ["...", shown[-1]])
+    return " " + ",".join(shown if len(shown) <= 5 else shown[:3] + ["...", shown[-1]])
 
 
 def _fleet_text(a: Arguments) -> Tuple[str, bool]:

@@ -144,8 +144,7 @@ def _lookup(table: Dict[str, Any], name: str, what: str):
 
 
 def close_names(name, keys) -> list:
-    """The names of ``keys`` close to ``name`` (spelling, then letter case or a part of it), at most 5 (the error
-    line that lists them fits a terminal better; it had 11 for ``Llama3_8b``)."""
+    """The names of ``keys`` close to ``name`` (spelling, then letter case or a part of it), at most 5."""
     keys = list(keys)
     close = difflib.get_close_matches(str(name), keys, n=5, cutoff=0.5)
     low = str(name).lower()

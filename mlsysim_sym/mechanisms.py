@@ -89,7 +89,7 @@ MECHANISMS: Dict[str, Mechanism] = {m.name: m for m in (
     _M("zero3_gather", "ZeRO-3 / FSDP gathers",
        "transformers with zero_stage 3: the gradients' ReduceScatter (half their AllReduce) once per step, and "
        "the whole weights' two AllGathers (forward, backward; one AllReduce's time of them) in every micro-step "
-       "(each accumulation step, and without a pipeline each of its microbatches): "
+       "(each microbatch of each accumulation step): "
        "3/2 of the AllReduce without LoRA or accumulation, and the weights' full size under LoRA",
        None, "Rajbhandari et al. (2020), ZeRO, sec. 7.2.2 (1.5x the data-parallel volume); Zhao et al. (2023), "
        "PyTorch FSDP (parameters gathered again in every micro-step)", "ZeRO-3 communicates as plain data "

@@ -501,7 +501,7 @@ def _data_parallel(b: _Builder) -> None:
         t_gather = q("T_dp_gather", comm.dp_allreduce(w_msg, b.dp_grad, rpn, nodes, BW_inter) + own, **_NONNEG)
         # weights held gathered through a pipelined step (fsdp_pipeline) are gathered once, not in every micro-step:
         # one AllGather of them and one ReduceScatter of the gradients, ZeRO-1's and ZeRO-2's all-reduce
-        b.dp_sync = ext_terms.zero3_sync(t_dp0, t_gather, b.held, S.GA, S.m, S.pp)
+        b.dp_sync = ext_terms.zero3_sync(t_dp0, t_gather, b.held, S.GA, S.m)
     else:
         b.dp_sync = t_dp0
 

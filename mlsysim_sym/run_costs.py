@@ -166,8 +166,9 @@ class TrainingPlan:
         out = self._uneven()
         out += [] if self.fits else ["the training state does not fit in HBM: each step is priced spilling to "
                                      "host memory, as solve() prices it"]
-        out += [] if self.runnable else [f"no framework runs this layout as given "
-                                         f"({self.why_not_runnable or RULES}); it is priced as solve() prices it"]
+        out += [] if self.runnable else [f"no framework runs this layout as given: "
+                                         f"{self.why_not_runnable or '(' + RULES + ')'}; it is priced as solve() "
+                                         "prices it"]
         return out + list(self.notes)
 
     def __str__(self) -> str:
@@ -235,13 +236,14 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     if over:      # as the JSON refuses them: a person's table would print inf or a 300-digit number
         raise ValueError(f"the run's {', '.join(over)} is not finite at these values (a step of "
                          f"{result.step_latency_total:.4g} s, {k:.4g} steps): an extreme input")
+    runs = result.runnable          # None where a count is beyond int64: not said either way
     return TrainingPlan(result.configuration, None if tokens is None else float(tokens), samples * seq, k,
                         result.step_latency_total, a.accelerators, num["T_train"], num["H_acc"], num["E_train"],
                         price_per_gpu_hour, None if price_per_gpu_hour is None else num["C_train"],
                         result.node_profile.memory_footprint, result.memory_capacity,
-                        bool(result.node_profile.feasible), a.runnable, samples, batch, result.parallelism["dp"],
-                        a.values.get(sym.TDP), tuple(result._model_notes()), a.to_dict(),
-                        a.why_not_runnable())
+                        bool(result.node_profile.feasible), runs is not False, samples, batch,
+                        result.parallelism["dp"], a.values.get(sym.TDP), tuple(result._model_notes()), a.to_dict(),
+                        a.why_not_runnable() if runs is False else "")
 
 
 #: The run's outputs, each with the quantity of the step model it is linear in through zero (its driver): the

@@ -37,8 +37,8 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     4. **Interleaved 1F1B** (``pp > 1`` and ``v > 1``): each of the ``pp * v`` model chunks holds
        the same whole number of layers, where the embedding and the loss may each count as one
        (Megatron-Core's ``account_for_embedding_in_pipeline_split`` and
-       ``account_for_loss_in_pipeline_split``, which NVIDIA's Llama 3.1 405B recipes set: 126 + 2 = 128
-       layers over 8 x 8 chunks), ``(layers + e) % (pp * v) == 0`` for ``e`` in 0, 1, 2, and every
+       ``account_for_loss_in_pipeline_split``, which NVIDIA's Llama 3.1 405B runs at pp 8 x v 8 in
+       docs/modern_runs.md set: 126 + 2 = 128 layers over 64 chunks), ``(layers + e) % (pp * v) == 0`` for ``e`` in 0, 1, 2, and every
        chunk holds a layer, ``layers >= pp * v``; the microbatches come in whole rounds of the
        pipeline, ``m % pp == 0`` ("this schedule requires the number of microbatches in a batch to be
        an integer multiple of the degree of pipeline parallelism"; Narayanan et al. 2021, "Efficient
@@ -79,25 +79,31 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     return bool(ok) if ok.ndim == 0 else ok
 
 
-def broken_rules(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1, layers: Optional[int] = None,
-                 unpiped_microbatches: bool = False) -> List[str]:
-    """The rules of :func:`can_run` one schedule (scalars) breaks, each in words with its numbers (empty when it
-    runs), as the note below a result names them.
+def broken_schedule_rules(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
+                          layers: Optional[int] = None, unpiped_microbatches: bool = False) -> List[str]:
+    """The rules of :func:`can_run` one schedule (scalars) breaks, each as a clause that follows "can_run() asks
+    that", with its numbers (empty when it runs): the note below a result names them.
 
-    >>> broken_rules(pp=8, dp=4, m=4, v=4, batch_size=256, layers=126)
-    ['interleaved, the microbatches come in whole rounds of the pipeline (m 4 is no multiple of pp 8)']
-    >>> for rule in broken_rules(pp=16, dp=8, m=3, v=3, batch_size=256, layers=126):
-    ...     print(rule[:64])
-    the microbatches split a replica's 32 samples evenly (m 3)
-    interleaved, the microbatches come in whole rounds of the pipeli
-    interleaved, every one of the 48 virtual stages holds as many of
+    >>> broken_schedule_rules(pp=8, dp=4, m=4, v=4, batch_size=256, layers=126)
+    ['the microbatches of an interleaved schedule come in whole rounds of the pipeline (m 4, pp 8)']
+    >>> for rule in broken_schedule_rules(pp=16, dp=8, m=3, v=3, batch_size=256, layers=126):
+    ...     print(rule)
+    the microbatches split the 32 samples of a replica evenly (m 3)
+    the microbatches of an interleaved schedule come in whole rounds of the pipeline (m 3, pp 16)
+    the 48 virtual stages hold equal layers (126 layers, 127 or 128 with the embedding and the loss)
+    >>> broken_schedule_rules(pp=8, dp=4, m=8, v=16, batch_size=256, layers=126)
+    ['the 128 virtual stages hold a layer each (126 layers)']
     """
+    args = (pp, dp, m, v, batch_size, gradient_accumulation_steps, layers)
+    if any(x is not None and getattr(x, "ndim", 0) != 0 or isinstance(x, (list, tuple)) for x in args):
+        raise TypeError("broken_schedule_rules() takes one schedule (scalars); can_run() takes arrays")
     return [words for holds, words in _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers,
-                                             unpiped_microbatches) if not bool(holds)]
+                                             unpiped_microbatches, True) if not bool(holds)]
 
 
-def _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers, unpiped_microbatches):
-    """:func:`can_run`'s rules in order: (whether it holds, elementwise; its words, for a scalar schedule)."""
+def _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers, unpiped_microbatches, words=False):
+    """:func:`can_run`'s rules in order: (whether it holds, elementwise; with ``words``, a scalar schedule's
+    clause for the note, else "")."""
     import numpy as np      # here: the package imports this module, and numpy is imported on first use
 
     pp, dp, m, v = (np.asarray(x, dtype=np.int64) for x in (pp, dp, m, v))
@@ -105,27 +111,29 @@ def _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers, unpipe
     ga = np.maximum(1, np.asarray(gradient_accumulation_steps).astype(np.int64))
     share = np.maximum(dp * ga, 1)
     q = B // share
-    scalar = all(x.ndim == 0 for x in (pp, dp, m, v, B, ga))
     piped = pp > 1
     split = piped | bool(unpiped_microbatches)
     interleaved = piped & (v > 1)
-    steps = f" x {ga} accumulation steps" if scalar and ga > 1 else ""
+    say = (lambda f: f()) if words else (lambda f: "")
+    per = "a replica's accumulation step" if words and ga > 1 else "a replica"
     yield ((dp >= 1) & (B % share == 0),
-           (f"the batch {B} splits evenly over the {dp} replicas{steps}") if scalar else "")
+           say(lambda: f"the batch {B} split evenly over the {dp} replicas"
+                       + (f" and {ga} accumulation steps" if ga > 1 else "")))
     yield (~split | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)),
-           (f"the microbatches split a replica's {q} samples evenly (m {m})") if scalar else "")
+           say(lambda: f"the microbatches split the {q} samples of {per} evenly (m {m})"))
     yield (~interleaved | (m % np.maximum(pp, 1) == 0),
-           (f"interleaved, the microbatches come in whole rounds of the pipeline (m {m} is no multiple of "
-               f"pp {pp})") if scalar else "")
+           say(lambda: f"the microbatches of an interleaved schedule come in whole rounds of the pipeline "
+                       f"(m {m}, pp {pp})"))
     if layers is not None:
         layers = np.asarray(layers).astype(np.int64)
-        yield (~piped | (layers >= pp),
-               (f"every one of the {pp} stages holds a layer of the {layers}") if scalar else "")
+        yield (~piped | (layers >= pp), say(lambda: f"the {pp} stages hold a layer each ({layers} layers)"))
         chunks = np.maximum(pp * v, 1)
+        yield (~interleaved | (layers >= chunks),
+               say(lambda: f"the {chunks} virtual stages hold a layer each ({layers} layers)"))
         even = (layers % chunks == 0) | ((layers + 1) % chunks == 0) | ((layers + 2) % chunks == 0)
-        yield (~interleaved | (even & (layers >= chunks)),
-               (f"interleaved, every one of the {chunks} virtual stages holds as many of the {layers} layers "
-                   "(the embedding and the loss may count as a layer each)") if scalar else "")
+        yield (~interleaved | (layers < chunks) | even,
+               say(lambda: f"the {chunks} virtual stages hold equal layers ({layers} layers, {layers + 1} or "
+                           f"{layers + 2} with the embedding and the loss)"))
 
 
 def largest_runnable(name: str, batch_size: int, accelerators: int, accelerators_per_node: int, replica: int,

@@ -343,7 +343,7 @@ class DistributedResult:
         """What the numbers do not say, one sentence each (the text, the JSON and the notebook's table give them)."""
         out = []
         if self.runnable is False:
-            out.append(f"no framework runs this schedule as given ({self.arguments.why_not_runnable()}); it is "
+            out.append(f"no framework runs this schedule as given: {self.arguments.why_not_runnable()}; it is "
                        "priced as mlsysim prices it")
         return out + self._model_notes()
 

@@ -793,8 +793,8 @@ def test_what_a_trial_misread_on_the_command_line():
     # a range mlsysim's solve() does not check is refused, and said to be the command line's and the extended
     # model's (a trial compared it with Python's solve(), which prices congestion -1 as mlsysim does)
     assert refused("solve", "--congestion", "-1") == ("--congestion: congestion_factor must be >= 0, got -1.0 "
-                                                      "(mlsysim's model would price it, as mlsysim does; the "
-                                                      "extended model refuses it)")
+                                                      "(mlsysim prices it; the command line and the extended "
+                                                      "model refuse it)")
     # a count of values, not the value 2
     assert refused("solve", "--tp", "8,16").endswith("got 2 values")
     # no split of tp 3 or 5 divides 256 accelerators: the degree given is named, not every option of the call

@@ -227,10 +227,10 @@ def test_a_cost_terms_symbol_names_it_when_that_is_unambiguous(capsys):
     _, by_name, _ = run(capsys, "RingAllReduce", "--quarto")
     assert by_symbol == by_name and by_symbol.rstrip().endswith("{#eq-t-ring}")
     assert cells.equation("T_ring", book=True) == cells.equation("RingAllReduce", book=True)
-    # a quantity's name or printed symbol comes first: T_bubble is the quantity, b_pipe the bubble fraction
+    # a quantity's name or printed symbol comes first: T_bubble is the quantity, b_interleaved the bubble fraction
     _, out, _ = run(capsys, "T_bubble", "--json")
     assert json.loads(out)["name"] == "T_bubble"
-    _, out, _ = run(capsys, "b_pipe", "--json")
+    _, out, _ = run(capsys, "b_interleaved", "--json")
     assert json.loads(out)["name"] == "bubble_fraction"
     # T_opt: the extended model's quantity, and the symbol of OptimizerUpdateTime: refused in the default model
     text = refused(capsys, "T_opt")

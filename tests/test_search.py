@@ -2,6 +2,7 @@
 import json
 import warnings
 
+import numpy as np
 import pytest
 
 from mlsysim_sym import DistributedModel, ParallelismOptimizer, catalog, search
@@ -399,3 +400,18 @@ def test_a_search_over_the_node_count_judges_each_fleets_own_replicas():
     assert rows and {r["count"] for r in rows} == {32} and all(256 % r["dp"] == 0 for r in rows)
     assert rows[0]["dp"] == 8 and (rows[0]["pp_size"], rows[0]["microbatch_count"]) == (4, 32)
     assert 24 in {c.to_dict()["count"] for c in loose.candidates}
+
+
+def test_the_rules_a_schedule_breaks_are_named_exactly_when_can_run_refuses_it():
+    from mlsysim_sym.schedules import broken_schedule_rules, can_run
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        kw = dict(pp=int(rng.choice([1, 2, 4, 8, 16])), dp=int(rng.integers(0, 9)), m=int(rng.integers(1, 40)),
+                  v=int(rng.choice([1, 2, 3, 4, 8])), batch_size=int(rng.integers(1, 300)),
+                  gradient_accumulation_steps=int(rng.integers(1, 4)),
+                  layers=[None, int(rng.integers(1, 130))][int(rng.integers(0, 2))],
+                  unpiped_microbatches=bool(rng.integers(0, 2)))
+        assert (broken_schedule_rules(**kw) == []) == can_run(**kw), kw
+    # one schedule at a time: arrays are can_run()'s
+    with pytest.raises(TypeError, match="takes one schedule"):
+        broken_schedule_rules(pp=[1, 2], dp=2, m=2, v=1, batch_size=8)

@@ -180,7 +180,7 @@ def test_text_refuses_an_infinite_answer_as_json_does():
 def test_a_table_with_an_undefined_cell_still_prints():
     # without a pipeline the bubble is 0: its elasticities are undefined and print as "-", the command succeeds
     code, out, _ = cli("sensitivity", "--output", "bubble_fraction", "--pp", "1")
-    assert code == 0 and "b_pipe = 0" in out
+    assert code == 0 and "b_interleaved = 0" in out
 
 
 def test_a_plan_files_unknown_precision_names_the_files_field(tmp_path):
@@ -218,16 +218,15 @@ def test_solve_says_when_no_framework_runs_the_schedule_it_prices():
     code, out, _ = cli("solve", "--microbatches", "3")
     flat = " ".join(out.split())
     # the note names the rule the schedule breaks, with its numbers: 256 samples over 8 replicas are 32 each
-    assert code == 0 and ("note: no framework runs this schedule as given (can_run() asks that the microbatches "
-                          "split a replica's 32 samples evenly (m 3))") in flat
+    assert code == 0 and ("note: no framework runs this schedule as given: can_run() asks that the microbatches "
+                          "split the 32 samples of a replica evenly (m 3); it is priced") in flat
     assert flat.endswith("it is priced as mlsysim prices it")
     r = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-405B", "modern/H100-SXM-1024", batch_size=1024,
                                                     tp_size=8, pp_size=16, v_stages=3, microbatch_count=16)
     assert r.notes() and "no framework runs this schedule" in repr(r)
     # 16 microbatches are a whole round of 16 stages; 126 + 2 layers are no multiple of 48 chunks
-    assert r.arguments.why_not_runnable() == ("can_run() asks that interleaved, every one of the 48 virtual stages "
-                                              "holds as many of the 126 layers (the embedding and the loss may "
-                                              "count as a layer each)")
+    assert r.arguments.why_not_runnable() == ("can_run() asks that the 48 virtual stages hold equal layers (126 "
+                                              "layers, 127 or 128 with the embedding and the loss)")
     assert DistributedModel(fidelity="extended").solve("modern/Llama-3.1-405B", "modern/H100-SXM-1024",
                                                        batch_size=1024, tp_size=8, pp_size=16, v_stages=2,
                                                        microbatch_count=16).runnable

@@ -207,7 +207,7 @@ def check_ranges(given: Dict[str, List], keywords: bool = False) -> None:
         if bad is not None:
             # a range mlsysim's solve() does not check: said so (its model prices such a value)
             own = "" if r.checked or o.field else \
-                " (mlsysim's model would price it, as mlsysim does; the extended model refuses it)"
+                " (mlsysim prices it; the command line and the extended model refuse it)"
             raise UsageError(f"{o.flag}: {k} must be {r.text}, got {bad}{own}")
 
 
@@ -340,10 +340,11 @@ def check_names(model: str, fleet: str) -> None:
                 close = catalog.close_names(name, known)
                 if not name.startswith(modern.PREFIX):      # the modern catalog's, typed without its prefix
                     close += catalog.close_names(modern.PREFIX + name, modern_names())
-                    # the closest of both catalogs first, five in all (the line listed eleven)
+                    # the closest of both catalogs first
                     bare = name.lower()
                     close = sorted(close, key=lambda k: -difflib.SequenceMatcher(
-                        None, bare, k.lower().removeprefix(modern.PREFIX)).ratio())[:5]
+                        None, bare, k.lower().removeprefix(modern.PREFIX)).ratio())
+                close = close[:3]       # the three closest: the line fits a terminal's width better
                 raise UsageError(f"{flag}: unknown {what} {name!r}; "
                                  + (f"close names: {', '.join(close)}; " if close else "")
                                  + "see: mlsysim-sym list (or give a plan file: docs/files.md)")

@@ -120,7 +120,8 @@ class _Parser(argparse.ArgumentParser):
 def _searched() -> Dict[str, str]:
     """What a search varies where an option is not given (``search()``'s defaults), as its help says it."""
     from ..optimize import search
-    out = {k: "every divisor of the accelerators" for k in ("tp_size", "pp_size", "ep_size")}
+    out = {k: "every divisor of the accelerators" for k in ("tp_size", "pp_size")}
+    out["ep_size"] = "every divisor of the accelerators (1 for a dense model)"
     for k, q in inspect.signature(search).parameters.items():
         if isinstance(q.default, tuple):
             out[k] = "both" if all(isinstance(x, bool) for x in q.default) else ",".join(map(str, q.default))
@@ -141,7 +142,8 @@ def _help(o: Option, many: bool, example: bool = True) -> str:
     else:
         # an example list of values the option takes
         shown = [x for x in ((1, 2, 4) if o.kind == "int" else (0.5, 1, 2)) if x in p.range]
-        value = f"list ({','.join(map(str, shown))}) or range (start:stop:step)" if many else ""
+        shown = shown if len(shown) > 1 else [p.range.bounds[0], p.range.bounds[1]]     # a 0/1 field: (0,1)
+        value = f"list ({','.join(f'{x:g}' for x in shown)}) or range (start:stop:step)" if many else ""
         default = BASE.get(o.keyword, p.default)
     unit = f" [{p.unit}]" if p.unit not in ("1", "") else ""
     allowed = f"; {p.range.text}" if p.range.bounds != (-math.inf, math.inf) and o.kind != "bool" else ""

@@ -96,17 +96,17 @@ def recomputed(rc):
     return 1 + Iverson(sp.Eq(rc, 1)) / sp.Integer(2)
 
 
-def zero3_sync(t_allreduce, t_gather, z, GA, m, pp):
+def zero3_sync(t_allreduce, t_gather, z, GA, m):
     """Data-parallel communication of one optimizer step under ZeRO-3 / FSDP (``z >= 3``): the gradients'
     ReduceScatter, half of their AllReduce ``t_allreduce``, and in each micro-step the two AllGathers of the
     weights (forward, backward), together the time ``t_gather`` of one AllReduce of them. The micro-steps are the
-    ``GA`` accumulation steps, and without a pipeline (``pp == 1``) each of their ``m`` microbatches, which run one
-    after another as accumulation steps do (FSDP reshards a layer's weights after its forward and gathers them
-    again for each microbatch: Zhao et al. 2023, PyTorch FSDP). Without LoRA and accumulation, 3/2 of
-    plain DP's AllReduce: three ring phases against two (Rajbhandari et al. 2020, sec. 7.2.2). Below stage 3: the
-    AllReduce."""
+    ``m`` microbatches of each of the ``GA`` accumulation steps: FSDP reshards a layer's weights after its forward
+    and gathers them again for each microbatch (Zhao et al. 2023, PyTorch FSDP); under a pipeline a stage that
+    keeps them gathered through the step (the mechanism ``fsdp_pipeline``) is no longer at stage 3 here. Without
+    LoRA and accumulation, 3/2 of plain DP's AllReduce: three ring phases against two (Rajbhandari et al. 2020,
+    sec. 7.2.2). Below stage 3: the AllReduce."""
     z3 = Iverson(z >= 3)
-    return t_allreduce * (1 - z3 / 2) + z3 * GA * (1 + (m - 1) * Iverson(sp.Eq(pp, 1))) * t_gather
+    return t_allreduce * (1 - z3 / 2) + z3 * GA * m * t_gather
 
 
 def group_link(group, apn, intra, inter, subject, alone):
