@@ -123,7 +123,7 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
       Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21),
       ``(layers + e) % (pp * v) == 0`` for ``e`` in 0, 1, 2 (the embedding and the loss may count
       as a layer each, as Megatron-Core's ``account_for_embedding_in_pipeline_split`` and
-      ``account_for_loss_in_pipeline_split`` count them), ``layers >= pp * v`` and ``m % pp == 0``. ``GA`` is ``gradient_accumulation_steps``
+      ``account_for_loss_in_pipeline_split`` count them) and ``m % pp == 0``. ``GA`` is ``gradient_accumulation_steps``
       and ``layers`` the workload's (or ``fixed["layers"]``); a workload without a layer count
       skips the layer rules. ``runnable=False`` ranks every schedule mlsysim's formula accepts,
       as ``solve()`` prices them;

@@ -37,12 +37,13 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     4. **Interleaved 1F1B** (``pp > 1`` and ``v > 1``): each of the ``pp * v`` model chunks holds
        the same whole number of layers, where the embedding and the loss may each count as one
        (Megatron-Core's ``account_for_embedding_in_pipeline_split`` and
-       ``account_for_loss_in_pipeline_split``, which NVIDIA's Llama 3.1 405B runs at pp 8 x v 8 in
-       docs/modern_runs.md set: 126 + 2 = 128 layers over 64 chunks), ``(layers + e) % (pp * v) == 0`` for ``e`` in 0, 1, 2, and every
-       chunk holds a layer, ``layers >= pp * v``; the microbatches come in whole rounds of the
-       pipeline, ``m % pp == 0`` ("this schedule requires the number of microbatches in a batch to be
-       an integer multiple of the degree of pipeline parallelism"; Narayanan et al. 2021, "Efficient
-       Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC'21, §2.2.2). A split
+       ``account_for_loss_in_pipeline_split``, which NVIDIA's Llama 3.1 405B runs in
+       docs/modern_runs.md set: 126 + 2 = 128 layers over 8 x 8 chunks, and over 16 x 8, the first chunk
+       holding the embedding alone and the last the loss), ``(layers + e) % (pp * v) == 0`` for ``e``
+       in 0, 1, 2; the microbatches come in whole rounds of the pipeline, ``m % pp == 0`` ("this
+       schedule requires the number of microbatches in a batch to be an integer multiple of the degree
+       of pipeline parallelism"; Narayanan et al. 2021, "Efficient Large-Scale Language Model Training
+       on GPU Clusters Using Megatron-LM", SC'21, §2.2.2). A split
        by a layout of the user's own (Megatron-Core's ``pipeline_model_parallel_layout``, DeepSeek-V3's
        61 layers) is not among these rules.
 
@@ -62,8 +63,8 @@ def can_run(pp, dp, m, v, batch_size, *, gradient_accumulation_steps=1,
     False
     >>> can_run(pp=16, dp=8, m=32, v=5, batch_size=256, layers=80)
     True
-    >>> can_run(pp=8, dp=2, m=16, v=[8, 4, 3], batch_size=256, layers=126).tolist()  # 128, 128 and no count
-    [True, True, False]
+    >>> can_run(pp=8, dp=2, m=16, v=[8, 4, 3, 16], batch_size=256, layers=126).tolist()  # 128 over 64, 32, 24, 128
+    [True, True, False, True]
     >>> can_run(pp=[1, 4, 4], dp=8, m=[64, 16, 6], v=1, batch_size=256, layers=80).tolist()
     [True, True, False]
     >>> can_run(pp=8, dp=8, m=[8, 4], v=2, batch_size=64).tolist()   # no layer count: m % pp only
@@ -91,8 +92,8 @@ def broken_schedule_rules(pp, dp, m, v, batch_size, *, gradient_accumulation_ste
     the microbatches split the 32 samples of a replica evenly (m 3)
     the microbatches of an interleaved schedule come in whole rounds of the pipeline (m 3, pp 16)
     the 48 virtual stages hold equal layers (126 layers, 127 or 128 with the embedding and the loss)
-    >>> broken_schedule_rules(pp=8, dp=4, m=8, v=16, batch_size=256, layers=126)
-    ['the 128 virtual stages hold a layer each (126 layers)']
+    >>> broken_schedule_rules(pp=8, dp=4, m=8, v=32, batch_size=256, layers=126)
+    ['the 256 virtual stages hold equal layers (126 layers, 127 or 128 with the embedding and the loss)']
     """
     args = (pp, dp, m, v, batch_size, gradient_accumulation_steps, layers)
     if any(x is not None and getattr(x, "ndim", 0) != 0 or isinstance(x, (list, tuple)) for x in args):
@@ -128,10 +129,8 @@ def _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers, unpipe
         layers = np.asarray(layers).astype(np.int64)
         yield (~piped | (layers >= pp), say(lambda: f"the {pp} stages hold a layer each ({layers} layers)"))
         chunks = np.maximum(pp * v, 1)
-        yield (~interleaved | (layers >= chunks),
-               say(lambda: f"the {chunks} virtual stages hold a layer each ({layers} layers)"))
         even = (layers % chunks == 0) | ((layers + 1) % chunks == 0) | ((layers + 2) % chunks == 0)
-        yield (~interleaved | (layers < chunks) | even,
+        yield (~interleaved | even,
                say(lambda: f"the {chunks} virtual stages hold equal layers ({layers} layers, {layers + 1} or "
                            f"{layers + 2} with the embedding and the loss)"))
 

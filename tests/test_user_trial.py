@@ -30,7 +30,8 @@ def test_the_command_line_refuses_a_negative_factor_that_mlsysim_prices_as_a_neg
     # mlsysim (and solve(), its twin) price congestion -5 as a step of -14 s; the command line answers one line
     code, out, err = cli("solve", f"{flag}={value}")
     assert code == 2 and out == ""
-    assert err.strip() == f"mlsysim-sym: error: {flag}: {name} must be >= 0, got {float(value)}"
+    assert err.strip() == (f"mlsysim-sym: error: {flag}: {name} must be >= 0, got {float(value)} (mlsysim prices "
+                           "it; the command line and the extended model refuse it)")
 
 
 def test_tensor_parallelism_divides_the_heads_as_megatron_core_requires():
