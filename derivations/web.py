@@ -452,6 +452,7 @@ def render_module() -> str:
                  "qualified": f"{DistributedModel.solve.__module__}.{DistributedModel.solve.__qualname__}"}
     names = {"workload": list(catalog._workloads()), "fleet": list(catalog._fleets()),
              "file_endings": list(files._ENDINGS), "modern_prefix": modern.PREFIX,
+             "close_names": catalog.CLOSE_NAMES,
              "modern_workloads": list(modern.architecture_names()), "modern_fleets": list(modern.fleet_names()),
              "fidelities": list(FIDELITIES), "extended": [k for k, _ in _EXTENDED], "fields": list(settable()),
              "from_record": [name for _, name in _FROM_RECORD],

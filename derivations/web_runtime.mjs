@@ -435,14 +435,15 @@ function lookup(name, what) {
   return raise("KeyError", strRepr(`unknown ${what} ${strRepr(name)}${hint}${also}`));
 }
 
-/** catalog.close_names: close spellings, then names that contain the name or that it contains, at most 8. */
+/** catalog.close_names: close spellings, then names that contain the name or that it contains, at most
+ * catalog.CLOSE_NAMES. */
 function closeNames(name, keys) {
-  const close = closeMatches(name, keys);
+  const close = closeMatches(name, keys, NAMES.close_names);
   const low = name.toLowerCase();
   for (const k of keys) {
     if (low && (k.toLowerCase().includes(low) || low.includes(k.toLowerCase())) && !close.includes(k)) close.push(k);
   }
-  return close.slice(0, 8);
+  return close.slice(0, NAMES.close_names);
 }
 
 /** The bundled catalog: workload and cluster names, with their display names. */

@@ -143,13 +143,18 @@ def _lookup(table: Dict[str, Any], name: str, what: str):
     raise KeyError(f"unknown {what} {name!r}{hint}")
 
 
+#: How many close names an unknown name's message gives.
+CLOSE_NAMES = 5
+
+
 def close_names(name, keys) -> list:
-    """The names of ``keys`` close to ``name`` (spelling, then letter case or a part of it), at most 5."""
+    """The names of ``keys`` close to ``name`` (spelling, then letter case or a part of it), at most
+    :data:`CLOSE_NAMES` (the calculator page reads the same number)."""
     keys = list(keys)
-    close = difflib.get_close_matches(str(name), keys, n=5, cutoff=0.5)
+    close = difflib.get_close_matches(str(name), keys, n=CLOSE_NAMES, cutoff=0.5)
     low = str(name).lower()
     close += [k for k in keys if low and (low in k.lower() or k.lower() in low) and k not in close]
-    return close[:5]
+    return close[:CLOSE_NAMES]
 
 
 def workload(name: str) -> Workload:

@@ -227,7 +227,7 @@ _QUANTITIES = (
      r"The book draws its \RealizedDeviceComputeRate R, which is also the glyph of its "
      r"\OversubscriptionRatio, and R_eff is its \EffectiveFleetThroughput"),
     ("T_compute", rf"T_{{{T}{{compute}}}}", r"\IronLawComputeTime", "s", "compute time of the replica step"),
-    ("f_train", rf"f_{{{T}{{trainable}}}}", None, "1", "trainable share of the parameters (LoRA)"),
+    ("f_train", rf"f_{{{T}{{tune}}}}", None, "1", "trainable share of the parameters (LoRA)"),
     ("ifd", rf"m_{{{T}{{flight}}}}", None, "1", "in-flight divisor of the 1F1B schedule"),
     ("mb", rf"B_{{{T}{{held}}}}", None, "1",
      "samples whose activations a stage holds at once, B_local / (k m_flight) (mlsysim's microbatch): with a "

@@ -76,7 +76,7 @@ def test_every_reference_of_the_fragment_names_one_of_its_equations(fresh):
     md = fresh["docs/chapter_fragment.md"]
     labels = _LABEL.findall(md)
     refs = set(_REF.findall(md))
-    assert labels == ["eq-t-ring", "eq-t-sync", "eq-t-dp", "eq-b-pipe"]
+    assert labels == ["eq-t-ring", "eq-t-sync", "eq-t-dp", "eq-b-interleaved"]
     assert refs == set(labels)
 
 
@@ -136,7 +136,7 @@ def test_the_fragment_resolves_every_reference_as_quarto_does(math):
     html, stderr = _pandoc(FRAGMENT_MD.read_text(), math)
     assert reference_problems(html, stderr) == []
     # numbered in document order; @eq-x is "Equation N" linking to it
-    order = {"eq-t-ring": "1", "eq-t-sync": "2", "eq-t-dp": "3", "eq-b-pipe": "4"}
+    order = {"eq-t-ring": "1", "eq-t-sync": "2", "eq-t-dp": "3", "eq-b-interleaved": "4"}
     assert set(_numbered(html)) == set(order.items()) and len(_numbered(html)) == 9
     for label, n in order.items():
         assert re.search(rf'<span id="{label}"><span class="math display">.*?\\qquad\({n}\)', html, re.S), label

@@ -800,6 +800,9 @@ def test_what_a_trial_misread_on_the_command_line():
     # no split of tp 3 or 5 divides 256 accelerators: the degree given is named, not every option of the call
     assert refused("search", "--batch-size", "256", "--tp", "3,5") == \
         "--tp: no tp x pp x ep among the choices divides the fleet's 256 accelerators"
+    # the fleet's size the call sets is named beside the degree (16 nodes of 8: 128 accelerators)
+    assert refused("search", "--batch-size", "256", "--tp", "3,5", "--count", "16") == \
+        "--tp/--count: no tp x pp x ep among the choices divides the fleet's 128 accelerators"
     # a search's help gives what it tries where an option is not given (search()'s defaults), not solve()'s
     _, out, _ = run("search", "--help")
     flat = " ".join(out.split())

@@ -737,9 +737,9 @@ def test_fsdp_under_a_pipeline_gathers_its_weights_once_a_step(m):
     q1, _ = _quantities(LLAMA70, H64, names, zero_stage=1, **kw)
     off, _ = _quantities(LLAMA70, H64, names, zero_stage=3, without=("fsdp_pipeline",), **kw)
     assert q3["T_dp"] == q1["T_dp"] > 0
-    # without the mechanism: the ReduceScatter (half the all-reduce) and the 2 micro-steps' gathers, once a step
-    # (ga_once)
-    assert off["T_dp"] == approx(off["T_dp_allreduce"] / 2 + 2 * off["T_dp_gather"], rel=1e-12)
+    # without the mechanism: the ReduceScatter (half the all-reduce) and the gathers of each of the m microbatches
+    # of the 2 accumulation steps (a stage reshards after each), once a step (ga_once)
+    assert off["T_dp"] == approx(off["T_dp_allreduce"] / 2 + 2 * m * off["T_dp_gather"], rel=1e-12)
     assert off["T_dp"] > q3["T_dp"]
 
 

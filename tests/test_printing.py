@@ -108,7 +108,7 @@ def test_golden_zero_shards(model):
         r"M_{\text{weights}} = \frac{P_{\text{shard}} s_{\text{elem}}}"
         r"{N_{\text{DP}}^{\mathbf{1}\left\{z_{\text{ZeRO}} \geq 3\right\}}}")
     assert quantity_latex(model, "M_grads") == (
-        r"M_{\text{gradients}} = \frac{P_{\text{shard}} s_{\text{elem}} f_{\text{trainable}}}"
+        r"M_{\text{gradients}} = \frac{P_{\text{shard}} s_{\text{elem}} f_{\text{tune}}}"
         r"{N_{\text{DP}}^{\mathbf{1}\left\{z_{\text{ZeRO}} \geq 2\right\}}}")
     # book mode: every symbol is a macro, the registry's or the one we propose (proposals.EXTENSION)
     assert quantity_latex(model, "M_optimizer", book=True) == (

@@ -45,7 +45,7 @@ def test_a_small_moe_search_varies_ep_and_its_rows_equal_solve():
     assert {c.config["ep_size"] for c in r.candidates} == set(eps)          # every ep searched is ranked
     assert {c.config["etp_size"] for c in r.candidates} == {1}
     # with the values each was searched at (the search's own microbatches and virtual stages too)
-    assert "searched: tp 2,4, pp 1,2, ep 1,2,4,8, m 1,2,...,128, v 1,2,4," in " ".join(r.configuration.split())
+    assert "searched: tp 2,4, pp 1,2, ep 1,2,4,8, m 1,2,4,...,128, v 1,2,4," in " ".join(r.configuration.split())
     for c in r.candidates:
         cfg = c.config
         assert c.dp == 1024 // (cfg["tp_size"] * cfg["pp_size"] * cfg["cp_size"])     # ep carved out of dp

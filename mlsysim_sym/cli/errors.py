@@ -21,8 +21,10 @@ _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--t
 #: Messages that start with one keyword but are about two (the split of a sequence by CP): the start, the other
 #: keyword's phrase in the message, and the options.
 _PAIRS = (("seq_len ", "cp_size (", "--cp/--seq-len"),)
-#: A search's split that no choice of the degrees makes (``optimize``): about the degree options given.
-_NO_SPLIT, _DEGREES = "among the choices divides the fleet's", ("--tp", "--pp", "--ep", "--etp", "--cp")
+#: A search's split that no choice of the degrees makes (``optimize``): about the degree options given, and the
+#: fleet's size where the call sets it.
+_NO_SPLIT, _DEGREES = "among the choices divides the fleet's", ("--tp", "--pp", "--ep", "--etp", "--cp", "--count",
+                                                                  "--accelerators-per-node")
 #: ``uncertainty(): ...``: the function a message comes from, before what it is about.
 _CALLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\(\): ")
 
