@@ -11,7 +11,8 @@ import re
 from contextlib import contextmanager
 from typing import Dict, Iterable, Optional, Sequence
 
-from .options import OPTIONS, UsageError
+from .guards import DIVIDING
+from .options import BY_KEYWORD, OPTIONS, UsageError
 
 #: Messages of mlsysim and of the package that do not start with the keyword they are about.
 _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--tp/--pp/--ep",
@@ -21,10 +22,10 @@ _ABOUT = {"n_microbatches ": "--microbatches", "Infeasible 4D Parallelism": "--t
 #: Messages that start with one keyword but are about two (the split of a sequence by CP): the start, the other
 #: keyword's phrase in the message, and the options.
 _PAIRS = (("seq_len ", "cp_size (", "--cp/--seq-len"),)
-#: A search's split that no choice of the degrees makes (``optimize``): about the degree options given, and the
-#: fleet's size where the call sets it.
-_NO_SPLIT, _DEGREES = "among the choices divides the fleet's", ("--tp", "--pp", "--ep", "--etp", "--cp", "--count",
-                                                                  "--accelerators-per-node")
+#: A search's split that no choice of the degrees makes (``optimize``): about the options of the degrees that must
+#: divide the fleet (guards.DIVIDING) given, and of the fleet's size where the call sets it.
+_NO_SPLIT = "among the choices divides the fleet's"
+_DEGREES = tuple(BY_KEYWORD[k].flag for k in (*DIVIDING, "count", "accelerators_per_node"))
 #: ``uncertainty(): ...``: the function a message comes from, before what it is about.
 _CALLER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\(\): ")
 

@@ -120,10 +120,11 @@ class _Parser(argparse.ArgumentParser):
 def _searched() -> Dict[str, str]:
     """What a search varies where an option is not given (``search()``'s defaults), as its help says it."""
     from ..optimize import search
-    out = {k: "every divisor of the accelerators" for k in ("tp_size", "pp_size")}
-    out["ep_size"] = "every divisor of the accelerators (1 for a dense model)"
+    out = {}
     for k, q in inspect.signature(search).parameters.items():
-        if isinstance(q.default, tuple):
+        if q.default is None and k.endswith("_size"):       # a degree: every divisor (search()'s docstring)
+            out[k] = "every divisor of the accelerators" + (" (1 for a dense model)" if k == "ep_size" else "")
+        elif isinstance(q.default, tuple):
             out[k] = "both" if all(isinstance(x, bool) for x in q.default) else ",".join(map(str, q.default))
     return out
 
