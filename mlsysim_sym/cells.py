@@ -81,7 +81,10 @@ def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
     if q not in m and q not in _plan():
         every = build_model(Variant(family=family, fidelity="extended"))
         q = notation.printed_as(name, every) or notation.printed_as(name, _plan()) or q
-    if q in m or q in _plan():
+    if q not in m and q not in _plan():
+        # the book's macro (\\PipelineBubbleFraction, with or without its backslash) or a special case's glyph
+        q = notation.named_by_macro(name, list(m) + list(TERM_CLASSES) + list(_plan())) or q
+    if q in m or q in _plan() or q in TERM_CLASSES:
         return q
     elsewhere = fidelity == "mlsysim" and q in build_model(Variant(family, fidelity="extended"))
     terms = [t.name for t in notation.TERMS if notation.plain(t.latex) == name]
@@ -124,7 +127,8 @@ def _parameter(name: str) -> Optional[str]:
     printed = {p: notation.plain(p.latex) for p in PARAMS.values()}
     # the printed symbol first (c is the CP degree as the tables print it, congestion's internal name)
     found = next((p for p, t in printed.items() if name in (t, _ascii(t))), None) or \
-        next((p for p in PARAMS.values() if name in (p.name, p.argument)), None)
+        next((p for p in PARAMS.values() if name in (p.name, p.argument)), None) or \
+        PARAMS.get(notation.named_by_macro(name, PARAMS) or "")
     if found is None:
         return None
     p = found

@@ -834,6 +834,49 @@ def entry(name: str) -> Notation:
         raise KeyError(f"no notation for {name!r}; see mlsysim_sym.notation.table()") from None
 
 
+#: The book's macros one of our quantities holds as a special case: macro -> (the quantity's name, the macro's
+#: LaTeX in the registry, the case). A reader who types the book's symbol (``b_pipe``) finds the quantity.
+SPECIAL_CASES: Dict[str, Tuple[str, str, str]] = {
+    r"\PipelineBubbleFraction": ("bubble_fraction", rf"b_{{{T}{{pipe}}}}", "V = 1"),
+}
+
+
+def named_by_macro(name: str, names: Iterable[str]) -> Optional[str]:
+    r"""The first of ``names`` (quantities, parameters or cost terms) whose book macro (the registry's or the one
+    we propose) is ``name``, typed with or without its backslash (``\DataParallelDegree``,
+    ``PipelineBubbleFraction``); a macro of :data:`SPECIAL_CASES`, or its registry glyph (``b_pipe``), names the
+    quantity that holds it. None when nothing is.
+
+    >>> import mlsysim_sym.symbols
+    >>> named_by_macro("DataParallelDegree", ["pp", "dp"]), named_by_macro("b_pipe", ["bubble_fraction"])
+    ('dp', 'bubble_fraction')
+    """
+    macro = "\\" + name.lstrip("\\")
+    names = list(names)
+    terms = {t.name: t.macro for t in TERMS}
+    for n in names:
+        own = _TABLE[n].macro if n in _TABLE else terms.get(n)
+        if own == macro:
+            return n
+    for m, (n, latex, _) in SPECIAL_CASES.items():
+        if n in names and name in (m, m[1:], plain(latex)):
+            return n
+    return None
+
+
+def special_case(name: str) -> str:
+    r"""What a name of :data:`SPECIAL_CASES` (a macro, with or without its backslash, or its glyph) is, for a
+    reader who typed it; "" for any other name.
+
+    >>> special_case("b_pipe")
+    "the book's b_pipe (\\PipelineBubbleFraction) is this quantity at V = 1"
+    """
+    for m, (_, latex, case) in SPECIAL_CASES.items():
+        if name in (m, m[1:], plain(latex)):
+            return f"the book's {plain(latex)} ({m}) is this quantity at {case}"
+    return ""
+
+
 def printed_as(symbol: str, names: Iterable[str]) -> Optional[str]:
     """The first of ``names`` whose symbol a table prints as ``symbol`` (``M_total`` -> ``M_acc``); None when
     none is (a name without notation is passed over; tests/test_notation.py has examples)."""

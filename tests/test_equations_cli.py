@@ -332,3 +332,28 @@ def test_a_long_equation_is_broken_at_spaces_into_lines_that_fit_a_terminal(caps
     for name in ("DataParallelCommVolume", "T_step", "T_dp"):
         _, out, _ = run(capsys, name, "--expanded", "--fidelity", "extended")
         assert max(map(len, out.splitlines())) <= 80, name
+
+
+# --------------------------------------------------------------------------------------------
+# The book's macros and the registry's glyph of a special case find their quantity
+# --------------------------------------------------------------------------------------------
+def test_the_books_macros_and_a_special_cases_glyph_find_their_quantity(capsys):
+    import mlsysim
+    # a student with the book types its macro (with or without the backslash) or its glyph: the book's
+    # \PipelineBubbleFraction is b_pipe = (N_PP - 1) / (N_PP - 1 + m), the registry's interleaved form at V = 1
+    for typed in ("b_pipe", "PipelineBubbleFraction", r"\PipelineBubbleFraction"):
+        code, out, _ = run(capsys, typed)
+        assert code == 0 and out.splitlines()[:2] == [
+            "% bubble_fraction (b_interleaved): idle share of the pipelined step",
+            r"% the book's b_pipe (\PipelineBubbleFraction) is this quantity at V = 1"], typed
+    for macro, (name, latex, _) in notation.SPECIAL_CASES.items():
+        assert mlsysim.Symbols.get_by_macro(macro).latex == latex, macro
+    # a quantity's, a cost term's and a parameter's own macro
+    assert run(capsys, "InterleavedPipelineBubbleFraction")[1].startswith("% bubble_fraction (b_interleaved)")
+    assert run(capsys, r"\RingAllReduceCompletionTime")[1].startswith("% RingAllReduce (T_ring): ring all-reduce")
+    assert run(capsys, "DataParallelDegree")[1].startswith("% dp (N_DP): data-parallel replicas")
+    assert refused(capsys, "TensorParallelDegree") == (
+        "NAME: TensorParallelDegree is a parameter (an input of the model), not a quantity: N_TP, tensor-parallel "
+        "degree (solve()'s tp_size, --tp); docs/notation.md lists every symbol")
+    # the cell API resolves them alike
+    assert cells.equation_tex("b_pipe") == cells.equation_tex("bubble_fraction")

@@ -445,13 +445,14 @@ def cmd_equations(args) -> int:
     long = (f"{len(tex):,} characters of LaTeX: a form for a program rather than a page (KaTeX's parser runs "
             f"out of stack on some this long); without --expanded, {name} is written in named quantities"
             if len(tex) > LONG_TEX else "")
+    case = notation.special_case(args.name)          # b_pipe: the book's symbol for a case of this quantity
     if args.json:
         _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
                "fidelity": args.fidelity,
                "book": args.book, "expanded": args.expanded, "label": label})
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
-        for text in filter(None, (f"{name}{tail}", long)):        # a Markdown comment may span lines
+        for text in filter(None, (f"{name}{tail}", case, long)):        # a Markdown comment may span lines
             print("\n".join(textwrap.wrap(f"<!-- {text} -->", WIDTH, break_long_words=False, break_on_hyphens=False)))
         # as cells.equation writes it (math GitHub's Markdown keeps too), in lines that fit the terminal (a line break
         # is a space to LaTeX, and no line starts with what Markdown reads as a list, a quote or a heading)
@@ -459,7 +460,7 @@ def cmd_equations(args) -> int:
         print("\n".join([block[0], *tex_lines("\n".join(block[1:-1])), block[-1]]))
     else:
         head = f"{name}" + (f" ({shown})" if shown and shown != name else "") + tail     # as the tables print it
-        for text in filter(None, (head, long)):
+        for text in filter(None, (head, case, long)):
             print("\n".join("% " + x for x in textwrap.wrap(text, WIDTH - 2, break_long_words=False,
                                                               break_on_hyphens=False)))
         print("\n".join(tex_lines(tex)))
