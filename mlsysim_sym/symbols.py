@@ -303,7 +303,7 @@ _field("P", "workload", "parameters", "P", "1", "parameter count of the model (a
 _field("F", "workload", None, rf"F_{{{T}{{fwd}}}}", "flop",
        "forward FLOPs per token (transformers) or per sample (other workloads), lowered "
        "(inference_flops, else 2 x active or total parameters)", assume="nonnegative", argument="inference_flops",
-       rows=C, label="forward FLOPs per token")
+       rows=C, label="weight FLOPs per token")
 _field("L", "workload", "layers", "N_L", "1",
        "layers of the model (0 when the workload has none; the overhead and TP terms use max(1, N_L))",
        "count", "count0", r"\LayerCount", fallback=0, falsy=True, rows=K, label="layers")
