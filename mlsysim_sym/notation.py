@@ -110,6 +110,8 @@ _GREEK = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": 
 
 
 _ACCENT = {"tilde": "\u0303", "bar": "\u0304", "hat": "\u0302"}
+#: The other commands our symbols use, as a terminal shows them (T^*_ckpt, ‖∇L‖^2).
+_SIGNS = {"ast": "*", "lVert": "‖", "rVert": "‖", "nabla": "∇"}
 
 
 def plain(latex: str) -> str:
@@ -118,11 +120,13 @@ def plain(latex: str) -> str:
 
     >>> plain(r"\eta_{\text{hw}}"), plain(r"N_{L,\text{TP}}"), plain(r"\text{MFU}")
     ('η_hw', 'N_L,TP', 'MFU')
+    >>> plain(r"T^{\ast}_{\text{ckpt}}"), plain(r"\lVert \nabla \mathcal{L} \rVert^{2}")
+    ('T^*_ckpt', '‖∇L‖^2')
     """
-    out = re.sub(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}", r"\1", latex)
+    out = re.sub(r"\\(?:text|mathrm|operatorname|mathcal)\{([^{}]*)\}", r"\1", latex)
     # an accent over one letter: the letter and the combining accent (T̃, S̄)
     out = re.sub(r"\\(tilde|bar|hat)\{([^{}])\}", lambda m: m.group(2) + _ACCENT[m.group(1)], out)
-    out = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m.group(1), m.group(1)), out)
+    out = re.sub(r"\\([A-Za-z]+)", lambda m: _GREEK.get(m.group(1), _SIGNS.get(m.group(1), m.group(1))), out)
     return out.replace("{", "").replace("}", "").replace(" ", "")
 
 

@@ -121,11 +121,12 @@ def field_named(name: str) -> str:
 
     >>> field_named("memory"), field_named("M_acc"), field_named("T_step"), field_named("nope")
     ('node_profile.memory_footprint', 'node_profile.memory_footprint', 'step_latency_total', 'nope')
-    >>> field_named("memory_footprint")
-    'node_profile.memory_footprint'
+    >>> field_named("memory_footprint"), field_named("b_pipe"), field_named(r"\\DistributedStepTime")
+    ('node_profile.memory_footprint', 'bubble_fraction', 'step_latency_total')
     """
+    quantities = [o.quantity for o in OUTPUT_TABLE]
     o = (_BY_NAME.get(name) or _BY_NAME.get("node_profile." + str(name))
-         or _BY_NAME.get(notation.printed_as(name, [o.quantity for o in OUTPUT_TABLE]) or ""))
+         or _BY_NAME.get(notation.printed_as(name, quantities) or notation.named_by_macro(name, quantities) or ""))
     return o.field if o is not None else name
 
 
@@ -141,7 +142,9 @@ def quantity_of(name: str) -> str:
     o = _BY_NAME.get(name)
     if o is not None:
         return o.quantity
-    return name if name in notation.table() else notation.printed_as(name, notation.table()) or name
+    if name in notation.table():
+        return name
+    return notation.printed_as(name, notation.table()) or notation.named_by_macro(name, notation.table()) or name
 
 
 def unit_of(name: str) -> str:

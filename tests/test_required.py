@@ -85,7 +85,11 @@ def test_a_whole_number_answer_is_a_schedule_a_framework_runs():
     r = required("bubble_fraction", 0.05, "microbatch_count", "Llama3_70B", "Research_256", **LLAMA)
     assert not r.reachable and r.integer is None
     assert r.limit[1] == pytest.approx(3 / 35) and "at microbatch_count = 32" in r.reason
-    assert "the root of this regime is microbatch_count = 57, -(N_PP*y - N_PP - y + 1)/(V*y);" in r.notes[0]
+    # b = (N_PP - 1)/(m V + N_PP - 1) = y: m = (N_PP - 1)(1 - y)/(V y), factored (at y = 0.05, pp 4, V 1: 57)
+    assert "the root of this regime is microbatch_count = 57, -(N_PP - 1)*(y - 1)/(V*y) (y = the target);" \
+        in r.notes[0]
+    # the input by its printed symbol (m) and the output by the book's glyph (b_pipe) ask the same question
+    assert required("b_pipe", 0.05, "m", "Llama3_70B", "Research_256", **LLAMA).notes == r.notes
     assert r.latex() == r"\min_{m} b_{\text{interleaved}} = 0.0857143"      # 3 / 35 to the 6 digits the text prints
     # nodes for a 2048-sample batch (tp 8, pp 4: 32 accelerators a replica, 32 microbatches of a replica's
     # samples): every answer splits the batch evenly over the replicas and the microbatches over their samples
@@ -243,7 +247,7 @@ def test_regime_changes_are_followed():
 
 
 @pytest.mark.parametrize("args, message", [
-    (("mfu", 0.3, "tp"), "solve_for must be a solve() argument or record field"),
+    (("mfu", 0.3, "tensor_parallel"), "solve_for must be a solve() argument or record field"),
     (("mfu", float("nan"), "efficiency"), "target must be a finite number"),
     (("nope", 0.3, "efficiency"), "unknown output 'nope'"),
     (("mfu", 0.3, "zero_stage"), "solve_for must be"),
@@ -683,3 +687,16 @@ def test_a_best_value_is_one_the_search_tried_all_of_and_the_json_gives_it_with_
     d = required("mfu", 0.5, "count", "Llama3_70B", "Research_256", **LLAMA).to_dict()
     assert d["best"] == 16 and d["notes"] == ["count = 4 gives more, 0.319348, but does not fit in accelerator "
                                               "memory; the answer is the best value found that fits"]
+
+
+def test_a_whole_number_away_from_an_unreachable_root_still_answers():
+    # Qwen3-235B on GB200 racks of 72, one sample a rank at 32 racks: 2,304 samples split evenly over 72 c ranks
+    # only where c divides 32, so after 16 racks (1.987 s) the next count that runs is 32. The smooth root of the
+    # configuration's regime (count 125,213) runs no schedule; 32 racks meet 1.5 s, and the answer says so (it
+    # answered "no value reaches it", with 32 named as the best found)
+    r = required("step_time", 1.5, "count", "modern/Qwen3-235B-A22B", "modern/GB200-NVL72-1152", fidelity="extended",
+                 batch_size=2304, seq_len=4096, precision="bf16", ep_size=8, microbatch_count=1, zero_stage=2,
+                 overlap_comm=True)
+    assert r.reachable and r.integer == 32 and r.achieved == pytest.approx(1.12361, rel=1e-5)
+    assert r.current == 16 and r.current_output == pytest.approx(1.98709, rel=1e-5)
+    assert r.notes[0].startswith("the root of this regime is count = 125213")

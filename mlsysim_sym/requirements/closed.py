@@ -76,13 +76,22 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
         meet = 1 if (sol.slope(val, env) > 0) == (pr.direction > 0) else -1
         whole, achieved = integer(pr, val, meet, notes)
         if whole is None:
-            form = "" if r is None else plain(r)         # a long closed form would fill the screen: its length
-            root = f"{pr.solve_for} = {val:.6g}" + (f", {form}" if len(form) <= SHOWN_FORM else
+            # factored where short ((N_PP - 1)(1 - y)/(V y), not its expansion); a long closed form would fill the
+            # screen: its length
+            form = "" if r is None else plain(sp.factor(r) if sp.count_ops(r) <= 40 else r)
+            root = f"{pr.solve_for} = {val:.6g}" + (f", {form} (y = the target)" if len(form) <= SHOWN_FORM else
                                                     f" (a closed form of {len(form):,} characters, not shown)")
             # why no whole number runs: the input cannot make any run, or none runs at the root
             why = tuple(notes) if pr.never_runs else (
                 f"the root of this regime is {root}; no schedule a framework runs has a whole number there "
                 f"({RULES})",)
+            # away from the smooth root a valid whole number may still meet it (the output steps with the layout)
+            found = None if pr.never_runs else search_integer(pr)
+            if found is not None:
+                v, o, toward = found
+                return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=toward,
+                                 notes=(f"the root of this regime is {root}, where no schedule a framework runs "
+                                        "has a whole number; the whole number was found through solve()",))
             return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", why)
     else:
         val, achieved, refusal = _inside_domain(pr, val)

@@ -45,6 +45,16 @@ class _Reads(Arguments):
 SIGNED = ("offload_spill",)
 
 
+def _argument_named(name, params) -> object:
+    """The argument a parameter's name or printed symbol names (``m`` -> ``microbatch_count``, ``N_TP`` ->
+    ``tp_size``, as the answer prints them); any other value as it is."""
+    if not isinstance(name, str) or name in params:
+        return name
+    from .. import notation
+    return next((a for a, p in params.items() if name in (p.name, notation.plain(notation.entry(p.name).latex))),
+                name)
+
+
 class Problem:
     """One ``required`` question: the configuration, the input and how parameters follow it, the output now
     (``current``) and which side of the target meets it (``direction``: +1 at least, -1 at most)."""
@@ -54,6 +64,7 @@ class Problem:
                 or not math.isfinite(float(target)):
             raise ValueError(f"target must be a finite number, got {target!r}")
         params = by_argument()
+        solve_for = _argument_named(solve_for, params)
         if solve_for not in params or params[solve_for].kind not in (Kind.COUNT, Kind.REAL):
             allowed = sorted(k for k, p in params.items() if p.kind in (Kind.COUNT, Kind.REAL))
             raise ValueError(f"solve_for must be a solve() argument or record field with a value: one of "

@@ -59,13 +59,13 @@ def refuse_yes_no(name: str, q: str, variant: Variant) -> None:
 
 
 def quantity_name(name: str, variant: Variant = Variant()) -> str:
-    """The model quantity of an output name (alias, quantity name, ``solve()`` result field or the symbol a table
-    prints)."""
+    """The model quantity of an output name (alias, quantity name, ``solve()`` result field, the symbol a table
+    prints or the book's macro: ``b_pipe``, ``PipelineBubbleFraction``)."""
     o = output(name)
     q = o.quantity if o is not None else name
     known = model_decisions(variant).symbol_of
     if q not in known:      # the symbol a table prints for it (M_total, T_DP,exposed)
-        q = notation.printed_as(name, known) or q
+        q = notation.printed_as(name, known) or notation.named_by_macro(name, known) or q
     if q not in known:
         raise KeyError(f"unknown output {name!r}; use one of {', '.join(OUTPUT_ALIASES)}, "
                        f"a model quantity name or a solve() result field")
