@@ -30,11 +30,13 @@ def _v(x):
 
 class Wide:
     """A real number with a float's precision and an unbounded exponent, with the operations the compiled
-    code uses (arithmetic, ``//``, ``**``, comparisons, ``math.floor``/``math.ceil``, ``min``/``max``).
+    code uses (arithmetic, ``//``, ``%``, ``**``, comparisons, ``math.floor``/``math.ceil``, ``min``/``max``).
 
     >>> big = Wide(1e300)
     >>> float(big * 1e300 * 0), float(big * 1e300 / 1e300), float(big * 1e300)
     (0.0, 1e+300, inf)
+    >>> float(Wide(7) % 3), float(Wide(-7) % 3), float(8 % Wide(3))      # Python's: the sign of the divisor
+    (1.0, 2.0, 2.0)
     """
 
     __slots__ = ("v",)
@@ -52,6 +54,8 @@ class Wide:
     def __rtruediv__(self, o): return Wide(_v(o) / self.v)
     def __floordiv__(self, o): return Wide(_CTX.floor(self.v / _v(o)))
     def __rfloordiv__(self, o): return Wide(_CTX.floor(_v(o) / self.v))
+    def __mod__(self, o): return Wide(_mod(self.v, _v(o)))
+    def __rmod__(self, o): return Wide(_mod(_v(o), self.v))
     def __pow__(self, o): return Wide(self.v ** _v(o))
     def __rpow__(self, o): return Wide(_v(o) ** self.v)
     def __neg__(self): return Wide(-self.v)
@@ -70,6 +74,11 @@ class Wide:
     def __floor__(self): return Wide(_CTX.floor(self.v))
     def __ceil__(self): return Wide(_CTX.ceil(self.v))
     def __repr__(self): return f"Wide({_CTX.nstr(self.v, 17)})"
+
+
+def _mod(a, b):
+    """``a % b`` as Python's floats take it: ``a - b floor(a / b)``."""
+    return a - b * _CTX.floor(a / b)
 
 
 def _plain(x):

@@ -200,3 +200,24 @@ def test_sensitivities_and_uncertainty_give_the_finite_value_solve_gives():
     ext = DistributedModel(fidelity="extended").solve("ResNet50", "Lab_64_A100", batch_size=512).mfu
     assert sensitivities("ResNet50", "Lab_64_A100", batch_size=512, fidelity="extended").value == \
         pytest.approx(ext, rel=1e-12)
+
+
+def test_the_extended_moe_layout_evaluates_extreme_values_the_careful_way():
+    # the extended model's MoE layout tests apn % tp; the careful evaluation (mlsysim_sym.wide) lacked %, so an
+    # extreme input raised "unsupported operand type(s) for %: 'Wide' and 'Wide'" instead of pricing it
+    from mlsysim_sym import DistributedModel
+    kw = dict(batch_size=2304, seq_len=4096, precision="bf16", ep_size=8, zero_stage=2, overlap_comm=True)
+    m = DistributedModel(fidelity="extended")
+    base = m.solve("modern/Qwen3-235B-A22B", "modern/GB200-NVL72-1152", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # an imbalance of 1e300 multiplies the all-to-all's bytes (0.1976 s of EP time at 1, its latency unscaled):
+        # finite, just under 1e300 times the time at 1
+        r = m.solve("modern/Qwen3-235B-A22B", "modern/GB200-NVL72-1152", moe_routing_imbalance_factor=1e300, **kw)
+        assert base.ep_communication_latency == pytest.approx(0.19757214, rel=1e-6)
+        assert 0.9 < r.ep_communication_latency / (1e300 * base.ep_communication_latency) < 1
+        assert math.isfinite(r.step_latency_total)
+    # a fabric of 1e-300 B/s: the gradients' all-reduce across racks takes beyond a float's range: inf, said
+    with pytest.warns(RuntimeWarning, match="the step time is infinite at these inputs"):
+        r = m.solve("modern/Qwen3-235B-A22B", "modern/GB200-NVL72-1152", fabric_bandwidth=1e-300, **kw)
+    assert math.isinf(r.step_latency_total) and math.isinf(r.dp_communication_latency)
