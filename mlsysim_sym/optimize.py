@@ -226,9 +226,11 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
         # each rank holds whole experts: an EP degree that does not divide the card's experts is no layout
         i = split_names.index("ep_size")
         whole = tuple(e for e in choices[i] if experts % e == 0)
-        if not whole:
-            raise ValueError(f"ep_size ({', '.join(map(str, choices[i]))}) must divide the routed experts of each "
-                             f"MoE layer ({experts}): each rank holds whole experts")
+        # a listed degree no layout takes is an error, as any other; of the default divisors, the others are left
+        broken = [e for e in choices[i] if e not in whole] if given["ep_size"] is not None else []
+        if not whole or broken:
+            raise ValueError(f"ep_size ({', '.join(map(str, broken or choices[i]))}) must divide the routed experts "
+                             f"of each MoE layer ({experts}): each rank holds whole experts")
         choices = tuple(c if j != i else whole for j, c in enumerate(choices))
     splits = _splits(n, choices, groups)
     if not len(splits):
