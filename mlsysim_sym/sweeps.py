@@ -486,8 +486,8 @@ class SweepResult:
 
     def table(self, output: Union[str, Sequence[str]] = "mfu", limit: int = 200) -> str:
         """One output over the grid, for a terminal: a column per configuration of one swept axis, a
-        grid for two (rows the first axis), its value for one configuration (nothing swept), the summary
-        (``repr``) otherwise or beyond ``limit`` configurations; masked configurations are ``-``, with their
+        grid for two (rows the first axis), a row per configuration for more, its value for one configuration
+        (nothing swept), the summary (``repr``) beyond ``limit`` configurations; masked configurations are ``-``, with their
         reasons below. Several outputs (a list of names): a column each beside one swept axis, each in the line
         of one configuration, a grid each for two, the notes once below them.
 
@@ -505,7 +505,7 @@ class SweepResult:
         x = np.broadcast_to(self[output], self.shape)
         ok = np.broadcast_to(self.valid, self.shape)
         axes = [(k, np.asarray(v)) for k, v in self.axes.items()]
-        if len(axes) > 2 or x.size > limit or x.ndim != len(axes):
+        if x.size > limit or x.ndim != len(axes):
             return repr(self)
         fits = np.broadcast_to(self.values.get("node_profile.feasible", True), self.shape)
         star = not np.all(fits[ok]) and np.any(fits[ok])     # a mark where some fit and some do not
@@ -524,6 +524,12 @@ class SweepResult:
             (name, v), = axes
             rows = [(_axis_value(name, v[i]),) + tuple(cell(c, (i,)) for c in columns) for i in range(len(v))]
             lines = text_table(rows, (name,) + names, indent="  ", width=WIDTH)
+        elif len(axes) > 2:     # a row per configuration, a column per swept axis, then one per output
+            cell = lambda c, i: (quantity(float(c[1][i]), c[2]) + mark(i)) if ok[i] else "-"  # noqa: E731
+            rows = [tuple(_axis_value(n, v[j]) for (n, v), j in zip(axes, i)) + tuple(cell(c, i) for c in columns)
+                    for i in np.ndindex(self.shape)]
+            lines = text_table(rows, tuple(n for n, _ in axes) + names, indent="  ", align="l" * len(axes) +
+                               "r" * len(names), width=WIDTH)
         else:                   # a grid each, one below the other
             lines = []
             for k, (n, c, unit) in enumerate(columns):

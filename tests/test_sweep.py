@@ -419,3 +419,15 @@ def test_a_sweep_gives_what_solve_gives_and_says_what_it_was_given():
     assert d["configuration_line"].startswith("Llama-3.1-70B on Research Cluster (256 GPUs): batch 256, tp 2,8")
     flat = sweep("Llama3_70B", "Research_256", grid=False, batch_size=[128, 256], tp_size=[2, 8]).to_dict()
     assert flat["swept"] == {"batch_size": [128, 256], "tp_size": [2, 8]} and flat["shape"] == [2]
+
+
+def test_three_swept_axes_tabulate_a_row_per_configuration():
+    # --output with three swept options printed the summary of every output (min, median, max), not the outputs
+    # asked for; now a row each. Two rows worked elsewhere: tp 8, pp 4, m 8 is the README's 3.3686 s, and tp 8,
+    # pp 2, m 4 is mlsysim's 3856.39 ms (tests/test_extreme_magnitudes.py)
+    r = sweep("Llama3_70B", "Research_256", batch_size=256, tp_size=[4, 8], pp_size=[2, 4], microbatch_count=[4, 8])
+    lines = r.table(["mfu", "step_time"]).splitlines()
+    assert lines[0].split() == ["tp_size", "pp_size", "microbatch_count", "mfu", "step_time"]
+    assert len(lines) == 1 + 8 + 1                      # the header, 2 x 2 x 2 rows, the note on the * mark
+    assert lines[8].split() == ["8", "4", "8", "0.2604", "3.369", "s"]
+    assert lines[5].split() == ["8", "2", "4", "0.2275", "*", "3.856", "s", "*"]
