@@ -737,6 +737,10 @@ def test_plan_reads_steps_and_negative_numbers_as_the_other_options_do():
     _, out, _ = run("plan", "--steps", "1e6")
     assert "steps K" in out and "1,000,000" in out
     assert refused("plan", "--steps", "1.5") == "--steps: expected a whole number, got '1.5'"
+    # so are --top and --samples (they refused 1e1 and 2e3 as no whole number)
+    assert run("search", "--top", "3e0", "--json")[1] == run("search", "--top", "3", "--json")[1]
+    assert len(json.loads(run("search", "--top", "3e0", "--json")[1])["results"]) == 3
+    assert refused("search", "--top", "2.5") == "argument --top: expected a whole number, got '2.5'"
     # -1e12 is a number, not an option (argparse said "expected one argument"): refused by its range
     assert refused("plan", "--tokens", "-1e12") == "--tokens: tokens must be a finite number > 0, got -1000000000000.0"
     # and so is a list or range that starts with one: the sweep refuses the value by its range

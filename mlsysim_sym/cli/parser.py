@@ -8,13 +8,14 @@ import functools
 import inspect
 import math
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Dict
 
 from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
 from ..macros import FORMATS
 from ..mechanisms import FIDELITIES, MECHANISMS
-from .options import BASE, EXAMPLE, FITTED_EFFICIENCY, OPTIONS, Option, UsageError, _whole
+from .options import BASE, EXAMPLE, FITTED_EFFICIENCY, MAX_WHOLE, OPTIONS, Option, UsageError, _whole
 
 #: What the command line does, in one line (``mlsysim-sym --help``).
 DESCRIPTION = ("The command line: price, sweep, search and explain training steps;\n"
@@ -34,7 +35,21 @@ def _number(cast, words: str):
     return parse
 
 
-_int = _number(int, "a whole number")
+def _integral(text: str) -> int:
+    """A whole number, written with an exponent or a point too (``--samples 2e4``, as ``--batch-size 1e3``)."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            d = Decimal(text.strip())
+        except InvalidOperation:
+            raise ValueError(text) from None
+        if not d.is_finite() or abs(d) > MAX_WHOLE or d != d.to_integral_value():
+            raise ValueError(text) from None
+        return int(d)
+
+
+_int = _number(_integral, "a whole number")
 _float = _number(float, "a number")
 
 
@@ -139,7 +154,7 @@ def _help(o: Option, many: bool, example: bool = True) -> str:
         value = "yes|no" + ("|both" if many else "")
         default = "no"
         # the command line's words for solve()'s 1 and 0
-        meaning = re.sub(r", else 0$", ", else no", re.sub(r"^1 (when|with) ", r"yes \1 ", meaning))
+        meaning = re.sub(r", else 0(?= \(|$)", ", else no", re.sub(r"^1 (when|with) ", r"yes \1 ", meaning))
     else:
         # an example list of values the option takes
         shown = [x for x in ((1, 2, 4) if o.kind == "int" else (0.5, 1, 2)) if x in p.range]
