@@ -700,3 +700,16 @@ def test_a_whole_number_away_from_an_unreachable_root_still_answers():
     assert r.reachable and r.integer == 32 and r.achieved == pytest.approx(1.12361, rel=1e-5)
     assert r.current == 16 and r.current_output == pytest.approx(1.98709, rel=1e-5)
     assert r.notes[0].startswith("the root of this regime is count = 125213")
+
+
+def test_an_output_that_levels_off_past_the_configurations_regime_says_where():
+    # Llama 3.1 70B in FP8 under FSDP at cp 4: MFU rises with the efficiency (0.2791 at 0.5, elasticity +0.89)
+    # until the FSDP gathers set the step (0.297024 at 0.55 and beyond, solve() by hand); the answer said "does
+    # not depend on efficiency in this regime", of the configuration's regime, where it does
+    kw = dict(fidelity="extended", batch_size=512, seq_len=8192, precision="fp8", cp_size=4, zero_stage=3,
+              fsdp_overlap=True, cp_overlap=True, sequence_parallel=True, microbatch_count=2)
+    r = required("mfu", 0.35, "efficiency", "modern/Llama-3.1-70B", "modern/H100-SXM-1024", **kw)
+    assert not r.reachable and r.current_output == pytest.approx(0.279097, rel=1e-5)
+    assert r.limit[1] == pytest.approx(0.297024, rel=1e-5)
+    assert "does not depend on efficiency in the regime past the configuration's (at efficiency = " in r.reason
+    assert "it levels off at 0.297024)" in r.reason

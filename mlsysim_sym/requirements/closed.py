@@ -122,8 +122,13 @@ def _flat(pr: Problem, sol: Solution, v: float, seen: list, notes: List[str]) ->
     nxt = _next_regime(pr, v, seen, here)
     if nxt is not None:
         return nxt
+    # where the walk left the configuration's regime, say where the output levels off (the configuration's own
+    # regime moves it: its sensitivity is not 0)
+    where = "in this regime" if v == pr.x0 else (
+        f"in the regime past the configuration's (at {pr.solve_for} = {pr.shown_input(v)} it levels off at "
+        f"{pr.shown(here)})")
     return pr.answer(len(seen), limit=(sol.expr, here),
-                     reason=f"{pr.label} does not depend on {pr.solve_for} in this regime, and no other value "
+                     reason=f"{pr.label} does not depend on {pr.solve_for} {where}, and no other value "
                             f"moves it toward {pr.shown(pr.target)}")
 
 
