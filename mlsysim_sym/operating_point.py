@@ -212,7 +212,7 @@ def operating_point_of(model, fleet, **kwargs) -> OperatingPoint:
     the same checks, warnings and lowering as ``solve()``)."""
     a = checked(model, fleet, kwargs, caller="operating_point_of")
     point = operating_point(a.values, a.variant)
-    point.configuration, point.arguments = describe(a), a
+    point.configuration, point.arguments = describe(a, effects=True), a
     return point
 
 

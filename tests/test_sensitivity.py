@@ -809,3 +809,16 @@ def test_a_parameter_that_moves_nothing_has_elasticity_plus_zero():
     row = s["overlap_efficiency"]
     assert row.elasticity == 0.0 and math.copysign(1.0, row.elasticity) == 1.0
     assert math.copysign(1.0, row.derivative) == 1.0
+
+
+def test_the_configuration_line_is_solves_for_the_same_configuration():
+    # sequence parallelism at tp 1 moves nothing, nor the CP overlap on a record without an architecture card (no
+    # attention FLOPs for the exchange to hide behind): solve() set them apart ("no effect here"), the sensitivity
+    # table listed them among the keywords that act; both say the same now, and the table's JSON carries the line
+    from mlsysim_sym import DistributedModel, sensitivities
+    kw = dict(batch_size=64, sequence_parallel=True, cp_size=2, cp_overlap=True)
+    r = DistributedModel(fidelity="extended").solve("Llama3_8B", "Lab_64_H100", **kw)
+    t = sensitivities("Llama3_8B", "Lab_64_H100", fidelity="extended", **kw)
+    assert r.configuration == t.configuration
+    assert r.configuration.endswith("extended model (cp 2; no effect here: SP, CP overlap)")
+    assert t.to_dict()["configuration_line"] == r.configuration

@@ -273,7 +273,7 @@ def sensitivities(model, fleet, output: str = "mfu", *, include_constants: bool 
     """
     a = checked(model, fleet, solve_kwargs, caller="sensitivities")   # solve()'s checks and warnings
     table = sensitivities_at(a.variant, a.values, output, include_constants)
-    return replace(table, context=a, configuration=describe(a))
+    return replace(table, context=a, configuration=describe(a, effects=True))
 
 
 # --------------------------------------------------------------------------------------
@@ -590,7 +590,8 @@ class Sensitivities:
         return out
 
     def to_dict(self, discrete: bool = True) -> Dict[str, object]:
-        """The table as plain Python values (``json.dumps`` takes it): the output, its value and regime,
+        """The table as plain Python values (``json.dumps`` takes it): the output, its value and regime, the
+        configuration in words (``configuration_line``, where the table was worked out at one),
         every continuous row (``derivative``/``elasticity`` null at a kink, whose sides are under
         ``below``/``above``), and with ``discrete`` the integer knobs' exact neighbour changes."""
         def side(o):
@@ -606,6 +607,8 @@ class Sensitivities:
             rows.append(row)
         out = {"output": self.output, "quantity": self.quantity, "value": self.value,
                "unit": notation.entry(self.quantity).unit, "regime": list(self.regime), "rows": rows}
+        if self.configuration:          # in words, as the other results' JSON gives it
+            out["configuration_line"] = self.configuration
         if discrete and self.context is not None:
             step = (lambda s: None if s is None else {"value": s.value, "output": s.output, "change": s.delta,
                                                       "relative": s.relative, "runnable": s.runnable,
