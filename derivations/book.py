@@ -373,7 +373,9 @@ def step() -> List[Entry]:
                   q["scaling_efficiency"], model.definition("scaling_efficiency"))), (),
               "The package's fleet MFU is the device MFU times f_compute (the in-step scaling loss), so "
               "N R_peak MFU_fleet is the book's R_eff with eta_goodput = 1: mlsysim models no out-of-step "
-              "loss (checkpoints, failures, maintenance)."),
+              "loss (checkpoints, failures, maintenance).",
+              compared="the book's R_eff / (N R_peak) at eta_goodput = 1, MFU eta_scaling, with the package's "
+                       "fleet MFU"),
     ]
 
 
@@ -465,7 +467,8 @@ def pipeline() -> List[Entry]:
               _eq(r"b_{\text{pipe}}", book_plain), (frac, frac.doit()), (book_plain, frac.subs(v, 1)),
               tuple(Number(w, bk, value(BubbleFraction(pp, 1, mm)), "1", 0.02) for w, pp, mm, bk in rows),
               "The package's term has the interleaved form (next entry); with V = 1 it is the book's. The "
-              "book names the fraction F_bubble, 'Bubble Fraction' and b_pipe."),
+              "book names the fraction F_bubble, 'Bubble Fraction' and b_pipe.",
+              compared="the book's form with the package's at V = 1"),
         Entry("interleaved", "Interleaved pipeline bubble fraction", "AC @eq-interleaved-bubble",
               _eq(r"b_{\text{interleaved}}", book_inter), (frac, frac.doit()), (book_inter, frac),
               (Number("p 8, m 16: the bubble's reduction from V = 1 to V = 4 (AC)", 3.1,

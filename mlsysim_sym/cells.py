@@ -84,13 +84,16 @@ def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
     if q not in m and q not in _plan():
         # the book's macro (\\PipelineBubbleFraction, with or without its backslash) or a special case's glyph
         q = notation.named_by_macro(name, list(m) + list(TERM_CLASSES) + list(_plan())) or q
+    if q not in m and q not in _plan():
+        # a printed symbol with its Greek letters typed by name (T_mu, eta_global)
+        q = next((n for n in list(m) + list(_plan()) if _ascii(notation.plain(notation.entry(n).latex)) == name), q)
     if q in m or q in _plan() or q in TERM_CLASSES:
         return q
     elsewhere = fidelity == "mlsysim" and q in build_model(Variant(family, fidelity="extended"))
-    terms = [t.name for t in notation.TERMS if notation.plain(t.latex) == name]
+    terms = [t.name for t in notation.TERMS if name in (notation.plain(t.latex), _ascii(notation.plain(t.latex)))]
     if len(terms) == 1 and not elsewhere:
         return terms[0]
-    why = f"no quantity or cost term {name!r} in the {family} {fidelity} model"
+    why = f"no quantity or cost term '{name}' in the {family} {fidelity} model"
     given = _parameter(name)
     if given is not None and not elsewhere:
         raise ValueError(f"{name} is a parameter (an input of the model), not a quantity: {given}; "
@@ -101,13 +104,31 @@ def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
             why += f"; or the cost term {terms[0]}, printed {name}"
     elif len(terms) > 1:
         why += f"; the cost terms {', '.join(terms)} print as {name}: give one by name"
+    elif family == "generic" and name in build_model(Variant(family="transformer", fidelity=fidelity)):
+        why += "; it is one of the transformer family's (the default family)"
     else:
         from .catalog import close_names
         # (a one- or two-letter name, N or dp, is close only by its spelling: in 'nope' it is no hint)
-        close = [k for k in close_names(name, list(m) + list(TERM_CLASSES) + list(_plan()))
-                 if len(k) >= min(3, len(name))]
-        why += f"; close names: {', '.join(close)}" if close else ""
+        names = list(m) + list(TERM_CLASSES) + list(_plan())
+        # the quantities whose meaning holds the words typed (ring -> RingAllReduce, bubble -> bubble_fraction), then
+        # the names spelled alike
+        spelled = [k for k in close_names(name, names) if len(k) >= min(3, len(name))]
+        same = [k for k in spelled if k.lower().replace("_", "") == name.lower().replace("_", "")]     # T_STEP
+        said = [] if same else _by_words(name, names)
+        close = same + said + [k for k in spelled if k not in same and k not in said]
+        why += f"; close names: {', '.join(close[:5])}" if close else ""
     raise ValueError(why)
+
+
+def _by_words(typed: str, names) -> list:
+    """The names whose meaning holds every word of ``typed`` (``pipeline_bubble``, ``model flops utilization``;
+    words of three letters or more), at most five."""
+    words = [w for w in re.split(r"[\s_\-]+", typed.lower()) if len(w) >= 3 and w.isalpha()]
+    if not words:
+        return []
+    terms = {t.name: t.meaning for t in notation.TERMS}
+    meaning = lambda n: (terms[n] if n in terms else notation.entry(n).meaning).lower()  # noqa: E731
+    return [n for n in names if all(re.search(rf"\b{w}", meaning(n)) for w in words)][:5]
 
 
 def _ascii(text: str) -> str:

@@ -357,3 +357,19 @@ def test_the_books_macros_and_a_special_cases_glyph_find_their_quantity(capsys):
         "degree (solve()'s tp_size, --tp); docs/notation.md lists every symbol")
     # the cell API resolves them alike
     assert cells.equation_tex("b_pipe") == cells.equation_tex("bubble_fraction")
+
+
+def test_a_name_in_words_or_greek_spelled_out_finds_its_equation(capsys):
+    # a student types the words of a meaning (ring), a Greek letter by name (rho: the book's ρ, the
+    # communication-to-computation ratio), or a name of the other family
+    assert refused(capsys, "ring").startswith("NAME: no quantity or cost term 'ring' in the transformer mlsysim "
+                                              "model; close names: RingAllReduce,")
+    assert run(capsys, "rho")[1].startswith("% CommComputeRatio (ρ): communication-to-computation ratio")
+    assert refused(capsys, "M_weights", "--family", "generic") == (
+        "NAME: no quantity or cost term 'M_weights' in the generic mlsysim model; it is one of the transformer "
+        "family's (the default family); run 'mlsysim-sym equations --family generic' for the names")
+    # a backslash is shown as typed, not doubled as Python's repr doubles it
+    assert refused(capsys, r"\NoSuchMacro").startswith(r"NAME: no quantity or cost term '\NoSuchMacro' in")
+    # the JSON says what the text says of the book's b_pipe
+    assert json.loads(run(capsys, "b_pipe", "--json")[1])["note"] == (
+        r"the book's b_pipe (\PipelineBubbleFraction) is this quantity at V = 1")

@@ -419,7 +419,9 @@ def cmd_equations(args) -> int:
     try:
         name = _resolve(args.name, args.family, args.fidelity, "add --fidelity extended")
     except ValueError as e:
-        more = "" if "is a parameter" in str(e) else "; run 'mlsysim-sym equations' for the names"
+        flags = "".join(f" --{k} {v}" for k, v in (("family", args.family), ("fidelity", args.fidelity))
+                        if v != {"family": "transformer", "fidelity": "mlsysim"}[k])
+        more = "" if "is a parameter" in str(e) else f"; run 'mlsysim-sym equations{flags}' for the names"
         raise UsageError(f"NAME: {e}{more}") from None
     if args.expanded and name in PLAN:
         raise UsageError(f"--expanded: {name} is a run's quantity, written in the step's quantities (T_step, N_GPU, "
@@ -449,7 +451,7 @@ def cmd_equations(args) -> int:
     if args.json:
         _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
                "fidelity": args.fidelity,
-               "book": args.book, "expanded": args.expanded, "label": label})
+               "book": args.book, "expanded": args.expanded, "label": label, **({"note": case} if case else {})})
     elif args.quarto:
         # a Markdown comment (not LaTeX's %) keeps the meaning beside the equation in a .qmd
         for text in filter(None, (f"{name}{tail}", case, long)):        # a Markdown comment may span lines
