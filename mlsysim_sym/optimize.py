@@ -34,6 +34,7 @@ from . import _chunks
 from .arguments import Arguments, arguments, describe, refuse_extended, settable, switch_type_error
 from .compile import lambdify_numeric
 from .inputs import FLAG_KEYWORDS, as_fleet, as_workload, size_in_bytes
+from .display import quantity
 from .outputs import OBJECTIVES, field_named
 from .schedules import can_run
 from .search_result import Candidate, SearchResult, chosen_value
@@ -511,8 +512,15 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
                              f"{int(np.count_nonzero(fits)):,} that fit break the schedule rules of can_run() "
                              "(microbatches that split the batch evenly, layers per stage and virtual stage); "
                              "widen microbatch_count / v_stages, or pass runnable=False to rank them anyway")
-        raise ValueError("no configuration fits in accelerator memory; widen the choices (recomputation, "
-                         "ZeRO, more pipeline stages) or lower batch_size / seq_len")
+        # what the leanest configuration holds against what an accelerator has: how far the choices are from it
+        held = np.broadcast_to(memory, shape)[np.broadcast_to(code == 0, shape)] if code is not None else memory
+        held = np.asarray(held, dtype=float)
+        held = held[np.isfinite(held)]
+        cap = base.get("memory_capacity") or base.fleet.node.accelerator.memory_capacity     # a field the call sets
+        least = (f" (the leanest holds {quantity(float(held.min()), 'B', 3)} per accelerator, which has "
+                 f"{quantity(float(cap), 'B', 3)})") if held.size and cap else ""
+        raise ValueError(f"no configuration fits in accelerator memory{least}; widen the choices (recomputation, "
+                         "ZeRO, more pipeline stages), lower batch_size / seq_len, or add accelerators")
     score = np.where(keep, objective_values, -np.inf)
     zeros, memory = next(ax for ax in axes if ax.name == "zero_stage").values, np.broadcast_to(memory, shape)
     strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
