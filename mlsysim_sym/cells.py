@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from difflib import SequenceMatcher
 from typing import Optional, Union
 
 import sympy as sp
@@ -85,8 +86,10 @@ def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
         # the book's macro (\\PipelineBubbleFraction, with or without its backslash) or a special case's glyph
         q = notation.named_by_macro(name, list(m) + list(TERM_CLASSES) + list(_plan())) or q
     if q not in m and q not in _plan():
-        # a printed symbol with its Greek letters typed by name (T_mu, eta_global)
-        q = next((n for n in list(m) + list(_plan()) if _ascii(notation.plain(notation.entry(n).latex)) == name), q)
+        # a printed symbol with its Greek letters typed by name (alpha_TP: α_TP), of either fidelity
+        every = build_model(Variant(family=family, fidelity="extended"))
+        q = next((n for n in list(every) + list(_plan()) if _ascii(notation.plain(notation.entry(n).latex)) == name),
+                 q)
     if q in m or q in _plan() or q in TERM_CLASSES:
         return q
     elsewhere = fidelity == "mlsysim" and q in build_model(Variant(family, fidelity="extended"))
@@ -113,17 +116,23 @@ def _resolve(name: str, family: str, fidelity: str, extended_hint: str) -> str:
         # the quantities whose meaning holds the words typed (ring -> RingAllReduce, bubble -> bubble_fraction), then
         # the names spelled alike
         spelled = [k for k in close_names(name, names) if len(k) >= min(3, len(name))]
-        same = [k for k in spelled if k.lower().replace("_", "") == name.lower().replace("_", "")]     # T_STEP
-        said = [] if same else _by_words(name, names)
-        close = same + said + [k for k in spelled if k not in same and k not in said]
+        # a name spelled nearly so first (T_STEP, T_memor), then those whose meaning holds the words typed (ring),
+        # then the rest spelled alike
+        near = [k for k in spelled if SequenceMatcher(None, k.lower(), name.lower()).ratio() >= 0.7]
+        said = [] if near else _by_words(name, names)
+        close = near + said + [k for k in spelled if k not in near and k not in said]
         why += f"; close names: {', '.join(close[:5])}" if close else ""
     raise ValueError(why)
+
+
+#: Words too common in the meanings to point at one (every time is "of one step").
+_COMMON = ("time", "step", "with", "from", "that", "this", "each", "over", "into", "than")
 
 
 def _by_words(typed: str, names) -> list:
     """The names whose meaning holds every word of ``typed`` (``pipeline_bubble``, ``model flops utilization``;
     words of three letters or more), at most five."""
-    words = [w for w in re.split(r"[\s_\-]+", typed.lower()) if len(w) >= 3 and w.isalpha()]
+    words = [w for w in re.split(r"[\s_\-]+", typed.lower()) if len(w) >= 4 and w.isalpha() and w not in _COMMON]
     if not words:
         return []
     terms = {t.name: t.meaning for t in notation.TERMS}

@@ -855,6 +855,8 @@ def named_by_macro(name: str, names: Iterable[str]) -> Optional[str]:
     >>> named_by_macro("DataParallelDegree", ["pp", "dp"]), named_by_macro("b_pipe", ["bubble_fraction"])
     ('dp', 'bubble_fraction')
     """
+    if not isinstance(name, str):
+        return None
     macro = "\\" + name.lstrip("\\")
     names = list(names)
     terms = {t.name: t.macro for t in TERMS}
@@ -876,7 +878,7 @@ def special_case(name: str) -> str:
     "the book's b_pipe (\\PipelineBubbleFraction) is this quantity at V = 1"
     """
     for m, (_, latex, case) in SPECIAL_CASES.items():
-        if name in (m, m[1:], plain(latex)):
+        if isinstance(name, str) and name in (m, m[1:], plain(latex)):
             return f"the book's {plain(latex)} ({m}) is this quantity at {case}"
     return ""
 

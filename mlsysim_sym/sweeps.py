@@ -528,8 +528,12 @@ class SweepResult:
             cell = lambda c, i: (quantity(float(c[1][i]), c[2]) + mark(i)) if ok[i] else "-"  # noqa: E731
             rows = [tuple(_axis_value(n, v[j]) for (n, v), j in zip(axes, i)) + tuple(cell(c, i) for c in columns)
                     for i in np.ndindex(self.shape)]
-            lines = text_table(rows, tuple(n for n, _ in axes) + names, indent="  ", align="l" * len(axes) +
-                               "r" * len(names), width=WIDTH)
+            for short in (False, True):     # the axes by their short names where their own are too wide
+                head = tuple((getattr(by_argument().get(n), "short", None) or n) if short else n for n, _ in axes)
+                lines = text_table(rows, head + names, indent="  ", align="l" * len(axes) + "r" * len(names),
+                                   width=WIDTH)
+                if max(map(len, lines)) <= WIDTH:
+                    break
         else:                   # a grid each, one below the other
             lines = []
             for k, (n, c, unit) in enumerate(columns):

@@ -35,8 +35,8 @@ class Wide:
     >>> big = Wide(1e300)
     >>> float(big * 1e300 * 0), float(big * 1e300 / 1e300), float(big * 1e300)
     (0.0, 1e+300, inf)
-    >>> float(Wide(7) % 3), float(Wide(-7) % 3), float(8 % Wide(3))      # Python's: the sign of the divisor
-    (1.0, 2.0, 2.0)
+    >>> float(Wide(7) % 3), float(Wide(-7) % 3), float(8 % Wide(3)), float(Wide(1e20) % 3)  # as Python's floats
+    (1.0, 2.0, 2.0, 1.0)
     """
 
     __slots__ = ("v",)
@@ -77,8 +77,14 @@ class Wide:
 
 
 def _mod(a, b):
-    """``a % b`` as Python's floats take it: ``a - b floor(a / b)``."""
-    return a - b * _CTX.floor(a / b)
+    """``a % b`` as Python's floats take it: the remainder of the division, exact (``fmod``), with the sign of
+    the divisor."""
+    if b == 0:
+        raise ZeroDivisionError("float modulo")
+    r = _CTX.fmod(a, b)
+    if r and (r < 0) != (b < 0):
+        r += b
+    return r
 
 
 def _plain(x):

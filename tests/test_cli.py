@@ -741,6 +741,9 @@ def test_plan_reads_steps_and_negative_numbers_as_the_other_options_do():
     assert run("search", "--top", "3e0", "--json")[1] == run("search", "--top", "3", "--json")[1]
     assert len(json.loads(run("search", "--top", "3e0", "--json")[1])["results"]) == 3
     assert refused("search", "--top", "2.5") == "argument --top: expected a whole number, got '2.5'"
+    # an exponent beyond Decimal's own range is no whole number either (it was an internal error)
+    assert refused("search", "--top", "1e9999999") == "argument --top: expected a whole number, got '1e9999999'"
+    assert refused("search", "--batch-size", "1e999999999") == "--batch-size: expected a whole number, got '1e999999999'"
     # -1e12 is a number, not an option (argparse said "expected one argument"): refused by its range
     assert refused("plan", "--tokens", "-1e12") == "--tokens: tokens must be a finite number > 0, got -1000000000000.0"
     # and so is a list or range that starts with one: the sweep refuses the value by its range

@@ -368,6 +368,11 @@ def test_a_name_in_words_or_greek_spelled_out_finds_its_equation(capsys):
     assert refused(capsys, "M_weights", "--family", "generic") == (
         "NAME: no quantity or cost term 'M_weights' in the generic mlsysim model; it is one of the transformer "
         "family's (the default family); run 'mlsysim-sym equations --family generic' for the names")
+    # a name cut short or misspelled keeps its own name first (the meaning's words come after a near spelling)
+    for typed, first in (("T_ste", "T_step"), ("T_memor", "T_memory"), ("T_com", "T_comm"), ("step_tim", "T_step")):
+        assert refused(capsys, typed).split("close names: ")[1].startswith(first + ","), typed
+    # a Greek letter spelled out finds the extended model's symbol too (α_TP)
+    assert "it is one of the extended model's" in refused(capsys, "alpha_TP")
     # a backslash is shown as typed, not doubled as Python's repr doubles it
     assert refused(capsys, r"\NoSuchMacro").startswith(r"NAME: no quantity or cost term '\NoSuchMacro' in")
     # the JSON says what the text says of the book's b_pipe

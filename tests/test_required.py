@@ -699,7 +699,7 @@ def test_a_whole_number_away_from_an_unreachable_root_still_answers():
                  overlap_comm=True)
     assert r.reachable and r.integer == 32 and r.achieved == pytest.approx(1.12361, rel=1e-5)
     assert r.current == 16 and r.current_output == pytest.approx(1.98709, rel=1e-5)
-    assert r.notes[0].startswith("the root of this regime is count = 125213")
+    assert r.notes[-1].startswith("the root of this regime is count = 125213")
 
 
 def test_an_output_that_levels_off_past_the_configurations_regime_says_where():
@@ -712,4 +712,12 @@ def test_an_output_that_levels_off_past_the_configurations_regime_says_where():
     assert not r.reachable and r.current_output == pytest.approx(0.279097, rel=1e-5)
     assert r.limit[1] == pytest.approx(0.297024, rel=1e-5)
     assert "does not depend on efficiency in the regime past the configuration's (at efficiency = " in r.reason
-    assert "it levels off at 0.297024)" in r.reason
+    assert ", in that regime, it is 0.297024)" in r.reason
+    # the name the answers print for the CP degree (c) is the CP degree, not congestion (internally c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # (the walk passes CP degrees that leave ranks idle)
+        assert required("mfu", 0.3, "c", "Llama3_70B", "Research_256", fidelity="extended", cp_size=2).solve_for \
+            == "cp_size"
+    # a name that is no string is refused as an unknown output (it raised AttributeError)
+    with pytest.raises(ValueError, match="unknown output None"):
+        required(None, 0.3, "efficiency", "Llama3_70B", "Research_256", batch_size=256)

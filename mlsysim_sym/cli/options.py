@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import math
 import warnings
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -83,9 +83,10 @@ def _whole(t: str, text: str, flag: str) -> int:
         # a whole number written with an exponent or a point (--batch-size 1e3, 2048.0), read exactly
         try:
             d = Decimal(t)
-        except InvalidOperation:
+            d = d if d.is_finite() and d.adjusted() <= 400 else None      # 1e9999999: beyond Decimal's own range
+        except DecimalException:
             d = None
-        if d is None or not d.is_finite() or abs(d) > 10 ** 400 or d != d.to_integral_value():
+        if d is None or d != d.to_integral_value():
             raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
         n = int(d)
     if abs(n) > MAX_WHOLE:

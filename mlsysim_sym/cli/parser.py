@@ -8,7 +8,7 @@ import functools
 import inspect
 import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException
 from typing import Dict
 
 from .. import __version__
@@ -42,9 +42,9 @@ def _integral(text: str) -> int:
     except ValueError:
         try:
             d = Decimal(text.strip())
-        except InvalidOperation:
-            raise ValueError(text) from None
-        if not d.is_finite() or abs(d) > MAX_WHOLE or d != d.to_integral_value():
+            if not d.is_finite() or d.adjusted() > 15 or abs(d) > MAX_WHOLE or d != d.to_integral_value():
+                raise ValueError(text)
+        except (DecimalException, ValueError):        # 1e9999999: beyond Decimal's own range too
             raise ValueError(text) from None
         return int(d)
 

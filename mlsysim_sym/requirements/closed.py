@@ -90,8 +90,9 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
             if found is not None:
                 v, o, toward = found
                 return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=toward,
-                                 notes=(f"the root of this regime is {root}, where no schedule a framework runs "
-                                        "has a whole number; the whole number was found through solve()",))
+                                 notes=tuple(notes) + (f"the root of this regime is {root}, where no schedule a "
+                                                       "framework runs has a whole number; the whole number was "
+                                                       "found through solve()",))
             return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", why)
     else:
         val, achieved, refusal = _inside_domain(pr, val)
@@ -125,7 +126,7 @@ def _flat(pr: Problem, sol: Solution, v: float, seen: list, notes: List[str]) ->
     # where the walk left the configuration's regime, say where the output levels off (the configuration's own
     # regime moves it: its sensitivity is not 0)
     where = "in this regime" if v == pr.x0 else (
-        f"in the regime past the configuration's (at {pr.solve_for} = {pr.shown_input(v)} it levels off at "
+        f"in the regime past the configuration's (at {pr.solve_for} = {pr.shown_input(v)}, in that regime, it is "
         f"{pr.shown(here)})")
     return pr.answer(len(seen), limit=(sol.expr, here),
                      reason=f"{pr.label} does not depend on {pr.solve_for} {where}, and no other value "

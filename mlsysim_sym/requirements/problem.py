@@ -51,8 +51,9 @@ def _argument_named(name, params) -> object:
     if not isinstance(name, str) or name in params:
         return name
     from .. import notation
-    return next((a for a, p in params.items() if name in (p.name, notation.plain(notation.entry(p.name).latex))),
-                name)
+    # the printed symbol first (c is the CP degree as the answers print it, congestion's internal name)
+    return next((a for a, p in params.items() if name == notation.plain(notation.entry(p.name).latex)), None) or \
+        next((a for a, p in params.items() if name == p.name), name)
 
 
 class Problem:
