@@ -258,7 +258,10 @@ const P = {
     return q < 0 || Object.is(q, -0) ? -0 : 0;
   },
   mod(a, b) {
-    if (anyWide(a, b)) raise("TypeError", `unsupported operand type(s) for %: '${pyType(a)}' and '${pyType(b)}'`);
+    if (anyWide(a, b)) {          // mlsysim_sym.wide's %: the remainder with the sign of the divisor
+      if (W.cmp(b, 0) === 0) raise("ZeroDivisionError", "float modulo");
+      return W.add(a, W.neg(W.mul(b, W.round(W.div(a, b), Math.floor))));
+    }
     const x = operand(a, "mod", a, b), y = operand(b, "mod", a, b);
     if (typeof x === "bigint" && typeof y === "bigint") {
       if (y === 0n) raise("ZeroDivisionError", "integer division or modulo by zero");

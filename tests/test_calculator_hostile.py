@@ -279,7 +279,9 @@ def test_the_issues_reproducers_decide_as_python():
              ("Llama3_70B", "Research_256", {**base, "moe_routing_imbalance_factor": num(1e300)}),
              ("Llama3_70B", "Research_256", {**base, "cp_size": ("bool", True)}),
              ("Llama3_70B", "Research_256", {**base, "tp": num(2)}),
-             ("llama3_70b", "Research_256", base)]
+             ("llama3_70b", "Research_256", base),
+             # the extended model's careful evaluation takes % (it raised "unsupported operand type(s) for %")
+             ("Llama3_70B", "Research_256", {**base, "fidelity": ("str", "extended"), "congestion_factor": num(1e307)})]
     configs = [(("str", m), ("str", f), ("obj", list(kw.items()))) for m, f, kw in cases]
     got = run_node(configs)
     assert differences(configs, got) == []
@@ -289,6 +291,8 @@ def test_the_issues_reproducers_decide_as_python():
     assert got[2]["error"] == "tp_size must be a real number, got list"
     assert got[8] == {"type": "TypeError", "error": "DistributedModel.solve() got an unexpected keyword argument 'tp'"}
     assert got[9]["type"] == "KeyError" and "close names: Llama3_70B" in got[9]["error"]
+    # congestion 1e307 multiplies every collective: a step of about 1e307 s, finite, priced as Python prices it
+    assert "result" in got[10] and 1e306 < float(_number(got[10]["result"]["step_latency_total"])) < 1e308
     # a NaN switch is on (Python's bool(nan) is True): the step of LoRA
     lora = run_python(("str", "Llama3_70B"), ("str", "Research_256"),
                       ("obj", list({**base, "is_lora": ("bool", True)}.items())))["result"]

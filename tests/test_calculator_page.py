@@ -254,7 +254,15 @@ def test_text_the_browser_cannot_read_as_a_number_is_refused_not_priced_as_the_d
     ("zero_stage=5", "zero_stage: '5' is not one of 0, 1, 2, 3"),
     ("fidelity=bogus", "fidelity: 'bogus' is not one of mlsysim, extended"),
     ("overlap_comm=yes", "overlap_comm: 'yes' is not true or false"),
-    ("model=Nope", "model: unknown workload 'Nope'"),
+    ("model=Nope", "model: unknown workload 'Nope'; in the modern catalog: modern/DeepSeek-V3, modern/Mistral-NeMo-12B, "
+                   "modern/Qwen3-30B-A3B, modern/GPT-3-175B; the page shows Llama3_70B"),
+    # the module's own words: close names of both catalogs; a modern name is the Python package's
+    ("model=Llama3_405b", "model: unknown workload 'Llama3_405b'; close names: Llama3_405B, Llama3_70B, Llama3_8B, "
+                          "Llama2_70B, Llama2_7B; in the modern catalog: modern/Llama-3.1-405B, modern/Llama-3.1-70B, "
+                          "modern/Llama-3.1-8B, modern/GPT-3-175B; the page shows Llama3_70B"),
+    ("fleet=modern/B200-1024", "fleet: fleet 'modern/B200-1024': the calculator bundles mlsysim's catalog only (a "
+                               "modern catalog name or a file is read by the Python package); the page shows "
+                               "Research_256"),
     ("tp=8", "tp: not a setting of this page (tp=8)"),
 ])
 def test_a_link_holding_a_value_the_page_cannot_show_says_so(page, given, problem):
