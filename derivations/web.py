@@ -435,7 +435,12 @@ def render_module() -> str:
         rules_meta["equations"] = _equations(v)
         meta[key] = rules_meta
     data = _data()
-    table = {k: {"default": p.default, "kind": p.kind.value, "fidelity": p.fidelity, "label": p.label}
+    table = {k: {"default": p.default, "kind": p.kind.value, "fidelity": p.fidelity, "label": p.label,
+                 # a range solve() does not check (mlsysim prices a congestion factor of -1): the page refuses it, as
+                 # the command line does (cli/options.check_ranges)
+                 **({"unchecked": {"lo": float(p.range.lo), "hi": float(p.range.hi), "lo_open": p.range.lo_open,
+                                   "hi_open": p.range.hi_open, "text": p.range.text}}
+                    if p.range is not None and not p.range.checked else {})}
              for k, p in keywords().items()}
     template = (Path(__file__).resolve().parent / "web_runtime.mjs").read_text()
     fns = "\n".join(f"  {k}: {{outputs: outputs_{k}, first: first_{k}, elasticities: elasticities_{k}}},"

@@ -346,3 +346,16 @@ def test_what_a_trial_found_the_page_leaving_unsaid_it_says(page):
     assert "no effect here: EP overlap" in line
     assert page.inner_text("#config").endswith(f"(no effect here: {words('ep_overlap')})")
     assert page.errors == [] and page.outside == []
+
+
+def test_a_value_mlsysim_would_price_but_means_nothing_is_refused_as_the_command_line_refuses_it(page):
+    # a congestion factor of -1: mlsysim's model prices it (MFU 0.5998, a step shorter than with none); the page
+    # priced it too, where the command line refuses it; the extended model's solve() refuses it in its own words
+    _open(page, "#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8")
+    _set(page, "congestion_factor", "-1")
+    assert page.inner_text("#error") == "ValueError: " + shown(
+        "congestion_factor: congestion_factor must be >= 0, got -1 (mlsysim prices it; the page, the command line "
+        "and the extended model refuse it)")
+    assert page.is_hidden("#result")
+    _set(page, "congestion_factor", "1")
+    assert page.is_visible("#result") and page.inner_text("#out-mfu") == f"{_python(**FIRST).mfu:.4f}"
