@@ -74,21 +74,25 @@ MAX_VALUES = 100_000
 MAX_WHOLE = 2 ** 53
 
 
-def _whole(t: str, text: str, flag: str) -> int:
-    if "_" in t:            # Python reads 8_0 as 80: a typo, not a number
-        raise UsageError(f"{flag}: expected a whole number, got {text!r}")
+def read_whole(t: str) -> Optional[int]:
+    """``t`` as a whole number, also written with an exponent or a point (``1e3``, ``2048.0``), read exactly; None
+    where it is none (``1.5``, ``8_0``, which Python reads as 80: a typo, or beyond 400 digits: ``1e9999999``)."""
+    if "_" in t:
+        return None
     try:
-        n = int(t)
+        return int(t)
     except ValueError:
-        # a whole number written with an exponent or a point (--batch-size 1e3, 2048.0), read exactly
         try:
             d = Decimal(t)
-            d = d if d.is_finite() and d.adjusted() <= 400 else None      # 1e9999999: beyond Decimal's own range
         except DecimalException:
-            d = None
-        if d is None or d != d.to_integral_value():
-            raise UsageError(f"{flag}: expected a whole number, got {text!r}") from None
-        n = int(d)
+            return None
+        return int(d) if d.is_finite() and d.adjusted() <= 400 and d == d.to_integral_value() else None
+
+
+def _whole(t: str, text: str, flag: str) -> int:
+    n = read_whole(t)
+    if n is None:
+        raise UsageError(f"{flag}: expected a whole number, got {text!r}")
     if abs(n) > MAX_WHOLE:
         raise UsageError(f"{flag}: a whole number of at most 2**53 = {MAX_WHOLE:,} is allowed, got one of "
                          f"{len(str(abs(n)))} digits")

@@ -8,14 +8,13 @@ import functools
 import inspect
 import math
 import re
-from decimal import Decimal, DecimalException
 from typing import Dict
 
 from .. import __version__
 from ..inputs import SOLVE_DEFAULTS
 from ..macros import FORMATS
 from ..mechanisms import FIDELITIES, MECHANISMS
-from .options import BASE, EXAMPLE, FITTED_EFFICIENCY, MAX_WHOLE, OPTIONS, Option, UsageError, _whole
+from .options import BASE, EXAMPLE, FITTED_EFFICIENCY, MAX_WHOLE, OPTIONS, Option, UsageError, _whole, read_whole
 
 #: What the command line does, in one line (``mlsysim-sym --help``).
 DESCRIPTION = ("The command line: price, sweep, search and explain training steps;\n"
@@ -37,16 +36,10 @@ def _number(cast, words: str):
 
 def _integral(text: str) -> int:
     """A whole number, written with an exponent or a point too (``--samples 2e4``, as ``--batch-size 1e3``)."""
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            d = Decimal(text.strip())
-            if not d.is_finite() or d.adjusted() > 15 or abs(d) > MAX_WHOLE or d != d.to_integral_value():
-                raise ValueError(text)
-        except (DecimalException, ValueError):        # 1e9999999: beyond Decimal's own range too
-            raise ValueError(text) from None
-        return int(d)
+    n = read_whole(text.strip())
+    if n is None or abs(n) > MAX_WHOLE:
+        raise ValueError(text)
+    return n
 
 
 _int = _number(_integral, "a whole number")

@@ -86,13 +86,11 @@ def _root_answer(pr: Problem, sol: Solution, val: float, env, exact, regimes: in
                 f"the root of this regime is {root}; no schedule a framework runs has a whole number there "
                 f"({RULES})",)
             # away from the smooth root a valid whole number may still meet it (the output steps with the layout)
-            found = None if pr.never_runs else search_integer(pr)
+            found = None if pr.never_runs else _through_solve(pr, regimes, tuple(notes) + (
+                f"the root of this regime is {root}, where no schedule a framework runs has a whole number; the "
+                "whole number was found through solve()",))
             if found is not None:
-                v, o, toward = found
-                return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=toward,
-                                 notes=tuple(notes) + (f"the root of this regime is {root}, where no schedule a "
-                                                       "framework runs has a whole number; the whole number was "
-                                                       "found through solve()",))
+                return found
             return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", why)
     else:
         val, achieved, refusal = _inside_domain(pr, val)
@@ -205,23 +203,29 @@ def _no_whole_here(pr: Problem, regimes: int) -> Requirement:
                 f"whole number nearest it that meets it")
             return pr.answer(1, value=float(whole), integer=whole, achieved=achieved, meets_toward=0,
                              notes=(f"{here}; {why}",))
-    found = search_integer(pr)
+    found = _through_solve(pr, regimes, (f"{why}; the whole number was found through solve() (no closed form)",))
     if found is not None:
-        v, o, meet = found
-        return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=meet,
-                         notes=(f"{why}; the whole number was found through solve() (no closed form)",))
+        return found
     return unreachable(pr, regimes, f"no valid whole number of {pr.solve_for} meets it", tuple(notes) + (why,))
+
+
+def _through_solve(pr: Problem, regimes: int, notes: Tuple[str, ...]) -> Optional[Requirement]:
+    """The whole-number boundary through ``solve()`` alone (:func:`search_integer`) as the answer, with ``notes``;
+    None where the search finds none."""
+    found = search_integer(pr)
+    if found is None:
+        return None
+    v, o, meet = found
+    return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=meet, notes=notes)
 
 
 def _past_regimes(pr: Problem, regimes: int) -> Requirement:
     """More regimes on the way than :data:`MAX_REGIMES`: a whole number through ``solve()`` alone, else none."""
     if pr.p.kind is Kind.COUNT:
-        found = search_integer(pr)
+        found = _through_solve(pr, regimes, (f"the output changes regime more than {MAX_REGIMES} times on the way; "
+                                             "the whole number was found through solve() (no closed form)",))
         if found is not None:
-            v, o, meet = found
-            return pr.answer(regimes, value=float(v), integer=v, achieved=o, meets_toward=meet,
-                             notes=(f"the output changes regime more than {MAX_REGIMES} times on the way; "
-                                    "the whole number was found through solve() (no closed form)",))
+            return found
     return unreachable(pr, regimes, f"no value of {pr.solve_for} brings {pr.label} to {pr.shown(pr.target)} "
                                     f"within {MAX_REGIMES} regimes")
 
