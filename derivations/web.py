@@ -413,6 +413,7 @@ def render_module() -> str:
     from mlsysim_sym import arguments, files, modern
     from mlsysim_sym.arguments import _EXTENDED, _FROM_RECORD, settable
     from mlsysim_sym.solver import _layout
+    from mlsysim_sym.cli.options import DEFAULT_EFFICIENCY_NOTE
     code: List[str] = []
     meta = {}
     words = {}
@@ -475,6 +476,7 @@ def render_module() -> str:
             + f"const PRECISION_BYTES = {json.dumps(PRECISION_BYTES)};\n"
             + f"const OUTPUT_NAMES = {json.dumps(list(OUTPUTS))};\n"
             + f"const INFINITE_STEP = {json.dumps(INFINITE_STEP)};\n"
+            + f"const EFFICIENCY_NOTE = {json.dumps(DEFAULT_EFFICIENCY_NOTE.format(setter='the efficiency field'))};\n"
             + f"const TERM_WORDS = {json.dumps(words, sort_keys=True)};\n"
             + f"const LABELS = {json.dumps(labels, sort_keys=True)};\n"
             + f"const FACT_NAMES = {json.dumps(list(FACT_NAMES))};\n"

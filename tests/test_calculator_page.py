@@ -294,7 +294,7 @@ def test_what_a_trial_found_the_page_leaving_unsaid_it_says(page):
     # the memory against the accelerator's HBM, as the command line prints it (80 GiB = 85.9 GB; 59.41 GB fits)
     _open(page)
     r = _python(**FIRST)
-    assert page.inner_text("#headline").count("of 80 GiB = 85.90 GB HBM: fits") == 1
+    assert page.inner_text("#headline").count("of 80 GiB = 85.9 GB HBM: fits") == 1
     assert r.node_profile.feasible and r.memory_capacity == 80 * 2 ** 30
     # a batch of 10 over 8 replicas: mlsysim prices 8 samples a step (throughput 8 / step time), and says so
     _set(page, "batch_size", "10")
@@ -359,3 +359,58 @@ def test_a_value_mlsysim_would_price_but_means_nothing_is_refused_as_the_command
     assert page.is_hidden("#result")
     _set(page, "congestion_factor", "1")
     assert page.is_visible("#result") and page.inner_text("#out-mfu") == f"{_python(**FIRST).mfu:.4f}"
+
+
+def test_the_page_prints_quantities_as_the_command_line_prints_them(page):
+    # mlsysim_sym.display.quantity is what the command line prints (3.369 s, 2.41 ms, 59.41 GB, 76 samples/s); the
+    # page printed 2.410 ms and 298.0 µsamples/s. The page writes micro as µ where a terminal gets u.
+    from mlsysim_sym.display import quantity
+    _open(page)
+    values = [0.0, 3.3686, 0.00241, 0.0055318, 2.5e-7, 4.2e-10, 999.4, 999.6, 12345.6, 1.62e308, 76.0, 0.000298,
+              12345678.0, 59.41e9, 85899345920.0, 0.5, 1.5e18, 7e-3, -0.25]
+    for unit, shown_unit in (("s", "s"), ("B", "B"), ("1/s", "samples/s")):
+        got = page.evaluate("([xs, u]) => xs.map((x) => window.mlsysim.quantity(x, u))", [values, shown_unit])
+        assert [g.replace("µ", "u") for g in got] == [quantity(x, unit) for x in values]
+    # worked by hand: the breakdown's overhead, as the command line prints it
+    assert page.evaluate("window.mlsysim.quantity(0.00241, 's')") == "2.41 ms"
+    assert page.evaluate("window.mlsysim.quantity(0.000298, 'samples/s')") == "0.000298 samples/s"
+
+
+def test_a_result_that_is_not_finite_is_refused_as_the_command_line_refuses_it(page):
+    # a congestion factor of 1.7e308 with a straggler factor of 2: the step overflows to infinity (mlsysim's
+    # solve() returns it, with a warning); the command line answers "--congestion/--straggler: the result holds a
+    # number that is not finite (NaN or infinity)" and exit status 2, and the page refused nothing (it showed ∞ s)
+    import subprocess
+    import sys
+    cli = subprocess.run([sys.executable, "-m", "mlsysim_sym", "solve", "--congestion", "1.7e308", "--straggler", "2"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 2
+    assert cli.stderr.strip().endswith("--congestion/--straggler: the result holds a number that is not finite "
+                                       "(NaN or infinity)")
+    _open(page)
+    _set(page, "congestion_factor", "1.7e308")
+    assert page.is_visible("#result")                      # 1.62e308 s: finite, shown as the command line shows it
+    assert page.inner_text("#out-step") == "1.62e+308 s"
+    _set(page, "straggler_factor", "2")
+    assert page.is_hidden("#result")
+    assert page.inner_text("#error") == (f"ValueError: {words('congestion_factor')} / {words('straggler_factor')}: "
+                                         "the result holds a number that is not finite (NaN or infinity)")
+    assert page.evaluate("[...document.querySelectorAll('#controls .bad')].map((e) => e.name)") == \
+        ["congestion_factor", "straggler_factor"]
+    _set(page, "straggler_factor", "1")
+    _set(page, "congestion_factor", "1")
+    assert page.is_visible("#result") and page.inner_text("#out-mfu") == f"{_python(**FIRST).mfu:.4f}"
+
+
+def test_the_extended_model_at_the_default_efficiency_says_where_the_fitted_ones_are(page):
+    # as the command line says it below such a result (it is the answer's largest input, and 0.5 is mlsysim's
+    # default, no measured value)
+    from mlsysim_sym.cli.options import DEFAULT_EFFICIENCY_NOTE
+    _open(page, "#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8"
+                "&fidelity=extended")
+    assert page.inner_text("#notes") == DEFAULT_EFFICIENCY_NOTE.format(setter="the efficiency field")
+    assert "docs/modern_runs.md (the efficiency field sets it)" in page.inner_text("#notes")
+    _set(page, "efficiency", "0.7")
+    assert page.inner_text("#notes") == ""
+    _open(page)                                            # mlsysim's model: no note, as the command line
+    assert page.inner_text("#notes") == ""

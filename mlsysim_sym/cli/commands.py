@@ -14,7 +14,7 @@ from .. import catalog
 from ..display import WIDTH, wrap
 from .errors import about, cli_words, one_line, option_of, with_origin
 from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
-from .options import BY_KEYWORD, FITTED_EFFICIENCY, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
+from .options import BY_KEYWORD, DEFAULT_EFFICIENCY_NOTE, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
 
 
 def _finite_json(obj, indent=None) -> str:
@@ -56,8 +56,7 @@ def _efficiency_note(s: Setup) -> None:
     """Below a result of the extended model at solve()'s default efficiency: where the fitted ones are (the answer
     rests on the efficiency more than on anything else, and mlsysim's default is no measured value)."""
     if s.choice.fidelity == "extended" and "efficiency" not in s.kwargs:
-        print("\n".join(wrap("note: the efficiency is solve()'s default, mlsysim's 0.5; for the extended model "
-                              f"{FITTED_EFFICIENCY} (--efficiency sets it)", "")))
+        print("\n".join(wrap(DEFAULT_EFFICIENCY_NOTE.format(setter="--efficiency"), "")))
 
 
 class _LogToWarnings(logging.Handler):

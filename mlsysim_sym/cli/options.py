@@ -23,6 +23,10 @@ EXAMPLE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256, tp_size
 #: model priced at solve()'s default efficiency (mlsysim's 0.5).
 FITTED_EFFICIENCY = ("the values fitted to published runs per framework and accelerator generation are in "
                      "docs/modern_runs.md")
+#: The note below such a result (``setter``: what sets the efficiency where it is shown; the calculator page says its
+#: field).
+DEFAULT_EFFICIENCY_NOTE = ("note: the efficiency is solve()'s default, mlsysim's 0.5; for the extended model "
+                           + FITTED_EFFICIENCY + " ({setter} sets it)")
 #: The model, fleet and batch an option list with ``--model`` or ``--fleet`` starts from (the example's; every
 #: other keyword: solve()'s default). Without either, the options change the example itself.
 BASE = dict(model="Llama3_70B", fleet="Research_256", batch_size=256)
