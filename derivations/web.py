@@ -13,7 +13,8 @@ float arithmetic overflows part-way the runtime evaluates them again on wide num
 the model choice, the keyword binding, the catalog lookup (``difflib``'s close names), the record defaults,
 ``refuse_extended``, the lowering of switches and ``seq_len``, the precision's facts, then
 :func:`mlsysim_sym.checks.check` (the compiled checks on plain numbers, else the rules in order, each argument's
-type checked where that rule reads it), then the outputs and ``solver._result``'s conversions. What is data, not
+type checked where that rule reads it), then the outputs and ``solver._result``'s conversions, and the notes
+below a result (:mod:`mlsysim_sym.model_notes`: each note's own condition translated, its sentence as data). What is data, not
 arithmetic, is embedded (ints as BigInt literals): the catalog, each workload's lowering per precision, each
 cluster's fields and peak rate per precision, mlsysim's constants, the catalog's names. The elasticities of the
 page are printed by sympy's JavaScript printer (:class:`JSPrinter`) on plain numbers.
@@ -56,6 +57,7 @@ from mlsysim_sym.checks import FACT_NAMES, RAW, compiled_rules, facts
 from mlsysim_sym.compile import compile_quantities, cse_real, numeric_form
 from mlsysim_sym.inputs import FLAG_KEYWORDS, PRECISION_BYTES, static_values
 from mlsysim_sym.mechanisms import FIDELITIES, ModelChoice
+from mlsysim_sym.model_notes import MECHANISMS_READ, NOTES
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.outputs import OUTPUTS
 from mlsysim_sym.outputs import words as output_words
@@ -341,6 +343,9 @@ def _data() -> dict:
                            **{RAW[p.symbol].name: values[p.symbol] for p in PARAMS.values()
                               if p.origin in (Origin.WORKLOAD, Origin.PRECISION) and p.symbol in values}}
         wl[name] = {"name": w.name, "transformer": w.is_transformer, "by_precision": by_key,
+                    # what the notes read of the workload (mlsysim_sym.model_notes.inputs)
+                    "notes": {"experts": int(w.experts or 0), "moe_record": int(bool(w.active_parameters)),
+                              "kv_given": int(bool(getattr(w, "kv_fraction", None)))},
                     # the workload's own defaults of keywords a record gives (arguments.from_record)
                     "record": {f: getattr(w, f, None) for _, f in _FROM_RECORD}}
     fl = {}
@@ -428,6 +433,7 @@ def render_module() -> str:
         rules_meta["terms"] = [list(t) for t in terms]
         rules_meta["extended"] = None if own is None else [list(t) for t in own]
         rules_meta["cp_splits"] = "cp_size" in v.choice.splits
+        rules_meta["mechanisms"] = {m: int(v.on(m)) for m in MECHANISMS_READ}     # which the notes read
         words.update({n: output_words(n) for n, _ in terms})
         words["T_sync"] = output_words("T_sync")
         el_code, el_names = _elasticities(v, key, c.args)
@@ -436,6 +442,11 @@ def render_module() -> str:
         rules_meta["equations"] = _equations(v)
         meta[key] = rules_meta
     data = _data()
+    # the notes below a result (mlsysim_sym.model_notes): each one's own function, translated, and its sentence
+    note_rows = []
+    for n in NOTES:
+        code.append(translated(n.when, f"note_{n.name}")[0])
+        note_rows.append(f"{{when: note_{n.name}, reads: {json.dumps(list(n.reads))}, text: {json.dumps(n.text)}}}")
     table = {k: {"default": p.default, "kind": p.kind.value, "fidelity": p.fidelity, "label": p.label,
                  # a range solve() does not check (mlsysim prices a congestion factor of -1): the page refuses it, as
                  # the command line does (cli/options.check_ranges)
@@ -484,7 +495,8 @@ def render_module() -> str:
             + f"const NAMES = {json.dumps(names)};\n"
             + f"const ABOUT = {json.dumps(_about(), sort_keys=True)};\n"
             + f"const VARIANT_FUNCTIONS = {{\n{fns}\n}};\n"
-            + f"const RULE_FUNCTIONS = {{{', '.join(rule_fns)}}};\n\n" + template)
+            + f"const RULE_FUNCTIONS = {{{', '.join(rule_fns)}}};\n"
+            + f"const NOTES = [\n  {(',' + chr(10) + '  ').join(note_rows)}\n];\n\n" + template)
 
 
 PARAMS_BY_ARGUMENT = {p.argument: p for p in PARAMS.values() if p.argument is not None}

@@ -686,7 +686,35 @@ function prepare(model, fleet, kwargs, checked = true) {
     });
   }
   const outArgs = meta.out_args.map((a) => (a in lowered ? lowered[a] : a in values ? values[a] : NaN));
-  return { outArgs, meta, fns, given, lowered, warnings, variant, capacity: values.memory_capacity };
+  return { outArgs, meta, fns, given, lowered, warnings, variant, capacity: values.memory_capacity,
+    notes: () => notesOf(w, lowered, named, meta, fx, extended) };
+}
+
+// mlsysim_sym.model_notes.model_notes: the named values its inputs() gives (from the page's own state), then each
+// note's translated condition and its sentence; a value that is no plain number: no note (Python's except)
+function notesOf(w, lowered, named, meta, fx, extended) {
+  let values;
+  try {
+    const int = (x) => P.int(x);
+    const [ep, etp, tp, cp] = ["ep_size", "etp_size", "tp_size", "cp_size"].map((k) => int(lowered[k]));
+    values = {
+      extended: extended ? 1n : 0n, transformer: w.transformer ? 1n : 0n,
+      one_byte: fx.precision_key === "fp8" || fx.precision_key === "int8" ? 1n : 0n,
+      precision_key: fx.precision_key, workload: w.name,
+      ep, etp, tp, cp, ep_etp: P.mul(ep, etp), tp_cp: P.mul(tp, cp),
+      z: int(lowered.zero_stage), pp: int(lowered.pp_size), m: int(lowered.microbatch_count),
+      apn: int(named.accelerators_per_node),
+      experts: w.notes.experts, moe_record: w.notes.moe_record, kv_given: w.notes.kv_given,
+      expert_weights: "expert_parameters" in named && truth(named.expert_parameters) ? 1n : 0n,
+      kvf: P.float(lowered.kv_fraction),
+    };
+    for (const [m, on] of Object.entries(meta.mechanisms)) values[`on_${m}`] = on;
+  } catch (e) {
+    if (e instanceof SolveError && CAUGHT.has(e.type)) return [];
+    throw e;
+  }
+  return NOTES.filter((n) => truth(n.when(...n.reads.map((k) => values[k]))))
+    .map((n) => n.text.replace(/\{(\w+)\}/g, (_, k) => pyStr(values[k])));
 }
 
 // checks._beyond: an integer argument beyond the float range, named
@@ -715,7 +743,7 @@ function evaluate(fn, args) {
     .map((x) => (x instanceof Wide ? wideFloat(x) : x));
 }
 
-function result({ outArgs, meta, fns, given, warnings, capacity }) {
+function result({ outArgs, meta, fns, given, warnings, capacity, notes }) {
   const out = evaluate(fns.outputs, outArgs);
   // solver._result: the outputs as floats (an int beyond the float range raises there), dp as an int
   const v = Object.fromEntries(OUTPUT_NAMES.map((n, i) => [n, out[i]]));
@@ -752,5 +780,6 @@ function result({ outArgs, meta, fns, given, warnings, capacity }) {
   return {
     node_profile: node, ...fl, parallelism, mfu, warnings, terms, ...(extended ? { extended } : {}),
     memory_capacity: float(capacity),     // the HBM the memory is held against (DistributedResult.memory_capacity)
+    notes: notes(),                       // what the numbers do not say (DistributedResult._model_notes)
   };
 }

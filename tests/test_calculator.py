@@ -108,7 +108,7 @@ def test_the_module_equals_python_solve_on_random_configurations_of_every_varian
 
 def compare_all(configs, got) -> int:
     """Assert the module's answers ``got`` equal Python's on ``configs``; returns how many results were compared."""
-    variants, errors, compared, extended = set(), 0, 0, 0
+    variants, errors, compared, extended, notes = set(), 0, 0, 0, 0
     for (model, fleet, kw), js in zip(configs, got):
         py = _python(model, fleet, kw)
         if "error" in py:
@@ -132,6 +132,8 @@ def compare_all(configs, got) -> int:
         assert j["node_profile"]["bottleneck"] == r.node_profile.bottleneck
         assert j["memory_capacity"] == ours["memory_capacity"]      # the HBM the page holds the memory against
         assert j["parallelism"] == r.parallelism
+        assert j["notes"] == r._model_notes(), (model, fleet, kw)     # the notes, by their translated conditions
+        notes += bool(j["notes"])
         if r.extended is not None:          # the extended model's own terms
             assert set(j["extended"]) == set(r.extended)
             assert all(_close(r.extended[k], j["extended"][k]) for k in r.extended), (model, fleet, kw)
@@ -144,6 +146,7 @@ def compare_all(configs, got) -> int:
         variants.add(replace(variant, fidelity=kw.get("fidelity", "mlsysim")))
     # a real mix: many valid configurations of every variant of the catalog in both models, and many errors
     assert compared >= 500 and errors >= 300 and extended >= 100 and variants == set(web._all_variants())
+    assert notes >= 50                      # configurations with a note, compared
     return compared
 
 

@@ -414,3 +414,31 @@ def test_the_extended_model_at_the_default_efficiency_says_where_the_fitted_ones
     assert page.inner_text("#notes") == ""
     _open(page)                                            # mlsysim's model: no note, as the command line
     assert page.inner_text("#notes") == ""
+
+
+def test_the_notes_below_a_result_are_the_command_lines(page):
+    # mlsysim_sym.model_notes: what the numbers do not say, by the same conditions (translated) and sentences as the
+    # command line's; the page showed none (FP8 priced at its peak for all compute in mlsysim's model, unsaid)
+    cases = [
+        ("#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8&precision=fp8",
+         dict(precision="fp8"), "note: mlsysim's model prices all of the step's compute at the fp8 peak"),
+        ("#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8&ep_size=2",
+         dict(ep_size=2), "note: ep_size 2: Llama-3.1-70B is dense (no routed experts)"),
+        ("#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8&cp_size=2"
+         "&zero_stage=3&fidelity=extended&efficiency=0.7",
+         dict(cp_size=2, zero_stage=3, fidelity="extended", efficiency=0.7),
+         "note: cp_size 2: Llama-3.1-70B gives no key/value heads, and kv_fraction is 1"),
+    ]
+    for link, kw, start in cases:
+        _open(page, link)
+        fidelity = kw.pop("fidelity", "mlsysim")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = DistributedModel(fidelity=fidelity).solve(**{**FIRST, **kw})
+        expected = ["note: " + n for n in r._model_notes()]
+        assert page.inner_text("#notes").split("\n") == expected and expected[0].startswith(start)
+    # the last: ZeRO-3 under a pipeline of 8 microbatches holds ZeRO-1's memory, said after the key/value heads
+    assert page.inner_text("#notes").split("\n")[1].startswith("note: ZeRO-3 under a pipeline")
+    _open(page)
+    assert page.inner_text("#notes") == ""
+    assert page.errors == []

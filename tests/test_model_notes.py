@@ -83,7 +83,7 @@ def test_mlsysims_model_notes_its_fp8_pricing_not_the_extended_models_layouts():
     text, _ = _notes("Llama3_70B", "Research_256", dm=DistributedModel(), batch_size=256, tp_size=8, pp_size=4,
                      microbatch_count=8, zero_stage=3, precision="fp8")
     assert text.startswith("note: mlsysim's model prices all of the step's compute at the fp8 peak")
-    assert "ZeRO" not in text and len(NOTES) == 6
+    assert "ZeRO" not in text and len(NOTES) == 10
 
 
 @pytest.mark.parametrize("kw,name,shown", [
