@@ -50,6 +50,12 @@ CONFIG_KEYS = ("tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", 
                "activation_recomputation", "overlap_comm")
 #: Relative tolerance within which ZeRO stages of one schedule tie on the objective (one row).
 TIE_RTOL = 1e-12
+#: The virtual stage counts a search tries by default: those the published pipeline recipes run (1 to 6, 8, 12 and
+#: 24 in the Megatron-Bridge, NeMo and DGX Cloud recipes of docs/modern_runs.md), with 10, 16 and 20 between, so
+#: that a model's layers split evenly at most pipeline depths (80 layers over 4 stages: v 5, 10 or 20). Which of
+#: them a split can run the runnable rules say (``(layers + e) % (pp v) == 0``); in mlsysim's model, which prices
+#: no stage-to-stage sends, the bubble alone makes a larger ``v`` faster.
+V_STAGES = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24)
 
 
 def divisors(n: int) -> List[int]:
@@ -84,7 +90,7 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
            tp_size: Optional[Sequence[int]] = None, pp_size: Optional[Sequence[int]] = None,
            ep_size: Optional[Sequence[int]] = None,
            microbatch_count: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128),
-           v_stages: Sequence[int] = (1, 2, 4), zero_stage: Sequence[int] = (0, 1, 2, 3),
+           v_stages: Sequence[int] = V_STAGES, zero_stage: Sequence[int] = (0, 1, 2, 3),
            activation_recomputation: Sequence[bool] = (False, True),
            overlap_comm: Sequence[bool] = (False, True), runnable: bool = True, max_memory=None,
            **fixed) -> SearchResult:

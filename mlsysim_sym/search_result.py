@@ -177,7 +177,8 @@ class SearchResult:
         """The table within :data:`~mlsysim_sym.display.WIDTH` columns where it can be: a wide table first moves
         a column with one value in every row to the legend, then loses its indent, then the samples/s column
         (batch / step time; the step column where the search ranks by throughput), then the memory at every ZeRO
-        stage but the kept one, then the step column too; one row still too wide prints a column a line."""
+        stage but the kept one, then the step column too, then heads a swept argument's column with its symbol
+        (``η_ov``, named in the legend); one row still too wide prints a column a line."""
         rows, header, legend = self._rows(), self._header(), self._legend()
         wide = lambda indent="  ": max(map(len, text_table(rows, header, indent))) > WIDTH  # noqa: E731
         # the results' own columns stay, and one row is no pattern
@@ -198,6 +199,15 @@ class SearchResult:
         for drop in ("step", "samples/s"):     # still too wide: the times go, unless the search ranks by one
             if wide("") and drop in header and not (drop == "samples/s" and "throughput" in self.objective):
                 rows, header = _without(rows, header, drop)
+        if len(rows) > 1 and wide(""):   # still too wide: the swept arguments' columns by their symbols, named below
+            renamed = {}             # column head -> (its symbol, its words)
+            for k in self.extra:
+                p = None if k == "precision" else by_argument()[k]
+                if p is not None and _short(k) in header and len(p.text) < len(_short(k)):
+                    renamed[_short(k)] = (p.text, p.words)
+            if renamed:
+                header = tuple(renamed[h][0] if h in renamed else h for h in header)
+                legend += "; " + "; ".join(f"{s}: {w}" for s, w in renamed.values())
         if len(rows) == 1 and wide(""):      # one row too wide for a line: its columns one under another
             table = key_values(list(zip(header, rows[0])), "  ")
         else:

@@ -45,7 +45,7 @@ def test_a_small_moe_search_varies_ep_and_its_rows_equal_solve():
     assert {c.config["ep_size"] for c in r.candidates} == set(eps)          # every ep searched is ranked
     assert {c.config["etp_size"] for c in r.candidates} == {1}
     # with the values each was searched at (the search's own microbatches and virtual stages too)
-    assert "searched: tp 2,4, pp 1,2, ep 1,2,4,8, m 1,2,4,...,128, v 1,2,4," in " ".join(r.configuration.split())
+    assert "searched: tp 2,4, pp 1,2, ep 1,2,4,8, m 1,2,4,...,128, v 1,2,3,...,24," in " ".join(r.configuration.split())
     for c in r.candidates:
         cfg = c.config
         assert c.dp == 1024 // (cfg["tp_size"] * cfg["pp_size"] * cfg["cp_size"])     # ep carved out of dp
@@ -136,8 +136,8 @@ def test_expert_data_parallel_ranks_keep_zero_and_overlap_apart_without_data_par
 
 
 def test_a_dense_extended_search_is_unchanged_in_form():
-    ext = search("Llama3_70B", "Research_256", 256, fidelity="extended", top_k=3)
-    plain = search("Llama3_70B", "Research_256", 256, top_k=3)
+    ext = search("Llama3_70B", "Research_256", 256, fidelity="extended", top_k=3, v_stages=(1, 2, 4))
+    plain = search("Llama3_70B", "Research_256", 256, top_k=3, v_stages=(1, 2, 4))
     assert ext.split == ("tp_size", "pp_size", "cp_size") and ext.experts == ()
     # the same configurations but at pp 1, where the extended model reads m (a step's layer passes per microbatch)
     # and mlsysim's does not: by hand, the 9 splits tp = 1 ... 256 (dp = 256 / tp) hold 8 x 16 + 2 = 130
@@ -168,7 +168,7 @@ def test_an_extended_search_without_a_pipeline_searches_the_microbatch_count_and
     assert steps == sorted(steps) and steps[1] > steps[0]
     for c in r.candidates:
         assert c.result.mfu == _solve("Llama3_8B", "Lab_64_H100", batch_size=512, **c.config).mfu
-    rows = [line.split() for line in str(r).splitlines() if line.strip()[:1].isdigit()]
+    rows = [line.split() for line in str(r).splitlines() if line.strip()[:1].isdigit() and "feasible" not in line]
     assert [row[1] for row in rows] == ["1", "2", "4", "8"]      # the m column, where mlsysim's search shows "-"
     assert "m: microbatches (a step's passes, with or without a pipeline)" in " ".join(str(r).split())
     plain = search("Llama3_8B", "Lab_64_H100", 512, pp_size=[1], tp_size=[1], microbatch_count=[4, 8, 1, 2, 3],
