@@ -69,8 +69,12 @@ def _ep_uneven(extended, ep, experts):
     return not extended and ep > 1 and experts > 0 and experts % ep != 0
 
 
-def _experts_unsplit(on_moe_layout, transformer, ep, expert_weights):
-    return on_moe_layout and transformer and ep > 1 and not expert_weights
+def _experts_unsplit(on_moe_layout, transformer, ep, expert_weights, experts, moe_record):
+    return on_moe_layout and transformer and ep > 1 and not expert_weights and (experts > 0 or moe_record)
+
+
+def _ep_on_dense_extended(on_moe_layout, transformer, ep, expert_weights, experts, moe_record):
+    return on_moe_layout and transformer and ep > 1 and not expert_weights and experts == 0 and not moe_record
 
 
 def _kv_whole(on_context_parallel, transformer, cp, kvf, kv_given):
@@ -118,6 +122,10 @@ NOTES: Tuple[Note, ...] = (
          "ep_size {ep}: {workload} gives no routed-expert parameters (expert_parameters), so the extended model "
          "splits none of its weights over expert parallelism while it prices the all-to-all; an architecture card "
          "with experts (mlsysim-sym list: modern/...) or expert_parameters= splits them (mlsysim's model, "
+         "fidelity=\"mlsysim\", splits every weight over EP instead)"),
+    Note("ep_on_dense_extended", _ep_on_dense_extended,
+         "ep_size {ep}: {workload} is dense (no routed experts): the extended model splits none of its weights over "
+         "expert parallelism, yet prices an all-to-all of its tokens; ep_size 1 prices it without (mlsysim's model, "
          "fidelity=\"mlsysim\", splits every weight over EP instead)"),
     Note("kv_whole", _kv_whole,
          "cp_size {cp}: {workload} gives no key/value heads, and kv_fraction is 1 (every attention head its own keys "

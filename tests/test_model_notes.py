@@ -83,7 +83,7 @@ def test_mlsysims_model_notes_its_fp8_pricing_not_the_extended_models_layouts():
     text, _ = _notes("Llama3_70B", "Research_256", dm=DistributedModel(), batch_size=256, tp_size=8, pp_size=4,
                      microbatch_count=8, zero_stage=3, precision="fp8")
     assert text.startswith("note: mlsysim's model prices all of the step's compute at the fp8 peak")
-    assert "ZeRO" not in text and len(NOTES) == 10
+    assert "ZeRO" not in text and len(NOTES) == 11
 
 
 @pytest.mark.parametrize("kw,name,shown", [
@@ -126,3 +126,18 @@ def test_mlsysims_model_says_where_its_expert_parallelism_has_no_experts_to_spli
         assert "ep_size" not in _notes(model, H100, mlsysim, batch_size=1024, ep_size=ep)[0]
     # the extended model says its own
     assert "mlsysim's model splits" not in _notes("Llama3_70B", "Research_256", batch_size=256, ep_size=64)[0]
+
+
+def test_the_extended_model_says_a_dense_record_at_ep_above_1_is_dense_not_that_it_lacks_expert_parameters():
+    # Llama-3.1-70B's record at ep 2: no experts to split (it told the user to pass expert_parameters= or use a
+    # card with experts); the extended model prices the all-to-all all the same, and at ep 1 none
+    text, r = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+                     ep_size=2, efficiency=0.4)
+    assert "ep_size 2: Llama-3.1-70B is dense (no routed experts): the extended model splits none of its weights" \
+        in text and "expert_parameters" not in text
+    one, r1 = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, pp_size=4, microbatch_count=8,
+                     efficiency=0.4)
+    assert r.ep_communication_latency > 0 == r1.ep_communication_latency and "dense" not in one
+    # Mixtral's record is a mixture of experts whose expert weights it does not give: that note stays
+    text, _ = _notes("Mixtral_8x7B", H100, batch_size=1024, ep_size=8)
+    assert "gives no routed-expert parameters" in text and "is dense" not in text
