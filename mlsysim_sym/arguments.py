@@ -495,19 +495,33 @@ def describe(a: Arguments, effects: bool = False) -> str:
 
 
 def _tried(values) -> str:
-    """A search's whole-number values of one input, as its configuration line gives them: `` 1,2,4`` or, beyond
-    five, the first three and the last (`` 1,2,4,...,128``); nothing for switches and other values (their names say
-    it).
+    """A search's whole-number values of one input, as its configuration line gives them: `` 1,2,4``; beyond
+    five, where they step evenly (each twice the last, or the last plus one step), the first three and the last
+    (`` 1,2,4,...,128``); else all of them up to twelve, and beyond, the first three, the last and how many
+    (`` 1,2,3,...,1152 (24 values)``: an ellipsis alone would read as every number between); nothing for switches
+    and other values (their names say it).
 
     >>> _tried((1, 2, 4)), _tried((1, 2, 4, 8, 16, 32, 64, 128)), _tried((1, 2, 3, 4, 6, 8, 12, 384)[:5])
     (' 1,2,4', ' 1,2,4,...,128', ' 1,2,3,4,6')
+    >>> _tried((1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24)), _tried(tuple(range(1, 25)))
+    (' 1,2,3,4,5,6,8,10,12,16,20,24', ' 1,2,3,...,24')
+    >>> _tried((1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 32, 36))
+    ' 1,2,3,...,36 (13 values)'
     >>> _tried((False, True))
     ''
     """
     if not values or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
         return ""
-    shown = [str(v) for v in values]
-    return " " + ",".join(shown if len(shown) <= 5 else shown[:3] + ["...", shown[-1]])
+    v = [int(x) for x in values]
+    shown = [str(x) for x in v]
+    if len(v) <= 5:
+        return " " + ",".join(shown)
+    even = all(b == 2 * a for a, b in zip(v, v[1:])) or all(b - a == v[1] - v[0] for a, b in zip(v, v[1:]))
+    if even:
+        return " " + ",".join(shown[:3] + ["...", shown[-1]])
+    if len(v) <= 12:
+        return " " + ",".join(shown)
+    return " " + ",".join(shown[:3] + ["...", shown[-1]]) + f" ({len(v)} values)"
 
 
 def _fleet_text(a: Arguments) -> Tuple[str, bool]:

@@ -229,6 +229,13 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     groups = _groups(base, split_names)
     choices = tuple(tuple(_degrees(k, _choices(given[k], defaults[k]))) for k in split_names)
     experts = base.workload.experts
+    if (not experts and getattr(base.workload, "output_flops", 0) and "ep_size" in split_names
+            and base.model.on("moe_layout") and given["ep_size"] is not None):
+        # a dense architecture card: a listed EP degree above 1 is refused, as solve() refuses it (checks.py)
+        broken = [e for e in choices[split_names.index("ep_size")] if e > 1]
+        if broken:
+            raise ValueError(f"ep_size ({', '.join(map(str, broken))}) > 1 needs a mixture of experts: the "
+                             "architecture card has no routed experts")
     if experts and "ep_size" in split_names and base.model.on("moe_layout"):
         # each rank holds whole experts: an EP degree that does not divide the card's experts is no layout
         i = split_names.index("ep_size")

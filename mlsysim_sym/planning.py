@@ -17,15 +17,10 @@ from typing import Dict, Optional
 from .arguments import arguments
 from .display import html_text, wrap
 from .mechanisms import ModelChoice
-from .run_costs import PLAN, TrainingPlan, plan_of, positive
+from .run_costs import PLAN, TrainingPlan, _days, plan_of, positive
 from .solver import price
 
 __all__ = ["PLAN", "Finish", "TrainingPlan", "accelerators_to_finish", "plan", "plan_of"]
-
-
-def _days(x: float) -> str:
-    """Days for a person: one decimal, thousands separated; a power of ten beyond a double's digits."""
-    return f"{x:.4g}" if abs(x) >= 1e15 else f"{x:,.1f}"
 
 
 def plan(model, fleet, tokens=None, steps=None, price_per_gpu_hour=None, fidelity: str = "mlsysim",

@@ -133,7 +133,7 @@ class TrainingPlan:
                  else f"{self.steps * self.tokens_per_step:.4g} ({self.tokens_per_step:,} per step)")]
         rows += [("steps K", _amount(self.steps)),
                  ("step time T_step", quantity(self.step_time, "s")),
-                 ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {_amount(self.days)} days"),
+                 ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {_days(self.days)} days"),
                  ("accelerator-hours H_GPU", f"{_amount(self.accelerator_hours)} GPU-h on {self.accelerators:,} GPUs"),
                  ("energy E_train", f"{_amount(self.energy / 3.6e9)} MWh (roofline time only: see below)"
                   if self.energy > 0 else "unknown (no TDP)")]
@@ -262,6 +262,19 @@ def run_slopes(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Dict
     names = [n for n in DRIVERS if (n != "C_train" or price_per_gpu_hour is not None)
              and (n != "E_train" or result.node_profile.energy > 0)]
     return {n: float(sp.diff(PLAN[n], q[DRIVERS[n]]).xreplace(values)) for n in names}
+
+
+def _days(x: float) -> str:
+    """Days for a person: one decimal, thousands separated, from 100 up; 3 significant digits below (2.48, not
+    2.5); a power of ten beyond a double's digits. A plan's wall-clock time and the node counts that finish it in
+    time say the same days (263.5, where one said 263).
+
+    >>> _days(263.45), _days(2.4849), _days(0.0239), _days(12345.6), _days(2e15)
+    ('263.4', '2.48', '0.0239', '12,345.6', '2e+15')
+    """
+    if abs(x) >= 1e15:
+        return f"{x:.4g}"
+    return f"{x:,.1f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def _amount(x: float) -> str:

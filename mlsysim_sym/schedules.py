@@ -94,6 +94,10 @@ def broken_schedule_rules(pp, dp, m, v, batch_size, *, gradient_accumulation_ste
     the 48 virtual stages hold equal layers (126 layers, 127 or 128 with the embedding and the loss)
     >>> broken_schedule_rules(pp=8, dp=4, m=8, v=32, batch_size=256, layers=126)
     ['the 256 virtual stages hold equal layers (126 layers, 127 or 128 with the embedding and the loss)']
+    >>> broken_schedule_rules(pp=2, dp=8, m=2, v=1, batch_size=8)
+    ['the microbatches split the 1 sample of a replica evenly (m 2)']
+    >>> broken_schedule_rules(pp=2, dp=16, m=1, v=1, batch_size=8)[1]
+    'the microbatches get a sample each (m 1; a replica gets none of the batch 8)'
     """
     args = (pp, dp, m, v, batch_size, gradient_accumulation_steps, layers)
     if any(x is not None and getattr(x, "ndim", 0) != 0 or isinstance(x, (list, tuple)) for x in args):
@@ -121,7 +125,8 @@ def _rules(pp, dp, m, v, batch_size, gradient_accumulation_steps, layers, unpipe
            say(lambda: f"the batch {B} split evenly over the {dp} replicas"
                        + (f" and {ga} accumulation steps" if ga > 1 else "")))
     yield (~split | ((m >= 1) & (m <= q) & (q % np.maximum(m, 1) == 0)),
-           say(lambda: f"the microbatches split the {q} samples of {per} evenly (m {m})"))
+           say(lambda: f"the microbatches split the {q} {'sample' if q == 1 else 'samples'} of {per} evenly (m {m})"
+               if q > 0 else f"the microbatches get a sample each (m {m}; {per} gets none of the batch {B})"))
     yield (~interleaved | (m % np.maximum(pp, 1) == 0),
            say(lambda: f"the microbatches of an interleaved schedule come in whole rounds of the pipeline "
                        f"(m {m}, pp {pp})"))

@@ -5,7 +5,7 @@ for each argument given as a list), as HTML in a notebook and as JSON (:meth:`Se
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from .display import WIDTH, html_table, key_values, number, quantity, si_prefix, text_table, wrap
 from .solver import DistributedResult
@@ -41,7 +41,8 @@ class Candidate:
                    effective_throughput=float(r.effective_throughput),
                    memory_per_accelerator=float(r.node_profile.memory_footprint),
                    memory_per_accelerator_by_zero_stage={str(z): float(b) for z, b in
-                                                         sorted(self.memory_by_zero.items())})
+                                                         sorted(self.memory_by_zero.items())},
+                   notes=r._model_notes())
         return row
 
 
@@ -107,6 +108,13 @@ class SearchResult:
     def best(self) -> Candidate:
         return self.candidates[0]
 
+    def notes(self) -> List[str]:
+        """What the numbers of every row do not say (:mod:`mlsysim_sym.model_notes`, the notes all rows share: FP8
+        priced at its peak in mlsysim's model, ...), as ``solve()``'s result says them below one configuration; a
+        row's own are in its ``to_dict()`` (``notes``)."""
+        per = [c.result._model_notes() for c in self.candidates]
+        return [n for n in per[0] if all(n in p for p in per[1:])] if per else []
+
     def to_dict(self) -> Dict[str, Any]:
         """Plain values for JSON (``json.dumps`` takes it as is): ``objective``, ``configuration_line``,
         the counts ``searched``, ``feasible``, ``unrunnable``, whether the schedule rules were on
@@ -118,13 +126,14 @@ class SearchResult:
         ``activation_recomputation``, ``overlap_comm``, and each other argument the search varied), ``dp``,
         ``mfu``, ``step_latency_total`` (s), ``effective_throughput`` (samples/s), ``memory_per_accelerator``
         (B per accelerator at ``zero_stage``) and ``memory_per_accelerator_by_zero_stage`` (``{"0": B, ...}``:
-        every stage that ties with it). ``searched_keywords`` names the keywords the rows choose.
+        every stage that ties with it), and its ``notes`` (what its numbers do not say). ``searched_keywords`` names
+        the keywords the rows choose; ``notes`` the notes every row has (:meth:`notes`).
         """
         return {"objective": self.objective, "configuration_line": self.configuration,
                 "searched": int(self.searched), "feasible": int(self.feasible),
                 "unrunnable": int(self.unrunnable), "runnable": bool(self.runnable),
                 "searched_keywords": list(self.candidates[0].config) if self.candidates else [],
-                "results": [c.to_dict() for c in self.candidates]}
+                "notes": self.notes(), "results": [c.to_dict() for c in self.candidates]}
 
     def _rows(self, stages: bool = True):
         """The table's rows; ``stages``: the memory at every tying ZeRO stage (else at the kept one only)."""
@@ -212,7 +221,8 @@ class SearchResult:
             table = key_values(list(zip(header, rows[0])), "  ")
         else:
             table = text_table(rows, header, "" if wide() else "  ")
-        return "\n".join(wrap(self._head(), "") + table + wrap(legend, "  "))
+        return "\n".join(wrap(self._head(), "") + table + wrap(legend, "  ")
+                         + [line for n in self.notes() for line in wrap("note: " + n, "")])
 
     __repr__ = __str__
 

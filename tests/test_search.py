@@ -306,6 +306,8 @@ def test_to_dict_is_json_and_matches_solve():
     def plain(x):
         if isinstance(x, dict):
             return all(type(k) is str and plain(v) for k, v in x.items())
+        if isinstance(x, list):                     # a row's notes: sentences
+            return all(plain(v) for v in x)
         return type(x) in (int, float, bool, str)
     for row, c in zip(d["results"], r.candidates):
         assert plain(row)
@@ -448,4 +450,20 @@ def test_the_default_virtual_stages_hold_the_recipes_and_find_what_1_2_4_missed(
     for c in new.candidates:                     # each ranked schedule splits the 80 layers evenly
         pp, v = c.config["pp_size"], c.config["v_stages"]
         assert pp == 1 or min((80 + e) % (pp * v) for e in range(3)) == 0
-    assert "v 1,2,3,...,24" in _flat(str(new))
+    assert "v 1,2,3,4,5,6,8,10,12,16,20,24," in _flat(str(new))
+
+
+def test_a_search_says_the_notes_its_rows_share_as_solve_says_them():
+    # FP8 in mlsysim's model: every row priced at the fp8 peak for all of its compute (about 2x BF16), which solve()
+    # says below one configuration and the search left unsaid; each row's own notes are in its JSON
+    r = search("Llama3_70B", "Research_256", 256, precision="fp8", top_k=3)
+    best = _solve("Llama3_70B", "Research_256", 256, precision="fp8", **r.best.config)
+    assert r.notes() == best._model_notes() and r.notes()[0].startswith("mlsysim's model prices all of the step's "
+                                                                         "compute at the fp8 peak")
+    assert "note: mlsysim's model prices all of the step's compute at the fp8 peak" in _flat(str(r))
+    d = r.to_dict()
+    assert d["notes"] == r.notes() and all(row["notes"] == r.notes() for row in d["results"])
+    # the extended model runs only the GEMMs at the FP8 rate: no such note; nor at 16 bits
+    assert "fp8 peak" not in str(search("Llama3_70B", "Research_256", 256, precision="fp8", top_k=3,
+                                        fidelity="extended"))
+    assert search("Llama3_70B", "Research_256", 256, top_k=3).notes() == []

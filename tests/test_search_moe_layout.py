@@ -45,7 +45,8 @@ def test_a_small_moe_search_varies_ep_and_its_rows_equal_solve():
     assert {c.config["ep_size"] for c in r.candidates} == set(eps)          # every ep searched is ranked
     assert {c.config["etp_size"] for c in r.candidates} == {1}
     # with the values each was searched at (the search's own microbatches and virtual stages too)
-    assert "searched: tp 2,4, pp 1,2, ep 1,2,4,8, m 1,2,4,...,128, v 1,2,3,...,24," in " ".join(r.configuration.split())
+    assert ("searched: tp 2,4, pp 1,2, ep 1,2,4,8, m 1,2,4,...,128, v 1,2,3,4,5,6,8,10,12,16,20,24,"
+            in " ".join(r.configuration.split()))
     for c in r.candidates:
         cfg = c.config
         assert c.dp == 1024 // (cfg["tp_size"] * cfg["pp_size"] * cfg["cp_size"])     # ep carved out of dp
@@ -300,3 +301,18 @@ def test_a_search_whose_every_choice_breaks_a_check_says_which():
         search("modern/Llama-3.1-70B", "modern/H100-SXM-1024", 1024, fidelity="extended", ep_size=[2, 4])
     assert str(e.value) == ("every configuration breaks one of solve()'s checks (the first: ep_size (2) > 1 needs a "
                             "mixture of experts: the architecture card has no routed experts); widen the choices")
+
+
+def test_a_listed_ep_degree_on_a_dense_card_is_refused_as_solve_refuses_it():
+    # modern/Llama-3.1-70B is dense: solve() refuses ep 8 in the extended model; search --ep 1,8 ranked the ep 1
+    # rows and counted the ep 8 ones among those searched, without a word
+    kw = dict(fidelity="extended", precision="bf16", seq_len=8192)
+    with pytest.raises(ValueError, match=r"^ep_size \(8\) > 1 needs a mixture of experts: the architecture card has no "
+                                         r"routed experts$"):
+        DistributedModel(fidelity="extended").solve("modern/Llama-3.1-70B", "modern/H100-SXM-1024", batch_size=1024,
+                                                    tp_size=8, ep_size=8, precision="bf16", seq_len=8192)
+    with pytest.raises(ValueError, match=r"^ep_size \(2, 8\) > 1 needs a mixture of experts"):
+        search("modern/Llama-3.1-70B", "modern/H100-SXM-1024", 1024, ep_size=[1, 2, 8], **kw)
+    # ep 1 alone is a dense search as any other
+    r = search("modern/Llama-3.1-70B", "modern/H100-SXM-1024", 1024, ep_size=[1], top_k=1, tp_size=[8], **kw)
+    assert r.best.config["ep_size"] == 1
