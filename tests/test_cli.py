@@ -821,3 +821,18 @@ def test_what_a_trial_misread_on_the_command_line():
     assert "yes with full activation recomputation, else no; not given: the search tries both" in flat
     _, out, _ = run("solve", "--help")
     assert "yes when fine-tuning with LoRA adapters, else no; default no" in " ".join(out.split())
+
+
+def test_required_prints_the_latex_of_a_closed_form_only_where_it_says_so():
+    # the text said "761 characters, not shown (to_dict()['expression'], latex(), or --json)" and then printed
+    # thirty lines of its LaTeX; a form of 170 characters is said to be in LaTeX below, which follows
+    _, out, _ = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "efficiency")
+    flat = " ".join(out.split())
+    assert "closed form (y = target): 170 characters, in LaTeX below" in flat and "LaTeX: \\eta_{\\text{hw}} =" in flat
+    _, out, _ = run("required", "--model", "modern/Llama-3.1-70B", "--fleet", "modern/H100-SXM-1024",
+                    "--batch-size", "1024", "--seq-len", "8192", "--precision", "bf16", "--fidelity", "extended",
+                    "--tp", "8", "--pp", "4", "--microbatches", "32", "--v-stages", "4", "--zero-stage", "1",
+                    "--overlap", "--output", "mfu", "--target", "0.4", "--solve-for", "efficiency")
+    flat = " ".join(out.split())
+    assert "closed form (y = target): 761 characters, not shown (to_dict()['expression'], latex(), or --json)" \
+        in flat and "LaTeX:" not in flat

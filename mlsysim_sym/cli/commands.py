@@ -319,8 +319,10 @@ def cmd_required(args) -> int:
     with about(args, s.flags + ("--output", "--target", "--solve-for")):
         r = required(args.output, args.target, _keyword_of(args.solve_for), s.model, s.fleet,
                      side=args.side, **single(s.kwargs), **model_kwargs(s))
-        _emit(args, s, r, lambda: r.text(configuration=False) + "\n"
-              + "\n".join(wrap("LaTeX: " + r.latex(book=args.book), "  ")))
+        # the LaTeX below the text, unless the closed form is too long for a terminal (the text says where it is)
+        latex_below = not r.form_too_long
+        _emit(args, s, r, lambda: r.text(configuration=False, latex_below=latex_below)
+              + ("\n" + "\n".join(wrap("LaTeX: " + r.latex(book=args.book), "  ")) if latex_below else ""))
     return 0
 
 

@@ -60,6 +60,12 @@ class Requirement:
     def reachable(self) -> bool:
         return self.value is not None
 
+    @property
+    def form_too_long(self) -> bool:
+        """Whether the closed form is too long for a terminal even as the LaTeX the command line prints below the
+        text (over :data:`LATEX_FORM` characters): ``latex()`` and the JSON give it."""
+        return self.expression is not None and len(plain(self.expression)) > LATEX_FORM
+
     def latex(self, book: bool = False) -> str:
         """``x = expression`` in the target ``y`` (LaTeX); without a closed form, ``x = value``; when nothing
         reaches the target, the output's limit. ``book=True`` prints the book's macros, the same equation: the
@@ -101,8 +107,9 @@ class Requirement:
     def _repr_html_(self) -> str:
         return html_text(self.text())
 
-    def text(self, configuration: bool = True) -> str:
-        """The answer for a terminal (``configuration``: with the configuration's line)."""
+    def text(self, configuration: bool = True, latex_below: bool = False) -> str:
+        """The answer for a terminal (``configuration``: with the configuration's line; ``latex_below``: the caller
+        prints the closed form's LaTeX below, as the command line does where it is not :attr:`form_too_long`)."""
         p = by_argument()[self.solve_for]
         side = "at least" if self.direction > 0 else "at most"
         def out(v) -> str:      # a value of the output, with its unit
@@ -131,6 +138,7 @@ class Requirement:
         form = "" if self.expression is None else plain(self.expression)
         # a closed form of more than a line and a half is in to_dict()'s expression and latex(), not on the screen
         lines += wrap(f"closed form (y = target): {p.text} = {form}" if len(form) <= SHOWN_FORM else
+                      f"closed form (y = target): {len(form):,} characters, in LaTeX below" if latex_below else
                       f"closed form (y = target): {len(form):,} characters, not shown (to_dict()['expression'], "
                       "latex(), or --json)", "  ") \
             if self.expression is not None else [] if self.value == self.current else ["  (no closed form)"]
@@ -144,6 +152,8 @@ class Requirement:
 
 #: The longest closed form the text prints (a line and a half of a terminal); a longer one is counted, not shown.
 SHOWN_FORM = 120
+#: The longest closed form whose LaTeX the command line prints below the text (about ten lines of a terminal).
+LATEX_FORM = 4 * SHOWN_FORM
 
 
 def output_unit(output) -> str:
