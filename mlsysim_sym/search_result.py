@@ -186,8 +186,9 @@ class SearchResult:
         """The table within :data:`~mlsysim_sym.display.WIDTH` columns where it can be: a wide table first moves
         a column with one value in every row to the legend, then loses its indent, then the samples/s column
         (batch / step time; the step column where the search ranks by throughput), then the memory at every ZeRO
-        stage but the kept one, then the step column too, then heads a swept argument's column with its symbol
-        (``η_ov``, named in the legend); one row still too wide prints a column a line."""
+        stage but the kept one, then the step column too (the legend says which it left out); before those it
+        heads a swept argument's column with its symbol (``η_ov``, named in the legend); one row still too wide prints
+        a column a line."""
         rows, header, legend = self._rows(), self._header(), self._legend()
         wide = lambda indent="  ": max(map(len, text_table(rows, header, indent))) > WIDTH  # noqa: E731
         # the results' own columns stay, and one row is no pattern
@@ -197,17 +198,6 @@ class SearchResult:
             legend += "; in every row: " + ", ".join(f"{header[i]} {rows[0][i]}" for i in same)
             rows = [tuple(c for i, c in enumerate(r) if i not in same) for r in rows]
             header = tuple(h for i, h in enumerate(header) if i not in same)
-        drop = "step" if "throughput" in self.objective else "samples/s"      # never the ranking's own column
-        if wide("") and drop in header:
-            rows, header = _without(rows, header, drop)
-        if wide("") and rows and "memory/acc" in header:       # the memory at the kept ZeRO stage only
-            at = header.index("memory/acc")
-            kept = [r[-1] for r in self._rows(stages=False)]
-            rows = [r[:at] + (m,) + r[at + 1:] for r, m in zip(rows, kept)]
-            legend = legend.replace("memory/acc at each", "memory/acc at zero_stage")
-        for drop in ("step", "samples/s"):     # still too wide: the times go, unless the search ranks by one
-            if wide("") and drop in header and not (drop == "samples/s" and "throughput" in self.objective):
-                rows, header = _without(rows, header, drop)
         if len(rows) > 1 and wide(""):   # still too wide: the swept arguments' columns by their symbols, named below
             renamed = {}             # column head -> (its symbol, its words)
             for k in self.extra:
@@ -217,6 +207,22 @@ class SearchResult:
             if renamed:
                 header = tuple(renamed[h][0] if h in renamed else h for h in header)
                 legend += "; " + "; ".join(f"{s}: {w}" for s, w in renamed.values())
+        dropped = []
+        drop = "step" if "throughput" in self.objective else "samples/s"      # never the ranking's own column
+        if wide("") and drop in header:
+            rows, header = _without(rows, header, drop)
+            dropped.append(drop)
+        if wide("") and rows and "memory/acc" in header:       # the memory at the kept ZeRO stage only
+            at = header.index("memory/acc")
+            kept = [r[-1] for r in self._rows(stages=False)]
+            rows = [r[:at] + (m,) + r[at + 1:] for r, m in zip(rows, kept)]
+            legend = legend.replace("memory/acc at each", "memory/acc at zero_stage")
+        for drop in ("step", "samples/s"):     # still too wide: the times go, unless the search ranks by one
+            if wide("") and drop in header and not (drop == "samples/s" and "throughput" in self.objective):
+                rows, header = _without(rows, header, drop)
+                dropped.append(drop)
+        if dropped:                  # said, not dropped silently: the JSON has every column
+            legend += f"; left out for the width: {' and '.join(dropped)} (to_dict() and --json give every column)"
         if len(rows) == 1 and wide(""):      # one row too wide for a line: its columns one under another
             table = key_values(list(zip(header, rows[0])), "  ")
         else:

@@ -353,6 +353,7 @@ def test_a_table_too_wide_keeps_the_column_it_ranks_by():
         text = str(r)
         header = next(line for line in text.splitlines() if line.lstrip().startswith("#")).split()
         assert kept in header and dropped not in header, (objective, header)
+        assert f"left out for the width: {dropped} (to_dict() and --json give every column)" in _flat(text)
         assert max(map(len, text.splitlines())) <= 80
         # the memory at the kept ZeRO stage only, and the legend says so; the swept overlap efficiency and
         # congestion by their symbols, which the legend names
