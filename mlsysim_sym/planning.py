@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from .arguments import arguments
+from .arguments import arguments, describe
 from .display import html_text, wrap
 from .mechanisms import ModelChoice
 from .run_costs import PLAN, TrainingPlan, _days, plan_of, positive
@@ -49,6 +49,7 @@ class Finish:
     now_fits: Optional[bool] = True         # None where the configuration's own layout does not run
     per_node: int = 1                       # accelerators per node
     node: str = "node"                      # what the fleet calls one: "rack" for a GB200 NVL72
+    configuration: str = ""                 # the configuration's line (arguments.describe)
 
     def to_dict(self) -> Dict[str, object]:
         fastest = None if self.best is None or self.nodes is not None else self.best
@@ -60,9 +61,11 @@ class Finish:
                 "fastest": None if fastest is None else {"nodes": fastest.accelerators // self.per_node,
                                                          "accelerators": fastest.accelerators, "days": fastest.days},
                 "node_counts_not_fitting": self.unfit, "reason": self.reason or None,
-                "node": self.node}
+                "node": self.node, "configuration_line": self.configuration}
 
-    def text(self) -> str:
+    def text(self, configuration: bool = True) -> str:
+        """The answer for a terminal (``configuration``: first the configuration's line, which the command line
+        prints itself)."""
         w = self.node
         n_ = lambda n: f"{n:,} {w}" + ("s" if n != 1 else "")     # noqa: E731
         head = f"{w}s to finish {self.tokens:.4g} tokens in {self.days:g} days (runnable layouts that fit in HBM):"
@@ -78,9 +81,11 @@ class Finish:
             answer = (f"answer: {n_(self.nodes)} ({self.plan.accelerators:,} GPUs) take "
                       f"{_days(self.plan.days)} days; {self.searched:,} runnable counts searched"
                       + (f", {self.unfit:,} of them left out: the state does not fit in HBM" if self.unfit else ""))
-        return "\n".join([*wrap(head, ""), now, *wrap(answer, "  ")])
+        first = wrap(f"configuration: {self.configuration}", "") if configuration and self.configuration else []
+        return "\n".join([*first, *wrap(head, ""), now, *wrap(answer, "  ")])
 
-    __str__ = text
+    def __str__(self) -> str:
+        return self.text()
 
     def _repr_html_(self) -> str:
         return html_text(self.text())
@@ -153,6 +158,6 @@ def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim"
                      f"; solve() refuses {len(refused):,} of them (at {refused[0][0]:,} {word}"
                      f"{'s' if refused[0][0] > 1 else ''}: {' '.join(str(refused[0][1]).split())})"))
         return Finish(float(tokens), float(days), None, None, now_nodes, now_days, best, searched, reason, unfit,
-                      now_fits, apn, word)
+                      now_fits, apn, word, describe(a))
     return Finish(float(tokens), float(days), found[0], found[1], now_nodes, now_days, best, searched, "", unfit,
-                  now_fits, apn, word)
+                  now_fits, apn, word, describe(a))

@@ -128,8 +128,13 @@ def test_a_rack_scale_fleet_counts_racks():
     # (16 racks, 1152 GPUs; tp 4, ZeRO-3 on the extended model; batch 1152 runs at most 1152 replicas = 64 racks)
     r = accelerators_to_finish(15e12, 30, "modern/Llama-3.1-70B", "modern/GB200-NVL72-1152", fidelity="extended",
                                batch_size=1152, tp_size=4, zero_stage=3)
-    text = " ".join(str(r).split())
+    text = " ".join(r.text(configuration=False).split())
     assert text.startswith("racks to finish 1.5e+13 tokens in 30 days") and "now: 16 racks take" in text
+    # printed alone, it says which configuration it answers for, first (as the JSON's configuration_line)
+    line = ("modern/Llama-3.1-70B on 16 GB200 NVL72 racks on 400G InfiniBand (1152 GB200): batch 1152, tp 4, "
+            "ZeRO 3")
+    assert " ".join(str(r).split()).startswith("configuration: " + line) and \
+        r.to_dict()["configuration_line"].startswith(line)
     assert "up to 64 racks searched" in text and " nodes" not in text
     assert r.to_dict()["node"] == "rack" and r.to_dict()["fastest"]["accelerators"] == 72 * r.to_dict()["fastest"]["nodes"] == 4608
 

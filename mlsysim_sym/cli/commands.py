@@ -307,7 +307,7 @@ def cmd_required(args) -> int:
         with about(args, s.flags + ("--tokens", "--days")):
             r = accelerators_to_finish(args.tokens, args.days, s.model, s.fleet, **single(s.kwargs),
                                        **model_kwargs(s))
-            _emit(args, s, _Described(r, s), lambda: r.text())
+            _emit(args, s, _Described(r, s), lambda: r.text(configuration=False))
         return 0
     missing = [f for f, v in (("--output", args.output), ("--target", args.target),
                               ("--solve-for", args.solve_for)) if v is None]
@@ -378,7 +378,7 @@ def cmd_plan(args) -> int:
         elif not args.quiet:
             print(p)
             if need is not None:
-                print("\n" + need.text())
+                print("\n" + need.text(configuration=False))
             _efficiency_note(s)
     return 0
 
