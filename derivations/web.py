@@ -14,9 +14,9 @@ the model choice, the keyword binding, the catalog lookup (``difflib``'s close n
 ``refuse_extended``, the lowering of switches and ``seq_len``, the precision's facts, then
 :func:`mlsysim_sym.checks.check` (the compiled checks on plain numbers, else the rules in order, each argument's
 type checked where that rule reads it), then the outputs and ``solver._result``'s conversions, and the notes
-below a result (:mod:`mlsysim_sym.model_notes`: each note's own condition translated, its sentence as data). What is data, not
-arithmetic, is embedded (ints as BigInt literals): the catalog, each workload's lowering per precision, each
-cluster's fields and peak rate per precision, mlsysim's constants, the catalog's names. The elasticities of the
+below a result (:mod:`mlsysim_sym.model_notes`: each note's own condition translated, its sentence as data).
+What is data, not arithmetic, is embedded (ints as BigInt literals): the catalog, each workload's lowering per
+precision, each cluster's fields and peak rate per precision, mlsysim's constants, the catalog's names. The elasticities of the
 page are printed by sympy's JavaScript printer (:class:`JSPrinter`) on plain numbers.
 
 **JavaScript values are the Python values a JSON caller would pass.** ``solve(model, fleet, kwargs)`` takes
@@ -57,7 +57,7 @@ from mlsysim_sym.checks import FACT_NAMES, RAW, compiled_rules, facts
 from mlsysim_sym.compile import compile_quantities, cse_real, numeric_form
 from mlsysim_sym.inputs import FLAG_KEYWORDS, PRECISION_BYTES, static_values
 from mlsysim_sym.mechanisms import FIDELITIES, ModelChoice
-from mlsysim_sym.model_notes import MECHANISMS_READ, NOTES
+from mlsysim_sym.model_notes import MECHANISMS_READ, NOTES, workload_inputs
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.outputs import OUTPUTS
 from mlsysim_sym.outputs import words as output_words
@@ -343,9 +343,7 @@ def _data() -> dict:
                            **{RAW[p.symbol].name: values[p.symbol] for p in PARAMS.values()
                               if p.origin in (Origin.WORKLOAD, Origin.PRECISION) and p.symbol in values}}
         wl[name] = {"name": w.name, "transformer": w.is_transformer, "by_precision": by_key,
-                    # what the notes read of the workload (mlsysim_sym.model_notes.inputs)
-                    "notes": {"experts": int(w.experts or 0), "moe_record": int(bool(w.active_parameters)),
-                              "kv_given": int(bool(getattr(w, "kv_fraction", None)))},
+                    "notes": workload_inputs(w),        # what the notes read of the workload
                     # the workload's own defaults of keywords a record gives (arguments.from_record)
                     "record": {f: getattr(w, f, None) for _, f in _FROM_RECORD}}
     fl = {}

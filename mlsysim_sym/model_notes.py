@@ -40,14 +40,6 @@ class Note:
         """The values ``when`` reads (its parameters' names)."""
         return tuple(inspect.signature(self.when).parameters)
 
-    def fields(self) -> Tuple[str, ...]:
-        """The values ``text`` shows."""
-        import string
-        return tuple(f for _, f, _, _ in string.Formatter().parse(self.text) if f)
-
-
-#: The mechanisms a note reads whether they are priced (``on_<name>`` among the :func:`inputs`).
-MECHANISMS_READ = ("moe_layout", "moe_per_layer", "sequence_parallel", "context_parallel", "fsdp_pipeline")
 
 #: What a group that straddles two NVLink domains costs, and what keeps it on NVLink.
 _ON_THE_FABRIC = ("does not divide the {apn} accelerators of an NVLink domain: some groups straddle two, and the "
@@ -143,9 +135,21 @@ NOTES: Tuple[Note, ...] = (
 )
 
 
+#: The mechanisms a note reads whether they are priced (its ``on_<name>`` values), from the notes themselves.
+MECHANISMS_READ = tuple(dict.fromkeys(k[3:] for n in NOTES for k in n.reads if k.startswith("on_")))
+
+
+def workload_inputs(w) -> Dict[str, int]:
+    """What the notes read of the workload: an architecture card's routed experts (0: none given), whether it is a
+    mixture of experts whose experts a record does not count (its active parameters), whether it gives its own
+    key/value share (the calculator page embeds these per catalog workload)."""
+    return {"experts": int(w.experts or 0), "moe_record": int(bool(w.active_parameters)),
+            "kv_given": int(bool(getattr(w, "kv_fraction", None)))}
+
+
 def inputs(a: Arguments) -> Dict[str, object]:
     """The named values the notes read and show, of the call's configuration (the calculator page builds the same
-    from its own state: ``derivations/web_runtime.mjs``, ``noteInputs``)."""
+    from its own state: ``derivations/web_runtime.mjs``, ``notesOf``)."""
     w = a.workload
     ep, etp, tp, cp = (int(a[k]) for k in ("ep_size", "etp_size", "tp_size", "cp_size"))
     values = {
@@ -153,11 +157,7 @@ def inputs(a: Arguments) -> Dict[str, object]:
         "one_byte": int(a.key in ("fp8", "int8")), "precision_key": a.key, "workload": w.name,
         "ep": ep, "etp": etp, "tp": tp, "cp": cp, "ep_etp": ep * etp, "tp_cp": tp * cp,
         "z": int(a["zero_stage"]), "pp": int(a["pp_size"]), "m": int(a["microbatch_count"]),
-        "apn": int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node)),
-        # the workload's: an architecture card's routed experts (0: none given), a mixture of experts whose experts
-        # a record does not count (its active parameters), its own key/value share
-        "experts": int(w.experts or 0), "moe_record": int(bool(w.active_parameters)),
-        "kv_given": int(bool(getattr(w, "kv_fraction", None))),
+        "apn": int(a.get("accelerators_per_node", a.fleet.node.accelerators_per_node)), **workload_inputs(w),
         "expert_weights": int(bool(a.values.get(sym.P_exp) or 0)), "kvf": float(a["kv_fraction"]),
     }
     values.update({f"on_{m}": int(a.model.on(m)) for m in MECHANISMS_READ})

@@ -200,9 +200,9 @@ class SearchResult:
             header = tuple(h for i, h in enumerate(header) if i not in same)
         if len(rows) > 1 and wide(""):   # still too wide: the swept arguments' columns by their symbols, named below
             renamed = {}             # column head -> (its symbol, its words)
-            for k in self.extra:
-                p = None if k == "precision" else by_argument()[k]
-                if p is not None and _short(k) in header and len(p.text) < len(_short(k)):
+            for k in (k for k in self.extra if k != "precision"):
+                p = by_argument()[k]
+                if _short(k) in header and len(p.text) < len(_short(k)):
                     renamed[_short(k)] = (p.text, p.words)
             if renamed:
                 header = tuple(renamed[h][0] if h in renamed else h for h in header)
