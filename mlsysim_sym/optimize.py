@@ -42,7 +42,8 @@ from .solver import DistributedModel, price
 from .sweeps import _element_error, _is_real, _switch_values, prepare
 from .symbols import CONSTANT_VALUES, Kind, by_argument, keywords, sym
 
-__all__ = ["CONFIG_KEYS", "Axis", "Candidate", "OBJECTIVES", "ParallelismOptimizer", "SearchResult", "can_run",
+__all__ = ["CONFIG_KEYS", "Axis", "Candidate", "OBJECTIVES", "ParallelismOptimizer", "SearchResult", "SearchTooLarge",
+           "can_run",
            "divisors", "search"]
 
 #: The ``solve()`` keywords a search always sets itself (one axis each, the split's degrees on one axis).
@@ -93,7 +94,7 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
            v_stages: Sequence[int] = V_STAGES, zero_stage: Sequence[int] = (0, 1, 2, 3),
            activation_recomputation: Sequence[bool] = (False, True),
            overlap_comm: Sequence[bool] = (False, True), runnable: bool = True, max_memory=None,
-           **fixed) -> SearchResult:
+           max_configurations: Optional[int] = None, **fixed) -> SearchResult:
     """Exhaustive search of the parallelism split and schedule (see the module docstring).
 
     The choices are named like ``solve()``'s keywords; each takes one value or a sequence.
@@ -144,7 +145,9 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
     ``Candidate.memory_by_zero``. ``top_k`` counts rows. The counts ``searched``, ``unrunnable``
     and ``feasible`` of the result are described in :class:`SearchResult`.
 
-    A grid whose evaluation would not fit the memory budget (``max_memory`` bytes; default
+    ``max_configurations``: a grid of more configurations (the splits that divide the fleet times every other
+    choice) is refused before it is evaluated (:class:`SearchTooLarge`, a ``ValueError`` giving the count; the
+    command line's limit). A grid whose evaluation would not fit the memory budget (``max_memory`` bytes; default
     :func:`mlsysim_sym._chunks.memory_budget`, the tightest of the cgroup limit, ``ulimit -v`` and the memory
     available) is refused before it is evaluated (:class:`~mlsysim_sym.sweeps.SweepTooLarge`, a ``MemoryError``).
     """
@@ -187,7 +190,21 @@ def search(model, fleet, batch_size: int, *, objective: Optional[str] = None, to
                                                        activation_recomputation=activation_recomputation,
                                                        overlap_comm=overlap_comm),
                         {k: fixed[k] for k in varied})
+    size = len(split) * math.prod(len(ax.values) for ax in axes[1:])
+    if max_configurations is not None and size > max_configurations:
+        raise SearchTooLarge(f"a search of {size:,} configurations ({len(split):,} splits of the fleet, "
+                             f"{' x '.join(k.split('_')[0] for k in split_names)}, times "
+                             f"{size // len(split):,} choices of the rest); at most {max_configurations:,}: give "
+                             "fewer values or fix a degree", size)
     return _rank(base, split, split_names, axes, objective, top_k, runnable, max_memory)
+
+
+class SearchTooLarge(ValueError):
+    """A search whose grid holds more configurations than ``max_configurations`` (``.size``: how many)."""
+
+    def __init__(self, message: str, size: int):
+        super().__init__(message)
+        self.size = size
 
 
 #: The degrees of the MoE layout's expert groups (``moe_layout``: ``ep etp pp`` must divide the accelerators).
@@ -222,8 +239,8 @@ def _width(base: Arguments, splits, split_names) -> np.ndarray:
 def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndarray, List[Axis]]:
     """The splits (one row of degrees per split that divides the fleet) and the grid's axes: the split, the
     schedule, then each other argument given as a list."""
-    n = base.accelerators
-    divs = _divisors(n)
+    sizes = _fleet_sizes(base, extra)
+    divs = tuple(sorted({d for m in sizes for d in _divisors(m)}))
     defaults = {"tp_size": divs, "pp_size": divs, "cp_size": (1,), "etp_size": (1,),
                 "ep_size": divs if base.workload.kind == "sparse_transformer" else (1,)}
     groups = _groups(base, split_names)
@@ -246,10 +263,13 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
             raise ValueError(f"ep_size ({', '.join(map(str, broken or choices[i]))}) must divide the routed experts "
                              f"of each MoE layer ({experts}): each rank holds whole experts")
         choices = tuple(c if j != i else whole for j, c in enumerate(choices))
-    splits = _splits(n, choices, groups)
+    # where the fleet's size varies, a split of any of its sizes (the sweep leaves it out of the others)
+    splits = _splits(sizes[0], choices, groups) if len(sizes) == 1 else \
+        np.unique(np.concatenate([_splits(m, choices, groups) for m in sizes]), axis=0)
     if not len(splits):
         say = " and ".join(" x ".join(split_names[i].split("_")[0] for i in g) for g in groups)
-        raise ValueError(f"no {say} among the choices divides the fleet's {n} accelerators")
+        of = f"{sizes[0]:,}" if len(sizes) == 1 else f"{', '.join(f'{m:,}' for m in sizes[:-1])} or {sizes[-1]:,}"
+        raise ValueError(f"no {say} among the choices divides the fleet's {of} accelerators")
     axes = [Axis("split", np.arange(len(splits)))]
     # ZeRO stages ascending, so that the first of a tie is the smallest stage
     schedule = dict(schedule, zero_stage=sorted(set(_choices(schedule["zero_stage"], ()))))
@@ -261,6 +281,27 @@ def _axes(base: Arguments, given, split_names, schedule, extra) -> Tuple[np.ndar
     axes += [Axis(k, np.asarray(list(v), dtype=object if k == "precision" or by_argument()[k].kind is Kind.FLAG
                                 else float)) for k, v in extra.items()]
     return splits, axes
+
+
+#: The fields that set the fleet's size (its accelerators: nodes times accelerators per node).
+FLEET_SIZE = ("count", "accelerators_per_node")
+
+
+def _fleet_sizes(base: Arguments, extra) -> Tuple[int, ...]:
+    """The fleet's accelerator counts, ascending: one, or where the search varies ``count`` or
+    ``accelerators_per_node``, each combination's (a value that is not a whole number >= 1 is left to the sweep's
+    check, which names it)."""
+    def whole(k):
+        values = [v for v in _choices(extra.get(k), ()) if _is_real(v) and v >= 1 and v == int(v)]
+        return values or [_fleet_field(base, k)]
+    counts, per = (whole(k) for k in FLEET_SIZE)
+    return tuple(sorted({int(c) * int(a) for c in counts for a in per}))
+
+
+def _fleet_field(base: Arguments, k: str) -> int:
+    """The fleet's ``count`` or ``accelerators_per_node``, as the call sets it or the record has it."""
+    record = base.fleet.count if k == "count" else base.fleet.node.accelerators_per_node
+    return int(base.get(k, record))
 
 
 def _precisions(v) -> int:
@@ -396,7 +437,7 @@ def _plan(base: Arguments, splits, split_names, axes: List[Axis], objective: str
         can = rules(on("split", base.accelerators // _width(base, splits, split_names)))
     column = tuple(-1 if i == at["split"] else 1 for i in range(len(shape)))
     plan = _Plan(shape, at, prepared, structural, first, column, can, _line(base, splits, split_names, axes), rules)
-    if not ({"count", "accelerators_per_node"} & set(at)) and len(axes) == 6:
+    if not (set(FLEET_SIZE) & set(at)) and len(axes) == 6:
         dp = _replicas(base, splits, split_names, plan)
         distinct = _distinct(base, plan, dp, splits, split_names)
         runs = distinct if can is None else distinct & can
@@ -427,6 +468,22 @@ def _distinct(base: Arguments, plan: _Plan, dp, splits, split_names) -> np.ndarr
         n = dp * _width(base, splits, split_names).reshape(plan.column)      # N, where the fleet varies too
         shared = shared | (n // (column("ep_size") * column("etp_size") * column("pp_size")) > 1)
     return plan.structural[0] & (shared | plan.structural[1])
+
+
+def _divides(base: Arguments, splits, split_names, plan: _Plan, axes: List[Axis]) -> np.ndarray:
+    """Where the search varies the fleet's size: whether each configuration's split divides its own fleet (each
+    group of :func:`_groups`)."""
+    n = np.ones((1,) * len(plan.shape), dtype=np.int64)
+    for k in FLEET_SIZE:
+        ax = next((a for a in axes if a.name == k), None)
+        shape = [1] * len(plan.shape)
+        if ax is not None:
+            shape[plan.at[k]] = len(ax.values)
+        n = n * (np.asarray(ax.values, dtype=np.int64).reshape(shape) if ax is not None else _fleet_field(base, k))
+    ok = np.ones(plan.shape, dtype=bool)
+    for g in _groups(base, split_names):
+        ok = ok & (n % np.prod(splits[:, list(g)], axis=1).reshape(plan.column) == 0)
+    return ok
 
 
 def _enough(base: Arguments, dp) -> np.ndarray:
@@ -464,15 +521,19 @@ def _rank(base: Arguments, splits, split_names, axes: List[Axis], objective: str
         keep = np.broadcast_to(runs & fits, shape)
         dp = _replicas(base, splits, split_names, plan)
     else:
-        varies = bool({"count", "accelerators_per_node"} & set(at))
+        varies = bool(set(FLEET_SIZE) & set(at))
         dp = _replicas(base, splits, split_names, plan, r if varies else None)
         distinct = _distinct(base, plan, dp, splits, split_names)
+        if varies:          # a split of one of the fleet's sizes is no configuration of the others: not counted
+            distinct = distinct & _divides(base, splits, split_names, plan, axes)
         fits = fits & _enough(base, dp)
         can = plan.can
         if varies and plan.rules is not None:
             # the schedule rules at each fleet's own replicas (a split with none is masked by _enough)
             can = plan.rules(np.maximum(dp, 1).astype(np.int64)) & (dp > 0)
         for ax in axes[1 + 5:]:              # another argument's choices the model cannot tell apart
+            if ax.name in FLEET_SIZE:        # (another fleet is another configuration, whatever it prices)
+                continue
             i = at[ax.name]
             score = np.where(fits, objective_values, -np.inf)
             head = np.take(score, [0], axis=i), np.take(memory, [0], axis=i)

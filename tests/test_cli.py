@@ -450,6 +450,25 @@ def test_a_search_too_large_is_refused_before_its_product_is_built():
     assert "feasible of 44,674 configurations" in " ".join(out.split()), out
 
 
+
+def test_a_search_is_refused_on_its_exact_grid_the_fleets_divisors_included():
+    # the count from the options leaves out the divisors a degree not given takes: DeepSeek-V3 on 1,152 GB200s
+    # (24 divisors) with two precisions, cp 1,2,4, etp 1,2 and two switches passed it and ran 2 min 16 s on 68 M
+    # configurations (a wider one ran out of patience at 6.5 GB); it is refused in about a second, with its count
+    from mlsysim_sym.optimize import SearchTooLarge
+    err = refused("search", "--model", "modern/DeepSeek-V3", "--fleet", "modern/GB200-NVL72-1152", "--fidelity",
+                  "extended", "--batch-size", "4608", "--precision", "fp8,bf16", "--cp", "1,2,4", "--etp", "1,2",
+                  "--fsdp-overlap", "both", "--ep-overlap", "both")
+    assert err.endswith(": a search of 68,198,400 configurations (5,550 splits of the fleet, tp x pp x cp x ep x "
+                        "etp, times 12,288 choices of the rest); at most 10,000,000: give fewer values or fix a "
+                        "degree"), err
+    # in Python the limit is an argument: Llama-3-70B on 256 GPUs has 45 splits tp x pp (each a divisor of 2^8 with
+    # exponents summing to 8 at most) times the 1,536 schedules of the search's own (8 m x 12 v x 4 ZeRO x 2 x 2)
+    with pytest.raises(SearchTooLarge, match=r"^a search of 69,120 configurations \(45 splits of the fleet, tp x pp "
+                                             r"x ep, times 1,536 choices of the rest\); at most 69,119") as e:
+        search("Llama3_70B", "Research_256", 256, max_configurations=69_119)
+    assert e.value.size == 69_120 and isinstance(e.value, ValueError)
+
 def test_a_range_is_counted_before_it_is_built():
     from mlsysim_sym.cli.options import UsageError, count, values
     # a step of 1e-320 makes (1 - 0) / step overflow to inf (was: OverflowError in the range parser)

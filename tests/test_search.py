@@ -415,6 +415,32 @@ def test_a_search_over_the_node_count_judges_each_fleets_own_replicas():
     assert 24 in {c.to_dict()["count"] for c in loose.candidates}
 
 
+
+def test_a_search_over_the_fleets_size_is_the_union_of_a_search_of_each_size():
+    # the splits were those of the base fleet's size alone (32 nodes of 8: 256 accelerators), so a split of only
+    # another size was never tried: 12 or 16 nodes (96 or 128) lost every split of 96 that does not divide 256 (tp 3,
+    # pp 3, ...), and the counts folded a size into the other where neither fit (2,913 searched, against 4,150 +
+    # 2,214 when each size is searched alone)
+    kw = dict(microbatch_count=(1, 4, 8), v_stages=(1, 2))
+    both = search("Llama3_70B", "Research_256", 384, count=[12, 16], **kw)
+    each = [search("Llama3_70B", "Research_256", 384, count=n, **kw) for n in (12, 16)]
+    assert (both.searched, both.unrunnable, both.feasible) == (4150 + 2214, 1406 + 758, 1260 + 766)
+    assert both.best.objective == max(r.best.objective for r in each) == each[0].best.objective
+    assert both.best.config["count"] == 12 and both.best.dp == 48
+    # DeepSeek-V3 on GB200 racks used as 64 of their 72 GPUs (16 x 64 = 1,024: ep 64 x pp 16 divides it, not
+    # 1,152): refused as "no ... divides the fleet's 1152 accelerators", the list [64] alone too
+    kw = dict(fidelity="extended", precision="fp8", seq_len=4096, efficiency=0.4, pp_size=[16], ep_size=[64],
+              microbatch_count=[64], zero_stage=[1], v_stages=[1], activation_recomputation=[False],
+              overlap_comm=[True])
+    alone = search("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", 4096, accelerators_per_node=64, **kw)
+    for per in ([64], [64, 72]):
+        r = search("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", 4096, accelerators_per_node=per, **kw)
+        assert r.best.objective == alone.best.objective and r.best.config["accelerators_per_node"] == 64
+        assert (r.searched, r.feasible) == (alone.searched, alone.feasible)
+    with pytest.raises(ValueError, match="no tp x pp x cp and ep x etp x pp among the choices divides the fleet's "
+                                         "1,152 accelerators"):
+        search("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", 4096, accelerators_per_node=[72], **kw)
+
 def test_the_rules_a_schedule_breaks_are_named_exactly_when_can_run_refuses_it():
     from mlsysim_sym.schedules import broken_schedule_rules, can_run
     rng = np.random.default_rng(7)

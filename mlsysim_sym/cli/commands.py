@@ -13,7 +13,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from .. import catalog
 from ..display import WIDTH, wrap
 from .errors import about, cli_words, one_line, option_of, with_origin
-from .guards import check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
+from .guards import MAX_SEARCH_GRID, check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
 from .options import BY_KEYWORD, DEFAULT_EFFICIENCY_NOTE, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
 
 
@@ -202,7 +202,7 @@ def cmd_search(args) -> int:
     batch = single({"batch_size": batch})["batch_size"]
     with about(args, s.flags):
         r = search(s.model, s.fleet, batch, objective=args.objective, top_k=args.top,
-                   runnable=not args.all_schedules, **kw, **model_kwargs(s))
+                   runnable=not args.all_schedules, max_configurations=MAX_SEARCH_GRID, **kw, **model_kwargs(s))
         _emit(args, s, r, lambda: cli_words(str(r)), named=True)
     return 0
 
