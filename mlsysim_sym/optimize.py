@@ -43,8 +43,7 @@ from .sweeps import _element_error, _is_real, _switch_values, prepare
 from .symbols import CONSTANT_VALUES, Kind, by_argument, keywords, sym
 
 __all__ = ["CONFIG_KEYS", "Axis", "Candidate", "OBJECTIVES", "ParallelismOptimizer", "SearchResult", "SearchTooLarge",
-           "can_run",
-           "divisors", "search"]
+           "can_run", "divisors", "search"]
 
 #: The ``solve()`` keywords a search always sets itself (one axis each, the split's degrees on one axis).
 CONFIG_KEYS = ("tp_size", "pp_size", "ep_size", "microbatch_count", "v_stages", "zero_stage",
