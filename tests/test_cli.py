@@ -163,6 +163,14 @@ def test_sensitivity_json_equals_the_python_table():
     knobs = {k["knob"]: k for k in got["discrete"]}
     assert knobs["tp_size"]["next"]["value"] == 16
     assert knobs["tp_size"]["next"]["change"] == t.discrete["tp_size"].up.delta
+    # the relaxed elasticities the text prints in its last column (the JSON had none): +0.185 for the batch, a kink
+    # at the node's width for tp (+0.0963 below, -0.867 above), none for the ZeRO stage
+    assert knobs["batch_size"]["relaxed"]["elasticity"] == t.relaxed["batch_size"].elasticity
+    assert round(knobs["batch_size"]["relaxed"]["elasticity"], 3) == 0.185 and "+0.185" in run("sensitivity")[1]
+    tp = knobs["tp_size"]["relaxed"]
+    assert tp["kink"] == "G_node = N_TP" and tp["elasticity"] is None
+    assert (round(tp["below"]["elasticity"], 4), round(tp["above"]["elasticity"], 3)) == (0.0963, -0.867)
+    assert knobs["zero_stage"]["relaxed"] is None
     assert [r["parameter"] for r in got["rows"]] == [r.parameter for r in t.rows]
     _, out, _ = run("sensitivity")
     assert "sensitivities of fleet MFU = 0.2604" in out and max(map(len, out.splitlines())) <= 80

@@ -593,7 +593,8 @@ class Sensitivities:
         """The table as plain Python values (``json.dumps`` takes it): the output, its value and regime, the
         configuration in words (``configuration_line``, where the table was worked out at one),
         every continuous row (``derivative``/``elasticity`` null at a kink, whose sides are under
-        ``below``/``above``), and with ``discrete`` the integer knobs' exact neighbour changes."""
+        ``below``/``above``), and with ``discrete`` the integer knobs' exact neighbour changes and their relaxed
+        derivatives (``relaxed``: as a continuous row, null for a knob that has none), as the text prints them."""
         def side(o):
             return {"derivative": o.derivative, "elasticity": o.elasticity, "value": o.value}
         rows = []
@@ -613,8 +614,18 @@ class Sensitivities:
             step = (lambda s: None if s is None else {"value": s.value, "output": s.output, "change": s.delta,
                                                       "relative": s.relative, "runnable": s.runnable,
                                                       "fits": s.fits})
+            relaxed = {r.parameter: r for r in self.relaxed}
+
+            def smooth(r):          # the relaxed derivative, as a continuous row gives it (its sides at a kink)
+                if r is None:
+                    return None
+                out = {"derivative": r.derivative, "elasticity": r.elasticity, "regime": r.regime}
+                if r.kink is not None:
+                    out.update(kink=r.kink, jump=r.jump, below=side(r.left), above=side(r.right))
+                return out
             out["discrete"] = [{"knob": k.knob, "value": k.value, "previous": step(k.down), "next": step(k.up),
-                                "skipped": [[v, why] for v, why in k.skipped]} for k in self.discrete]
+                                "skipped": [[v, why] for v, why in k.skipped],
+                                "relaxed": smooth(relaxed.get(k.knob))} for k in self.discrete]
             out["switches"] = [{"switch": w.switch, "value": w.value, "flipped": step(w.flipped),
                                 "refused": w.refused} for w in self.switches]
         return out
