@@ -111,6 +111,7 @@ class TrainingPlan:
     notes: Tuple[str, ...] = ()  # what the step's model leaves out (DistributedResult's model notes)
     settings: Optional[Dict[str, object]] = None   # the configuration as solve()'s keywords (Arguments.to_dict())
     why_not_runnable: str = ""  # the can_run() rules the layout breaks, in words (Arguments.why_not_runnable())
+    per_node: Tuple[int, int] = (0, 0)   # accelerators a node holds by its record, and those the call uses of each
 
     @property
     def days(self) -> float:
@@ -126,7 +127,7 @@ class TrainingPlan:
                 "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity,
                 "fits": self.fits, "runnable": self.runnable, "samples_per_step": self.samples_per_step,
                 "batch_size": self.batch, "data_parallel_replicas": self.replicas, "tdp": self.tdp,
-                "notes": self.caveats()}
+                "idle_accelerators": self.idle, "notes": self.caveats()}
 
     def _rows(self):
         rows = [("tokens D_tok", f"{self.tokens:.4g} ({self.tokens_per_step:,} per step)" if self.tokens is not None
@@ -160,10 +161,23 @@ class TrainingPlan:
                 f"replicas: a step is priced at {b:,} sample{'s' if b > 1 else ''} a replica, "
                 f"{self.samples_per_step:,} in all, and the run counts those (as solve() prices the step)"]
 
+    @property
+    def idle(self) -> int:
+        """Accelerators the fleet's nodes hold beside those the run uses (the call sets fewer a node than the
+        record's): not counted in the accelerator-hours, energy or cost."""
+        held, used = self.per_node
+        return (held - used) * (self.accelerators // used) if used and held > used else 0
+
     def caveats(self) -> List[str]:
-        """What the run's numbers rest on, one sentence each: a batch that does not split evenly, a state that
-        does not fit in HBM, a layout no framework runs (the plan's text and an uncertainty's run give them)."""
+        """What the run's numbers rest on, one sentence each: a batch that does not split evenly, accelerators
+        the nodes hold beside those used, a state that does not fit in HBM, a layout no framework runs (the plan's
+        text and an uncertainty's run give them)."""
         out = self._uneven()
+        if self.idle:
+            held, used = self.per_node
+            out += [f"the run uses {used} of each node's {held} accelerators ({self.accelerators:,} of "
+                    f"{self.accelerators + self.idle:,}): the accelerator-hours, energy and cost count the "
+                    f"{self.accelerators:,} in use, not the {self.idle:,} left idle"]
         out += [] if self.fits else ["the training state does not fit in HBM: each step is priced spilling to "
                                      "host memory, as solve() prices it"]
         out += [] if self.runnable else [f"no framework runs this layout as given: "
@@ -243,7 +257,9 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         result.node_profile.memory_footprint, result.memory_capacity,
                         bool(result.node_profile.feasible), runs is not False, samples, batch,
                         result.parallelism["dp"], a.values.get(sym.TDP), tuple(result._model_notes()), a.to_dict(),
-                        a.why_not_runnable() if runs is False else "")
+                        a.why_not_runnable() if runs is False else "",
+                        (int(a.fleet.node.accelerators_per_node), int(a.get("accelerators_per_node",
+                                                                             a.fleet.node.accelerators_per_node))))
 
 
 #: The run's outputs, each with the quantity of the step model it is linear in through zero (its driver): the

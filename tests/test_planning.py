@@ -50,6 +50,19 @@ def test_a_batch_that_does_not_split_evenly_counts_the_samples_the_step_prices()
     assert "4 replicas' work trains nothing" in " ".join(str(small).split())
 
 
+
+def test_a_run_on_part_of_each_node_says_what_it_leaves_idle():
+    # Research_256's 32 nodes hold 8 accelerators each; at 4 a node the run uses 128 and the other 128 idle: the
+    # accelerator-hours count the 128 in use (a trial planned DeepSeek-V3 on GB200 racks at 64 of 72 GPUs a rack
+    # and read 1,846,328 GPU-h for 1,024 GPUs without a word of the 128 idle ones it pays for)
+    p = plan("Llama3_70B", "Research_256", tokens=1e12, **dict(KW, tp_size=4), accelerators_per_node=4)
+    assert p.accelerators == 128 and p.idle == 128 and p.to_dict()["idle_accelerators"] == 128
+    assert p.accelerator_hours == pytest.approx(p.wall_time * 128 / 3600, rel=1e-12)
+    assert ("the run uses 4 of each node's 8 accelerators (128 of 256): the accelerator-hours, energy and cost "
+            "count the 128 in use, not the 128 left idle") in " ".join(str(p).split())
+    whole = plan("Llama3_70B", "Research_256", tokens=1e12, **KW)
+    assert whole.idle == 0 and "idle" not in str(whole) and whole.to_dict()["idle_accelerators"] == 0
+
 def test_the_plan_is_sympy():
     import sympy as sp
     from mlsysim_sym.printing import latex
