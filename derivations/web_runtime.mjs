@@ -765,7 +765,10 @@ function result({ outArgs, meta, fns, given, warnings, capacity, notes }) {
   const number = (x) => (typeof x === "bigint" ? Number(x) : x);
   const parallelism = { dp: Number(P.int(v.dp)), tp: number(given.tp_size), pp: number(given.pp_size),
     ep: number(given.ep_size) };
-  if (meta.extended !== null) parallelism.cp = meta.cp_splits ? number(given.cp_size) : 1;
+  if (meta.extended !== null) {
+    parallelism.cp = meta.cp_splits ? number(given.cp_size) : 1;
+    parallelism.etp = number(given.etp_size);
+  }
   const fl = {};
   for (const n of ["dp_communication_latency", "tp_communication_latency", "ep_communication_latency",
     "communication_latency", "pipeline_bubble_latency", "bubble_fraction", "step_latency_total",

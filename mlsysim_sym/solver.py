@@ -511,7 +511,7 @@ class DistributedModel:
             ``tp_communication_latency``, ``ep_communication_latency``, ``communication_latency``
             (before overlap) and ``pipeline_bubble_latency`` in s; ``bubble_fraction``,
             ``scaling_efficiency`` and fleet ``mfu`` as fractions; ``effective_throughput`` in
-            samples/s; ``parallelism`` ``{"dp", "tp", "pp", "ep"}`` (and ``"cp"`` in the extended model). ``node_profile`` (one replica):
+            samples/s; ``parallelism`` ``{"dp", "tp", "pp", "ep"}`` (and ``"cp"``, ``"etp"`` in the extended model). ``node_profile`` (one replica):
             ``latency``, ``latency_compute``, ``latency_memory``, ``latency_overhead`` in s;
             ``throughput`` in samples/s; ``arithmetic_intensity`` in flop/B; ``energy`` in J;
             ``memory_footprint`` in B per accelerator; ``peak_flops_actual`` in flop/s;
@@ -626,7 +626,7 @@ def _finite_or_said(r: DistributedResult, stacklevel: int) -> DistributedResult:
 _FLAGS = tuple(k in FLAG_KEYWORDS for k in KEYWORDS)
 _numbers = operator.itemgetter(*(i for i, f in enumerate(_FLAGS) if not f))
 _INDEX = {k: i for i, k in enumerate(KEYWORDS)}
-_TP, _PP, _EP, _CP = (_INDEX[k] for k in ("tp_size", "pp_size", "ep_size", "cp_size"))
+_TP, _PP, _EP, _CP, _ETP = (_INDEX[k] for k in ("tp_size", "pp_size", "ep_size", "cp_size", "etp_size"))
 _N_OUTPUTS = len(OUTPUTS)
 
 _BOUND: Dict[tuple, tuple] = {}
@@ -715,6 +715,7 @@ def _result(values, a: Arguments, layout, given) -> DistributedResult:
     if layout[1] is not None:
         # where context parallelism is priced as mlsysim prices it, it is folded into data parallelism
         parallelism["cp"] = given[_CP] if layout[2] else 1
+        parallelism["etp"] = given[_ETP]       # the ranks that split each expert's matrices
     return DistributedResult(
         node, float(t_dp), float(t_tp), float(t_ep), float(t_comm), float(t_bub), float(bf), float(step),
         float(se), float(thr), parallelism, float(mfu), values, a, layout)

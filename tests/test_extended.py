@@ -224,7 +224,7 @@ def test_context_parallel_exchange_by_hand():
     beta = f.fabric.bandwidth / f.fabric.oversubscription_ratio
     alpha = f.fabric.latency if f.fabric.latency is not None else 5e-6
     M = 2 * 0.25 * 64 * 2048 * 8192 * 2 / 8
-    assert r.parallelism == {"dp": 4, "tp": 8, "pp": 4, "ep": 1, "cp": 2}
+    assert r.parallelism == {"dp": 4, "tp": 8, "pp": 4, "ep": 1, "cp": 2, "etp": 1}
     assert r.extended["cp_communication_latency"] == pytest.approx(20 * 2 * (0.5 * M / beta + alpha), rel=1e-14)
     # the work is split over cp: per-GPU compute time as without CP at the same tokens per GPU
     with warnings.catch_warnings():
@@ -620,7 +620,7 @@ def test_context_parallel_switched_off_folds_cp_into_data_parallelism_and_checks
         r = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
         r512 = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=512)
         r1 = off.solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8)
-    assert r.parallelism == r512.parallelism == {"dp": 32, "tp": 8, "pp": 1, "ep": 1, "cp": 1}
+    assert r.parallelism == r512.parallelism == {"dp": 32, "tp": 8, "pp": 1, "ep": 1, "cp": 1, "etp": 1}
     assert r512.step_latency_total == r1.step_latency_total
     every = DistributedModel(fidelity="extended", without=tuple(MECHANISMS))
     with pytest.raises(ValueError, match=r"^Infeasible 4D Parallelism: TP\(8\) \* PP\(5\) \* EP\(1\) must divide"):

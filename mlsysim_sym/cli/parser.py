@@ -131,7 +131,8 @@ def _searched() -> Dict[str, str]:
     out = {}
     for k, q in inspect.signature(search).parameters.items():
         if q.default is None and k.endswith("_size"):       # a degree: every divisor (search()'s docstring)
-            out[k] = "every divisor of the accelerators" + (" (1 for a dense model)" if k == "ep_size" else "")
+            out[k] = "every divisor of the accelerators" + (" (1 for a dense model; in the extended model, those "
+                                                            "that divide the routed experts)" if k == "ep_size" else "")
         elif isinstance(q.default, tuple):
             out[k] = "both" if all(isinstance(x, bool) for x in q.default) else ",".join(map(str, q.default))
     return out
