@@ -8,6 +8,7 @@ import sympy as sp
 from mlsysim_sym import notation
 from mlsysim_sym.model import Variant, build_model
 from mlsysim_sym.printing import equation_label, latex
+from mlsysim_sym.simplify import DECOMPOSITION
 
 from .common import decision_lines, definition_chain, small_closed_form, term_chain, transformer_model
 
@@ -20,7 +21,7 @@ SOURCES = {
         ("Chowdhery et al. (2022), PaLM, appendix B: model and hardware FLOPs utilization.",),
     "Memory per accelerator":
         ("Rajbhandari et al. (2020), ZeRO: memory optimizations toward training trillion parameter models.",
-         "Korthikanti et al. (2023), Reducing activation recomputation in large transformer models.",
+         "Korthikanti et al. (2022), Reducing activation recomputation in large transformer models.",
          "Hu et al. (2022), LoRA: low-rank adaptation of large language models."),
     "Roofline of one replica":
         ("Williams, Waterman and Patterson (2009), Roofline: an insightful visual performance model.",
@@ -41,8 +42,9 @@ SOURCES = {
 
 TERM_SOURCES = {
     "RingAllReduce": "Patarasuk and Yuan (2009): a reduce-scatter and an all-gather, N - 1 steps each.",
-    "HierarchicalAllReduce": "Thakur, Rabenseifner and Gropp (2005): reduce inside each node, "
-                             "a ring across nodes on 1/G of the data per rank, broadcast inside each node.",
+    "HierarchicalAllReduce": "Thakur, Rabenseifner and Gropp (2005): a reduce-scatter inside each node, G "
+                             "concurrent rings across the nodes on 1/G of the data each (one a rank), an "
+                             "all-gather inside each node (mlsysim's calc_hierarchical_allreduce_time).",
     "AllToAll": "Thakur, Rabenseifner and Gropp (2005): each rank keeps 1/N of its data.",
     "BubbleFraction": "Huang et al. (2019); Narayanan et al. (2021) for V virtual stages per device.",
     "BubbleTime": "Narayanan et al. (2021): b/(1 - b) of the busy time.",
@@ -94,6 +96,10 @@ def _quantity(model, name: str, extended: bool = False) -> Dict[str, object]:
         "equation": definition_chain(model, name, alone=True),
         "book_equation": definition_chain(model, name, book=True),
         "closed": None if closed is None else f"{e.latex} = {latex(closed)}",
+        # the quantities of the integer decomposition the form keeps (B_local, G_rep): not cells' closed form, which
+        # expands them too, so the document labels it apart (eq-t-compute-in-parameters, not eq-t-compute-closed)
+        "kept": [] if closed is None else [notation.entry(k).latex for k in DECOMPOSITION
+                                           if k in {str(x) for x in closed.free_symbols}],
         "regimes": decision_lines(model.definition(name)),
     }
 

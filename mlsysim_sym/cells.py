@@ -302,6 +302,11 @@ def inline(what, book: bool = False) -> str:
     _flag(book, "book")
     if isinstance(what, str):
         q = quantity_of(what)
+        if q not in TERM_CLASSES and q not in notation.table():
+            try:        # the names equation() reads: a cost term's symbol (T_ring), the book's macro, ...
+                q = _resolve(what, "transformer", "extended", "")
+            except ValueError:
+                pass
         if q in TERM_CLASSES:
             tex = notation.term(q).tex(book)
         elif q in notation.table():

@@ -49,7 +49,12 @@ class LatexPrinter(_SympyLatexPrinter):
 
 
 def latex(expr, book: bool = False, **settings) -> str:
-    """LaTeX of ``expr`` in the book's notation (``book=True``: with the book's macros)."""
+    """LaTeX of ``expr`` in the book's notation (``book=True``: with the book's macros). A name is no expression:
+    ``latex("T_step")`` printed the string as monospace text; :func:`mlsysim_sym.cells.inline` takes a name."""
+    if isinstance(expr, str):
+        raise TypeError(f"expr must be a sympy expression, got the string {expr!r}: for a quantity, parameter or "
+                        f"cost term by name, build_model()[name] (its expression) or mlsysim_sym.cells.inline(name) "
+                        f"(its symbol)")
     return LatexPrinter(dict(settings, book=book)).doprint(expr)
 
 

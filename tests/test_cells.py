@@ -17,7 +17,7 @@ import mlsysim_oracle as oracle  # noqa: E402
 
 from mlsysim_sym import DistributedModel, cells, notation  # noqa: E402
 from mlsysim_sym.model import build_model  # noqa: E402
-from mlsysim_sym.printing import md_math, quantity_latex  # noqa: E402
+from mlsysim_sym.printing import latex, md_math, quantity_latex  # noqa: E402
 
 MODEL, FLEET = "Llama3_70B", "Research_256"
 KW = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)     # the bundled example (README)
@@ -117,6 +117,14 @@ def test_inline_symbols():
     assert cells.inline("tp", book=True) == r"$\TensorParallelDegree$" and cells.inline("mfu") == r"$\text{MFU}_{\text{fleet}}$"
     assert cells.inline("RingAllReduce", book=True) == r"$\RingAllReduceCompletionTime$"
     assert cells.inline(sp.Symbol("x") ** 2) == "$x^{2}$"
+    # a cost term by the symbol equation() takes (it was refused: "no quantity, parameter or cost term 'T_ring'")
+    assert cells.inline("T_ring") == r"$T_{\text{ring}}$" and cells.inline("T_hier") == r"$T_{\text{hier}}$"
+    assert cells.inline("T_ring", book=True) == cells.inline("RingAllReduce", book=True)
+    with pytest.raises(ValueError, match="^what: no quantity, parameter or cost term 'T_nope'"):
+        cells.inline("T_nope")
+    # latex() of a name printed it as monospace text, \mathtt{\text{T\_step}}: a name is no expression
+    with pytest.raises(TypeError, match="expr must be a sympy expression, got the string 'T_step'"):
+        latex("T_step")
 
 
 @pytest.mark.parametrize("call,argument", [

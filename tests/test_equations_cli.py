@@ -104,6 +104,11 @@ def test_the_labels_of_the_command_line_the_cells_and_the_documents_agree(capsys
     assert out.split("\n", 1)[1].split() == cells.equation("RingAllReduce", form="expanded").split()
     _, out, _ = run(capsys, "RingAllReduce", "--quarto")
     assert out.rstrip().endswith("{#eq-t-ring}")
+    # --quarto --json gives the math --quarto prints (it gave sympy's \: where --quarto writes \mkern4mu)
+    _, out, _ = run(capsys, "T_step", "--quarto")
+    shown = out.split("$$")[1].split()
+    _, out, _ = run(capsys, "T_step", "--quarto", "--json")
+    assert json.loads(out)["latex"].split() == shown and "\\text{for}\\mkern4mu" in "".join(shown)
     # the generic family's memory is not the transformer's: docs/quarto/memory.qmd calls it eq-memory-generic,
     # docs/quarto/step_time.qmd the transformer's eq-m-acc
     for family, label, doc in (("generic", "eq-memory-generic", "memory"), ("transformer", "eq-m-acc", "step_time")):
@@ -118,12 +123,21 @@ def test_the_labels_of_the_command_line_the_cells_and_the_documents_agree(capsys
     # the labels docs/quarto/*.qmd already use stay (a quantity's, an extended one's, a term's, a run's)
     every = "".join(p.read_text() for p in QMD.glob("*.qmd"))
     for name, form, fidelity, label in (("T_step", "structured", "mlsysim", "eq-t-step"),
-                                        ("T_ep", "closed", "mlsysim", "eq-t-ep-closed"),
                                         ("T_cp", "structured", "extended", "eq-extended-t-cp"),
                                         ("BubbleTime", "structured", "mlsysim", "eq-t-bubble-term"),
                                         ("OptimizerUpdateTime", "structured", "mlsysim", "eq-t-opt")):
         assert cells.default_label(name, form, fidelity) == label and f"{{#{label}}}" in every, name
     assert cells.default_label("K") == "eq-plan-k-steps"
+    # the documents' form "in parameters" keeps the fleet's integer decomposition (B_local, G_rep); the closed form
+    # of the cells and the command line expands it too: a trial found the two under one label, eq-t-compute-closed
+    # (and six more), so a chapter mixing them referred to the wrong equation. The documents' has its own label
+    for name in ("t-compute", "m-weights", "m-grads", "m-optimizer", "traffic", "t-ep", "t-ep-alltoall"):
+        assert f"{{#eq-{name}-closed}}" not in every, name
+    assert "{#eq-t-compute-in-parameters}" in every
+    tex = (QMD / "step_time.qmd").read_text()
+    block = tex[:tex.index("{#eq-t-compute-in-parameters}")].rsplit("$$\n", 2)[-2]
+    assert "B_{\\text{local}}" in block and cells.equation_tex("T_compute", form="closed") != block.strip()
+    assert "In parameters and the fleet's integer decomposition ($G_{\\text{rep}}$, $B_{\\text{local}}$):" in tex
 
 
 # --------------------------------------------------------------------------------------------

@@ -386,6 +386,7 @@ def cmd_plan(args) -> int:
 def cmd_equations(args) -> int:
     from .. import macros, notation
     from ..cells import _resolve, default_label, display, equation_tex
+    from ..printing import md_math
     from ..display import written
     from ..model import Variant, build_model
     from ..printing import TERM_CLASSES, term_unit, tex_lines
@@ -450,7 +451,9 @@ def cmd_equations(args) -> int:
             if len(tex) > LONG_TEX else "")
     case = notation.special_case(args.name)          # b_pipe: the book's symbol for a case of this quantity
     if args.json:
-        _json({"name": name, "latex": tex, "meaning": meaning, "unit": unit, "family": args.family,
+        # with --quarto, the math as --quarto prints it (md_math: \\mkern4mu for \\:, which GitHub's Markdown eats)
+        _json({"name": name, "latex": md_math(tex.strip()) if args.quarto else tex, "meaning": meaning, "unit": unit,
+               "family": args.family,
                "fidelity": args.fidelity,
                "book": args.book, "expanded": args.expanded, "label": label, **({"note": case} if case else {})})
     elif args.quarto:

@@ -4,7 +4,7 @@ References
 ----------
 Rajbhandari et al. (2020), "ZeRO: Memory optimizations toward training
 trillion parameter models" (stage 1 shards optimizer state, 2 also gradients,
-3 also weights). Korthikanti et al. (2023), "Reducing activation recomputation
+3 also weights). Korthikanti et al. (2022), "Reducing activation recomputation
 in large transformer models" (34·s·b·h bytes per layer with selective
 recomputation, 2·s·b·h with full, at 2-byte precision; sequence parallelism
 divides by the TP degree). Hu et al. (2022), "LoRA". mlsysim 0.3.0
