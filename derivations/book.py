@@ -95,8 +95,9 @@ class Number:
 class Entry:
     """One equation of the book: where it is, its form, the package's, and the checks.
 
-    ``book_tex`` is the book's formula in this package's symbols; ``""`` when the book prints no
-    formula for it (only numbers, or nothing: ``note`` says which).
+    ``book_tex`` is the book's formula in this package's symbols where the package has the quantity (the
+    book's own glyph where not); ``""`` when the book prints no formula for it (only numbers, or nothing:
+    ``note`` says which).
     """
 
     key: str

@@ -386,10 +386,9 @@ def cmd_plan(args) -> int:
 def cmd_equations(args) -> int:
     from .. import macros, notation
     from ..cells import _resolve, default_label, display, equation_tex
-    from ..printing import md_math
     from ..display import written
     from ..model import Variant, build_model
-    from ..printing import TERM_CLASSES, term_unit, tex_lines
+    from ..printing import TERM_CLASSES, md_math, term_unit, tex_lines
     from ..run_costs import PLAN
     if args.format is not None and not args.macros:
         raise UsageError("--format: only with --macros")
