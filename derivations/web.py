@@ -33,8 +33,8 @@ on that value (``tests/test_calculator_hostile.py`` holds them equal):
   keywords for ``kwargs``, ``None`` for ``model`` or ``fleet``.
 
 Messages show the Python values (``got str``, ``got 2``, ``got -0.0``, ``[1, 2]``). The module bundles
-mlsysim's catalog only: a modern catalog name (``modern/...``) or a file name, which the package reads, is
-refused with a ``ValueError`` that says so.
+mlsysim's catalog and the modern one (``modern/...``: architecture cards and fleets, lowered by the package as
+``solve()`` lowers them); a file name, which the package reads, is refused with a ``ValueError`` that says so.
 
 ``python -m derivations --web`` writes it (``--check`` also checks it is fresh).
 """
@@ -330,12 +330,26 @@ def _rules_source(v: Variant, key: str) -> Tuple[List[str], dict]:
                   "errors": list(r.errors), "out_args": [RAW[a].name for a in c.args]}
 
 
+def _catalog_workloads() -> List[Tuple[str, object]]:
+    """The page's workloads: mlsysim's registry, then the modern catalog's architecture cards (as
+    ``solve()`` reads them), by the names ``solve()`` takes."""
+    from mlsysim_sym import modern
+    return ([(n, catalog.workload(n)) for n in catalog.workload_names()]
+            + [(n, modern.workload(n)) for n in modern.architecture_names()])
+
+
+def _catalog_fleets() -> List[Tuple[str, object]]:
+    """The page's clusters: mlsysim's registry, then the modern catalog's fleets."""
+    from mlsysim_sym import modern
+    return ([(n, catalog.fleet(n)) for n in catalog.fleet_names()]
+            + [(n, modern.fleet(n)) for n in modern.fleet_names()])
+
+
 def _data() -> dict:
-    """The catalog and everything its records lower to, by the package."""
+    """The catalogs and everything their records lower to, by the package."""
     from mlsysim_sym.arguments import _FROM_RECORD
     wl = {}
-    for name in catalog.workload_names():
-        w = catalog.workload(name)
+    for name, w in _catalog_workloads():
         by_key = {}
         for key in PRECISION_BYTES:
             v, values = static_values(w, catalog.fleet("Research_256"), key)
@@ -347,12 +361,11 @@ def _data() -> dict:
                     # the workload's own defaults of keywords a record gives (arguments.from_record)
                     "record": {f: getattr(w, f, None) for _, f in _FROM_RECORD}}
     fl = {}
-    for name in catalog.fleet_names():       # (every variant the catalog reaches must be generated)
-        for w in map(catalog.workload, catalog.workload_names()):
+    for name, f in _catalog_fleets():       # (every variant the catalogs reach must be generated)
+        for _, w in _catalog_workloads():
             for key in PRECISION_BYTES:
-                if static_values(w, catalog.fleet(name), key)[0] not in VARIANTS:
+                if static_values(w, f, key)[0] not in VARIANTS:
                     raise RuntimeError(f"{w.name} on {name} at {key} needs a variant the calculator lacks")
-        f = catalog.fleet(name)
         by_key = {}
         for key in PRECISION_BYTES:
             _, values = static_values(catalog.workload("GPT2"), f, key)

@@ -424,9 +424,17 @@ function lookup(name, what) {
     raise("TypeError", `${what === "workload" ? "model" : "fleet"} must be a ${what} (a catalog name, a plan ` +
       `file, a record or an mlsysim object), got ${pyType(name)}`);
   }
-  if (name.startsWith(NAMES.modern_prefix) || NAMES.file_endings.some((e) => name.endsWith(e))) {
-    raise("ValueError", `${what} ${strRepr(name)}: the calculator bundles mlsysim's catalog only (a modern ` +
-      "catalog name or a file is read by the Python package)");
+  if (name.startsWith(NAMES.modern_prefix)) {       // the modern catalog's (mlsysim_sym.modern._find)
+    if (Object.prototype.hasOwnProperty.call(table, name)) return table[name];
+    const keys = NAMES[`modern_${what}s`];
+    const close = closeNames(name, keys);
+    const hint = close.length ? `; close names: ${close.join(", ")}` : `; known names: ${keys.join(", ")}`;
+    return raise("KeyError", strRepr(`unknown modern ${what === "workload" ? "architecture" : "fleet"} ` +
+      `${strRepr(name)}${hint}`));
+  }
+  if (NAMES.file_endings.some((e) => name.endsWith(e))) {
+    raise("ValueError", `${what} ${strRepr(name)}: the calculator reads no files (a plan file is read by the ` +
+      "Python package and the command line)");
   }
   if (Object.prototype.hasOwnProperty.call(table, name)) return table[name];
   const keys = NAMES[what];
@@ -455,10 +463,12 @@ export const catalog = {
   fleets: Object.fromEntries(Object.entries(DATA.fleets).map(([k, f]) => [k, f.name])),
 };
 
-/** solve()'s keyword arguments and their defaults (mlsysim 0.3.0's; the extended model's neutral), precision
- * included: the parameter table's keywords, in solve()'s order (numbers as JavaScript numbers). */
+/** solve()'s keyword arguments and their defaults (mlsysim 0.3.0's; the extended model's neutral; null, solve()'s
+ * None, where the record gives it: an architecture card's kv_fraction), precision included: the parameter table's
+ * keywords, in solve()'s order (numbers as JavaScript numbers). */
 export const defaults = Object.fromEntries([["precision", "fp16"],
-  ...Object.entries(KEYWORDS).map(([k, p]) => [k, typeof p.default === "bigint" ? Number(p.default) : p.default])]);
+  ...Object.entries(KEYWORDS).map(([k, p]) => [k, NAMES.from_record_keywords.includes(k) ? null
+    : typeof p.default === "bigint" ? Number(p.default) : p.default])]);
 
 /**
  * Price one training step: mlsysim_sym's DistributedModel(fidelity).solve(model, fleet, **kwargs), with
@@ -471,12 +481,23 @@ export function solve(model, fleet, kwargs) {
   return result(s);
 }
 
+/** The smallest fleet MFU whose elasticities the page computes: below it (a congestion factor of 1e200) the
+ * derivatives underflow double precision and come out 0 or wrong, where Python's sensitivities() are exact. */
+export const SMALLEST_MFU = 1e-100;
+
 /**
  * The elasticities of the fleet MFU at a configuration (d ln MFU / d ln x, in the regime of the point), for
- * every continuous parameter, largest first: [{argument, label, symbol, elasticity}].
+ * every continuous parameter, largest first: [{argument, label, symbol, elasticity}]. Throws a ValueError
+ * SolveError where the MFU is below SMALLEST_MFU.
  */
 export function sensitivities(model, fleet, kwargs) {
-  const { outArgs, meta, fns } = prepare(model, fleet, kwargs);
+  const s = prepare(model, fleet, kwargs);
+  const { outArgs, meta, fns } = s;
+  const mfu = result(s).mfu;
+  if (!(mfu >= SMALLEST_MFU)) {
+    raise("ValueError", `the elasticities are not computed at an MFU below ${SMALLEST_MFU} (here ${mfu.toExponential(2)}): its ` +
+      "derivatives underflow double precision (Python's sensitivities() computes them exactly)");
+  }
   const e = fns.elasticities(...outArgs.map(plainNumber));
   return meta.elasticities.map((name, i) => ({ argument: name, label: LABELS[name].label,
     symbol: LABELS[name].symbol, elasticity: e[i] }))
@@ -567,7 +588,8 @@ function prepare(model, fleet, kwargs, checked = true) {
   const f = lookup(fleet, "fleet");
   // the keywords as given, their defaults where not (a record's for a None where it gives one)
   const given = {};
-  for (const [k, p] of Object.entries(KEYWORDS)) given[k] = kw.has(k) ? kw.get(k) : p.default;
+  // (a keyword whose default a record gives defaults to None, as in solve()'s signature)
+  for (const [k, p] of Object.entries(KEYWORDS)) given[k] = kw.has(k) ? kw.get(k) : FROM_RECORD.includes(k) ? null : p.default;
   for (const k of FROM_RECORD) {
     if (given[k] === null) {
       const own = extended ? w.record[k] : null;

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from derivations import web
-from mlsysim_sym import DistributedModel, catalog
-from mlsysim_sym.inputs import PRECISION_BYTES, static_values
+from mlsysim_sym import DistributedModel, catalog, modern
+from mlsysim_sym.inputs import PRECISION_BYTES, as_fleet, as_workload, static_values
 from mlsysim_sym.outputs import OUTPUTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,8 +106,10 @@ def test_the_module_equals_python_solve_on_random_configurations_of_every_varian
     assert compare_all(configs, _node(configs)) >= 500
 
 
-def compare_all(configs, got) -> int:
-    """Assert the module's answers ``got`` equal Python's on ``configs``; returns how many results were compared."""
+def compare_all(configs, got, every_variant: bool = True) -> int:
+    """Assert the module's answers ``got`` equal Python's on ``configs``; returns how many results were compared
+    (``every_variant``: the configurations are the random sample of mlsysim's catalog, which reaches every variant
+    in many valid configurations and many errors)."""
     variants, errors, compared, extended, notes = set(), 0, 0, 0, 0
     for (model, fleet, kw), js in zip(configs, got):
         py = _python(model, fleet, kw)
@@ -142,12 +144,54 @@ def compare_all(configs, got) -> int:
             assert "extended" not in j
         compared += 1
         key = kw["precision"].lower() if kw["precision"].lower() in PRECISION_BYTES else "fp16"
-        variant = static_values(catalog.workload(model), catalog.fleet(fleet), key)[0]
+        variant = static_values(as_workload(model), as_fleet(fleet), key)[0]
         variants.add(replace(variant, fidelity=kw.get("fidelity", "mlsysim")))
-    # a real mix: many valid configurations of every variant of the catalog in both models, and many errors
-    assert compared >= 500 and errors >= 300 and extended >= 100 and variants == set(web._all_variants())
-    assert notes >= 50                      # configurations with a note, compared
+    if every_variant:
+        # a real mix: many valid configurations of every variant of the catalog in both models, and many errors
+        assert compared >= 500 and errors >= 300 and extended >= 100 and variants == set(web._all_variants())
+        assert notes >= 50                      # configurations with a note, compared
     return compared
+
+
+def _random_modern_configuration(rng: random.Random):
+    """Today's models and machines (the modern catalog, some on mlsysim's clusters), mostly in the extended model
+    with its experts, context parallelism and switches."""
+    model = rng.choice(modern.architecture_names())
+    fleet = rng.choice(modern.fleet_names() + ("Research_256",))
+    card = modern.architecture(model)
+    eps = [1] + [e for e in (2, 4, 8, 16, 32, 64) if card.experts and card.experts % e == 0] + [3]
+    kw = {"batch_size": rng.choice([64, 256, 1024, 4096]), "tp_size": rng.choice([1, 2, 4, 8]),
+          "pp_size": rng.choice([1, 2, 4, 8, 16]), "ep_size": rng.choice(eps),
+          "microbatch_count": rng.choice([1, 8, 32]), "v_stages": rng.choice([1, 1, 2]),
+          "zero_stage": rng.choice([0, 1, 3]), "precision": rng.choice(["bf16", "fp8", "fp16"]),
+          "efficiency": rng.choice([0.4, 0.5, 0.795]), "activation_recomputation": rng.random() < 0.3,
+          "overlap_comm": rng.random() < 0.7, "seq_len": rng.choice([2048, 4096, 8192, 32768])}
+    if rng.random() < 0.75:
+        kw.update(fidelity="extended", cp_size=rng.choice([1, 1, 2, 4]), etp_size=rng.choice([1, 1, 2]),
+                  **{k: rng.random() < 0.5 for k in ("sequence_parallel", "tp_comm_overlap", "fsdp_overlap",
+                                                     "cp_overlap", "ep_overlap", "fused_dispatch")})
+    return model, fleet, kw
+
+
+def test_the_module_prices_the_modern_catalog_as_python_does():
+    # the page offers today's models and machines (H200, B200, GB200 NVL72; GQA, experts): each random
+    # configuration, priced or refused, equals Python's solve(), and a real share of them price
+    rng = random.Random(20261207)
+    configs = [_random_modern_configuration(rng) for _ in range(600)]
+    got = _node(configs)
+    assert compare_all(configs, got, every_variant=False) >= 100
+    assert sum("result" in g and "extended" in g["result"] and g["result"]["parallelism"]["ep"] > 1
+               for g in got) >= 20          # mixtures of experts laid out by the extended model among them
+    # a modern name the catalog lacks: the modern catalog's own KeyError and close names (mlsysim_sym.modern)
+    got = _node([["modern/DeepSeek-V4", "modern/B200-1024", {}], ["GPT2", "modern/B300-1024", {}],
+                 ["GPT2", "plan.yaml", {}]])
+    for (m, f, _), g in zip([["modern/DeepSeek-V4", "modern/B200-1024", {}], ["GPT2", "modern/B300-1024", {}]], got):
+        assert g == {"type": "KeyError", "error": _python(m, f, {})["error"]}
+    assert got[0]["error"].startswith("\"unknown modern architecture 'modern/DeepSeek-V4'; close names: "
+                                      "modern/DeepSeek-V3")
+    # a plan file the page cannot read: said, where Python reads the file
+    assert got[2] == {"type": "ValueError", "error": "fleet 'plan.yaml': the calculator reads no files (a plan "
+                      "file is read by the Python package and the command line)"}
 
 
 def test_every_catalog_variant_is_generated_and_the_module_is_fresh():

@@ -198,9 +198,9 @@ def _readme_solves():
                     "DistributedModel":
                 fidelity = {k.arg: ast.literal_eval(k.value) for k in node.func.value.keywords}.get("fidelity",
                                                                                                     "mlsysim")
-                # the calculator prices mlsysim's catalog: a call on an architecture card or the modern catalog
-                # (docs/architecture.md) is not one of its links
-                if not all(isinstance(a, ast.Constant) and not str(a.value).startswith("modern/") for a in node.args):
+                # a call on an architecture card object (docs/architecture.md) is not one of its links; the
+                # catalogs' names are
+                if not all(isinstance(a, ast.Constant) for a in node.args):
                     continue
                 kw = {}
                 for k in node.keywords:
@@ -251,8 +251,9 @@ def test_text_the_browser_cannot_read_as_a_number_is_refused_not_priced_as_the_d
 @pytest.mark.parametrize("given,problem", [
     ("tp_size=abc", "tp_size: 'abc' is not a finite number"),
     ("efficiency=Infinity", "efficiency: 'Infinity' is not a finite number"),
-    ("zero_stage=5", "zero_stage: '5' is not one of 0, 1, 2, 3"),
-    ("fidelity=bogus", "fidelity: 'bogus' is not one of mlsysim, extended"),
+    ("zero_stage=5", "zero_stage: '5' is not one of 0, 1, 2, 3; the page shows 0"),
+    ("fidelity=bogus", "fidelity: 'bogus' is not one of mlsysim, extended; the page shows mlsysim"),
+    ("precision=fp6", "precision: 'fp6' is not one of fp32, tf32, bf16, fp16, fp8, int8, int4; the page shows fp16"),
     ("overlap_comm=yes", "overlap_comm: 'yes' is not true or false"),
     ("model=Nope", "model: unknown workload 'Nope'; in the modern catalog: modern/DeepSeek-V3, modern/Mistral-NeMo-12B, "
                    "modern/Qwen3-30B-A3B, modern/GPT-3-175B; the page shows Llama3_70B"),
@@ -260,8 +261,9 @@ def test_text_the_browser_cannot_read_as_a_number_is_refused_not_priced_as_the_d
     ("model=Llama3_405b", "model: unknown workload 'Llama3_405b'; close names: Llama3_405B, Llama3_70B, Llama3_8B, "
                           "Llama2_70B, Llama2_7B; in the modern catalog: modern/Llama-3.1-405B, modern/Llama-3.1-70B, "
                           "modern/Llama-3.1-8B, modern/GPT-3-175B; the page shows Llama3_70B"),
-    ("fleet=modern/B200-1024", "fleet: fleet 'modern/B200-1024': the calculator bundles mlsysim's catalog only (a "
-                               "modern catalog name or a file is read by the Python package); the page shows "
+    # the modern catalog's own message for a name it lacks (mlsysim_sym.modern)
+    ("fleet=modern/B300-1024", "fleet: unknown modern fleet 'modern/B300-1024'; close names: modern/B200-1024, "
+                               "modern/H200-1024, modern/H100-SXM-1024, modern/GB200-NVL72-1152; the page shows "
                                "Research_256"),
     ("tp=8", "tp: not a setting of this page (tp=8)"),
 ])
@@ -273,10 +275,13 @@ def test_a_link_holding_a_value_the_page_cannot_show_says_so(page, given, proble
     page.wait_for_function("window.calculatorReady === true")
     assert page.inner_text("#error") == "ValueError: " + shown(problem)
     assert page.is_hidden("#result") and page.evaluate("location.href") == link     # the link stays as it was
-    # editing the form prices what it shows
+    # editing the form prices what it shows: every choice list holds a listed value (a blank one priced ZeRO 0 or
+    # mlsysim's model unsaid and wrote "precision=" into the link)
     page.fill("#in-batch_size", "512")
     page.dispatch_event("#in-batch_size", "input")
     assert page.is_visible("#result") and page.errors == []
+    assert page.evaluate("[...document.querySelectorAll('select')].every((s) => s.selectedIndex >= 0)")
+    assert "precision=&" not in page.evaluate("location.hash")
 
 
 def _open(page, hash_=""):
@@ -445,4 +450,53 @@ def test_the_notes_below_a_result_are_the_command_lines(page):
         "note: ZeRO-3 under a pipeline")
     _open(page)
     assert page.inner_text("#notes") == ""
+    assert page.errors == []
+
+
+def test_todays_models_and_machines_are_choices_and_price_as_solve_prices(page):
+    # the modern catalog on the page: DeepSeek-V3 on GB200 NVL72 racks in FP8 with EP 8 and CP 2; its key/value
+    # width is the card's own where the field is left empty (solve()'s kv_fraction=None), not 1
+    kw = dict(batch_size=1024, tp_size=2, pp_size=8, ep_size=8, microbatch_count=16, zero_stage=1, precision="fp8",
+              seq_len=4096, cp_size=2, efficiency=0.6, overlap_comm=True, ep_overlap=True)
+    link = "#" + "&".join(["model=modern/DeepSeek-V3", "fleet=modern/GB200-NVL72-1152", "fidelity=extended"]
+                          + [f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in kw.items()])
+    _open(page, link)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = DistributedModel(fidelity="extended").solve("modern/DeepSeek-V3", "modern/GB200-NVL72-1152", **kw)
+        whole = DistributedModel(fidelity="extended").solve("modern/DeepSeek-V3", "modern/GB200-NVL72-1152",
+                                                            kv_fraction=1.0, **kw)
+    assert page.inner_text("#out-mfu") == f"{r.mfu:.4f}" and r.mfu != whole.mfu
+    assert page.input_value("#in-kv_fraction") == "" and page.get_attribute("#in-kv_fraction", "placeholder")
+    # the choice lists group the two catalogs
+    groups = page.evaluate("[...document.querySelectorAll('#in-model optgroup')].map((g) => [g.label, "
+                           "g.children.length])")
+    assert [g for g, _ in groups] == ["mlsysim 0.3.0's registry", "the modern catalog (mlsysim-sym list)"]
+    assert groups[1][1] == 11 and page.evaluate("document.querySelector('#in-fleet').value") == \
+        "modern/GB200-NVL72-1152"
+    assert page.errors == [] and page.outside == []
+
+
+def test_what_a_second_trial_found_the_page_says(page):
+    # elasticities at an MFU too small for double precision's derivatives (a congestion factor of 1e300) showed
+    # a table of +0.000 and, at 1e200, wrong rows (sequence length +1.000); now the table says why it is absent
+    _open(page)
+    _set(page, "congestion_factor", "1e300")
+    assert page.inner_text("#sensitivities-refused").startswith(
+        "the elasticities are not computed at an MFU below 1e-100 (here ")
+    _set(page, "congestion_factor", "1.3")
+    assert page.locator("#sensitivities-refused").count() == 0 and page.locator("#sensitivities tr").count() == 8
+    # a context-parallel degree that does not divide the sequence marks both fields, the one just changed too
+    _open(page, "#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8"
+                "&fidelity=extended")
+    _set(page, "cp_size", "3")
+    assert page.evaluate("[...document.querySelectorAll('.bad')].map((e) => e.name).sort()") == ["cp_size", "seq_len"]
+    # 2^53 is the largest whole number the command line takes (options.MAX_WHOLE), and the page; 2^53 + 1, which a
+    # float rounds to 2^53, is refused
+    _open(page)
+    _set(page, "gradient_accumulation_steps", str(2 ** 53))
+    assert "expected a whole number" not in page.inner_text("body")
+    _set(page, "gradient_accumulation_steps", str(2 ** 53 + 1))
+    assert page.inner_text("#error") == "ValueError: " + shown(
+        f"gradient_accumulation_steps: expected a whole number of at most 2^53, got {2 ** 53 + 1}")
     assert page.errors == []
