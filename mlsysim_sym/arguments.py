@@ -147,7 +147,12 @@ class Arguments:
         if p is None or p.field is None or name in dict(self.fields):
             return self.replace(**{name: value})
         w, f = with_field(self.workload, self.fleet, p, value)
-        return dataclasses.replace(self, workload=w, fleet=f)
+        moved = dataclasses.replace(self, workload=w, fleet=f)
+        # a field the lowering does not read as it is (peak_flops where the precision has its own peak, FP8's on
+        # an H200): set for the call, as solve(peak_flops=...) and the command line's --peak-flops set it
+        if p.symbol in moved.values and moved.values[p.symbol] != value:
+            return self.replace(**{name: value})
+        return moved
 
     @property
     def extended_at_neutral(self) -> bool:
@@ -524,6 +529,12 @@ def _tried(values) -> str:
     return " " + ",".join(shown[:3] + ["...", shown[-1]]) + f" ({len(v)} values)"
 
 
+def node_word(fleet) -> str:
+    """What a fleet's node is called: ``"rack"`` for a rack-scale NVLink domain (a GB200 NVL72, whose name says
+    ``NVL`` and its size), else ``"node"``."""
+    return "rack" if re.search(r"NVL\d+", fleet.node.name) else "node"
+
+
 def _fleet_text(a: Arguments) -> Tuple[str, bool]:
     """The fleet as the configuration line names it, and whether that names a node count the call sets: its
     name, or where the call prices another number of accelerators than the name states (``count`` set, or a
@@ -544,7 +555,9 @@ def _fleet_text(a: Arguments) -> Tuple[str, bool]:
         same = nodes == a.fleet.count and per == a.fleet.node.accelerators_per_node
     if same:
         return a.fleet.name, False
-    return f"{a.fleet.name}, resized to {nodes} node{'s' if nodes != 1 else ''} ({n:,} accelerators)", True
+    word = node_word(a.fleet)
+    return (f"{a.fleet.name}, resized to {nodes} {word}{'s' if nodes != 1 else ''} ({n:,} "
+            f"accelerator{'s' if n != 1 else ''})"), True
 
 
 def _record_default(a: Arguments, p: Param):

@@ -218,7 +218,39 @@ def best_valid(pr: Problem) -> Tuple[Optional[Tuple[float, float]], Tuple[str, .
         if o is not None:
             tried.append((int(v) if pr.p.kind is Kind.COUNT else v, o))
     best = _best_that_fits(pr, tried)
+    top = max(tried, key=lambda t: t[1] * pr.direction) if tried else None
+    if best is not None and top is not None and (top[1] - best[1]) * pr.direction > 0:
+        # the memory binds between the best that fits and a better value that does not: the best that fits lies
+        # at the memory's edge, not at a halving or doubling of the configuration's value (seq_len 6144, not 4096)
+        edge = _at_memory_edge(pr, best, top)
+        if edge is not None and (edge[1] - best[1]) * pr.direction > 0:
+            best = edge
     return best, _passed_over(pr, tried, best)
+
+
+def _at_memory_edge(pr: Problem, fits: Tuple[float, float], over: Tuple[float, float]) -> Optional[Tuple[float, float]]:
+    """Between ``fits`` (a value and its output, in memory) and ``over`` (a better one that does not fit), the valid
+    value nearest the memory's edge that fits, with its output through ``solve()``: the edge bisected (the memory
+    moves one way with one input), then, for a whole number, the first valid value from it back toward ``fits``
+    (within :data:`SCAN`); None where none is found."""
+    count = pr.p.kind is Kind.COUNT
+    a, b = fits[0], over[0]
+    for _ in range(64):
+        if count and abs(b - a) <= 1:
+            break
+        m = (a + b) // 2 if count else (a + b) / 2
+        if m in (a, b):
+            break
+        if pr.does_not_fit(m) is None:
+            a = m
+        else:
+            b = m
+    step = 1 if fits[0] > a else -1
+    for v in ([a + k * step for k in range(SCAN) if (fits[0] - (a + k * step)) * step >= 0] if count else [a]):
+        o = _output(pr, int(v) if count else v)
+        if o is not None and pr.does_not_fit(v) is None:
+            return (int(v) if count else v), o
+    return None
 
 
 def _best_that_fits(pr: Problem, tried) -> Optional[Tuple[float, float]]:
