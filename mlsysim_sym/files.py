@@ -443,16 +443,31 @@ def _mapping(sec, allowed, at: str, what: str) -> Dict[str, Any]:
     return sec
 
 
+#: The sections mlsysim's plan types as a mapping, never empty (``MlsysPlanSchema``: ``workload``, ``hardware``);
+#: ``ops`` and ``constraints`` may be empty there (``Optional``).
+_NOT_EMPTY = ("workload", "hardware")
+
+
 def _section(doc: Dict[str, Any], key: str, allowed, path: str) -> Dict[str, Any]:
     sec = doc.get(key)
+    if sec is None and key in doc and key in _NOT_EMPTY:
+        # "hardware:" with nothing under it: mlsysim eval refuses it; here it read as no section, and the command
+        # line priced the plan on its default fleet unsaid
+        raise FileError(f"{path}: {key}: empty; give its fields ({', '.join(allowed[:3])}, ...) or leave the "
+                        "section out")
     return {} if sec is None else _mapping(sec, allowed, f"{path}: {key}", f"{key} takes")
 
 
-def _whole(sec, key, at, lo=1):
-    """A whole number as mlsysim's schema (pydantic's lax mode) reads one: 256, 256.0 or "256"."""
+def _whole(sec, key, at, lo=1, empty: bool = True):
+    """A whole number as mlsysim's schema (pydantic's lax mode) reads one: 256, 256.0 or "256"; an empty value
+    (YAML's null) only where mlsysim's schema allows one (``empty``: ``Optional``), else refused as it refuses it."""
     v = sec.get(key)
+    if v is None and key in sec and not empty:
+        raise FileError(f"{at}.{key}: empty; give a whole number >= {lo} or leave the field out (its default)")
     if v is None:
         return None
+
+
     n = lax_whole(v)
     if n is None or n < lo or n > MAX_WHOLE:
         raise FileError(f"{at}.{key}: must be a whole number >= {lo} and at most 2**53, got {_shown(v)}")
@@ -497,6 +512,10 @@ def _load(path: str, mtime: int, size: int) -> Document:
     for k in doc:
         if k not in _TOP:
             raise FileError(f"{path}: {k}: unknown section; a plan has {', '.join(_TOP)}")
+    for k in ("version", "name"):       # strings in mlsysim's plan (version: "1", not 1)
+        if k in doc and not isinstance(doc[k], str):
+            raise FileError(f"{path}: {k}: must be a string, as in mlsysim's plan (version: \"1\", name: my-run), "
+                            f"got {_shown(doc[k])}")
     ops = _section(doc, "ops", ("region", "duration_days"), path)
     if "duration_days" in ops and not (lax_real(ops["duration_days"]) or 0) > 0:
         raise FileError(f"{path}: ops.duration_days: must be a number > 0, got {_shown(ops['duration_days'])}")
@@ -597,7 +616,7 @@ def _workload(doc, path, keywords, sources) -> Optional[Workload]:
     w = _section(doc, "workload", _WORKLOAD, path)
     at = f"{path}: workload"
     for key in ("batch_size", "seq_len"):
-        v = _whole(w, key, at)
+        v = _whole(w, key, at, empty=False)
         if v is not None:
             keywords[key] = v
     name = _name(w, "name", at)
@@ -703,7 +722,8 @@ def _fleet(doc, path, keywords, sources) -> Optional[Fleet]:
     fabric = (_fabric(h["fabric"], f"{at}.fabric") if "fabric" in h
               else Fabric(name="Default Fabric", bandwidth=fab_bw))
     node = Node(name=f"{label} Node", accelerator=acc, accelerators_per_node=apn, intra_node_bw=intra)
-    return Fleet(name=f"{label} Fleet ({total:,} accelerators)", node=node, count=total // apn, fabric=fabric)
+    return Fleet(name=f"{label} Fleet ({total:,} accelerator{'s' if total != 1 else ''})", node=node,
+                 count=total // apn, fabric=fabric)
 
 
 def _catalog_fleet(h, at) -> Fleet:

@@ -120,7 +120,8 @@ NOTES: Tuple[Note, ...] = (
          "expert parallelism, yet prices an all-to-all of its tokens; ep_size 1 prices it without (mlsysim's model, "
          "fidelity=\"mlsysim\", splits every weight over EP instead)"),
     Note("kv_whole", _kv_whole,
-         "cp_size {cp}: {workload} gives no key/value heads, and kv_fraction is 1 (every attention head its own keys "
+         "cp_size {cp}: {workload} has no key/value width here (mlsysim's records and model files carry no "
+         "kv_fraction, whatever heads they list), so kv_fraction is 1 (every attention head its own keys "
          "and values); a grouped-query model exchanges less: pass its kv_fraction (its key/value heads over its "
          "heads: 8 of 64 is 0.125) or use its architecture card (modern/...)"),
     Note("tp_straddles", _tp_straddles, "the TP group of {tp} " + _ON_THE_FABRIC),

@@ -10,11 +10,10 @@ counts). The expressions are :mod:`mlsysim_sym.run_costs`.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from .arguments import arguments, describe
+from .arguments import arguments, describe, node_word
 from .display import html_text, wrap
 from .mechanisms import ModelChoice
 from .run_costs import PLAN, TrainingPlan, _days, plan_of, positive
@@ -89,12 +88,6 @@ class Finish:
 
     def _repr_html_(self) -> str:
         return html_text(self.text())
-
-
-def node_word(fleet) -> str:
-    """What a fleet's node is called: ``"rack"`` for a rack-scale NVLink domain (a GB200 NVL72, whose name says
-    ``NVL`` and its size), else ``"node"``."""
-    return "rack" if re.search(r"NVL\d+", fleet.node.name) else "node"
 
 
 def accelerators_to_finish(tokens, days, model, fleet, fidelity: str = "mlsysim", without=(),

@@ -914,3 +914,71 @@ def test_a_catalog_fleet_in_a_plan_takes_the_accelerators_of_a_node(tmp_path):
     with pytest.raises(files.FileError, match=r"hardware.intra_node_bw: a catalog fleet takes only node_count and "
                                               r"accelerators_per_node beside it"):
         files.load(bad)
+
+
+def test_what_an_engineers_trial_found_a_plan_file_left_unsaid(tmp_path):
+    # a plan without batch_size prices mlsysim's plan default, batch 1 (WorkloadConfig.batch_size), on the command
+    # line as solve(path, path, **files.load(path).keywords) and mlsysim eval do: the command line priced 256
+    plain = _write(tmp_path, "plain.yaml", 'version: "1"\nname: x\nworkload: {name: Llama3_8B}\n'
+                                           "hardware: {name: H100, node_count: 2, accelerators_per_node: 8}\n")
+    p = _cli("solve", "--model", plain, "--json")
+    assert p.returncode == 0, p.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = DistributedModel().solve(plain, plain, **files.load(plain).keywords)
+    assert json.loads(p.stdout)["step_latency_total"] == r.step_latency_total and r.effective_throughput * \
+        r.step_latency_total == pytest.approx(16)       # batch 1: max(1, 1 // 16) = 1 sample on each of 16 replicas
+    # a plan with no hardware and no --fleet: refused (mlsysim eval refuses it), not priced on Research_256
+    p = _cli("solve", "--model", _write(tmp_path, "nohw.yaml", 'version: "1"\nname: x\n'
+                                                             "workload: {name: Llama3_70B}\n"))
+    assert p.returncode == 2 and p.stderr.strip().endswith(
+        "nohw.yaml: the plan has no hardware: section and no --fleet is given (mlsysim's plan requires one; give "
+        "a hardware: section or --fleet)")
+    # empty values mlsysim's schema refuses: a section ("hardware:" alone), the batch; a version that is no string
+    for name, text, said in [
+            ("hwnull.yaml", 'version: "1"\nname: x\nworkload: {name: Llama3_70B}\nhardware:\n',
+             "hwnull.yaml: hardware: empty; give its fields (name, accelerators, node_count, ...) or leave the "
+             "section out"),
+            ("bsnull.yaml", 'version: "1"\nname: x\nworkload: {name: Llama3_70B, batch_size: null}\n'
+                            "hardware: {name: H100}\n",
+             "bsnull.yaml: workload.batch_size: empty; give a whole number >= 1 or leave the field out (its default)"),
+            ("vernum.yaml", 'version: 1\nname: x\nworkload: {name: Llama3_70B}\nhardware: {name: H100}\n',
+             "vernum.yaml: version: must be a string, as in mlsysim's plan (version: \"1\", name: my-run), got 1")]:
+        path = _write(tmp_path, name, text)
+        with pytest.raises(files.FileError) as e:
+            files.load(path)
+        assert str(e.value) == path.rsplit("/", 1)[0] + "/" + said
+        p = _cli("solve", "--model", path)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and said in p.stderr
+    # one accelerator is one, not "1 accelerators"
+    one = _write(tmp_path, "one.yaml", 'version: "1"\nname: x\nworkload: {name: GPT2}\nhardware: {name: H100}\n')
+    assert files.load(one).fleet.name == "H100 Fleet (1 accelerator)"
+    # a rack-scale fleet resized counts racks, as plan and search count them (it said "resized to 4 nodes")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = DistributedModel().solve("Llama3_70B", "modern/GB200-NVL72-1152", count=4, batch_size=288, tp_size=8)
+    assert r.configuration.startswith("Llama-3.1-70B on 16 GB200 NVL72 racks on 400G InfiniBand (1152 GB200), "
+                                      "resized to 4 racks (288 accelerators)")
+
+
+def test_a_model_file_in_mlsysims_layout_says_its_key_value_heads_are_not_read(tmp_path):
+    # heads 64 and kv_heads 8 in mlsysim's own model layout: read as from_mlsysim reads mlsysim's
+    # TransformerWorkload (and the bundled registry its records), without a key/value width; the note said the file
+    # "gives no key/value heads", which it does. It now says what is read, and kv_fraction 0.125 prices the
+    # exchange of the modern catalog's card of the same shape
+    model = _write(tmp_path, "my70b.yaml", "name: My-70B\narchitecture: Transformer\nparameters: 70.6e9 param\n"
+                                           "inference_flops: 141.2e9 flop\nlayers: 80\nhidden_dim: 8192\nheads: 64\n"
+                                           "kv_heads: 8\n")
+    assert files.workload(model).kv_fraction is None
+    kw = dict(batch_size=1024, tp_size=8, pp_size=4, cp_size=2, microbatch_count=16, seq_len=8192)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = DistributedModel(fidelity="extended").solve(model, "modern/H200-1024", **kw)
+        given = DistributedModel(fidelity="extended").solve(model, "modern/H200-1024", kv_fraction=0.125, **kw)
+        card = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-70B", "modern/H200-1024", **kw)
+    assert whole._model_notes()[0].startswith("cp_size 2: My-70B has no key/value width here (mlsysim's records and "
+                                              "model files carry no kv_fraction, whatever heads they list)")
+    assert given.extended["cp_communication_latency"] == pytest.approx(
+        whole.extended["cp_communication_latency"] * 0.125, rel=0.05)
+    assert given.extended["cp_communication_latency"] == pytest.approx(card.extended["cp_communication_latency"],
+                                                                       rel=0.01)

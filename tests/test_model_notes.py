@@ -31,7 +31,7 @@ def test_a_record_without_expert_parameters_is_said_to_split_none_of_its_weights
 
 def test_context_parallelism_on_a_record_without_key_value_heads_says_kv_fraction_is_one():
     text, r = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)
-    assert "cp_size 2: Llama-3.1-70B gives no key/value heads, and kv_fraction is 1" in text
+    assert "cp_size 2: Llama-3.1-70B has no key/value width here" in text
     # given, or read from the card (8 of 64 heads): no note, and an eighth of the keys and values to exchange
     given, g = _notes("Llama3_70B", "Research_256", batch_size=256, tp_size=8, cp_size=2, kv_fraction=0.125)
     card, _ = _notes("modern/Llama-3.1-70B", "Research_256", batch_size=256, tp_size=8, cp_size=2)

@@ -107,9 +107,11 @@ def test_the_configuration_line_says_how_many_accelerators_a_resized_fleet_has()
     first = " ".join(str(DistributedModel().solve("Llama3_70B", f, batch_size=64, tp_size=8)).split()).split(":")[0]
     assert first.endswith("(1024 H100 SXM), resized to 8 nodes (64 accelerators)")
     # the count the name states is the one in parentheses, not another number of the name (128 DGX, 400G, NVL72)
-    for fleet, count, n in ((H100, 16, 128), (H100, 50, 400), ("modern/GB200-NVL72-1152", 1, 72)):
+    # (a GB200 NVL72 fleet counts racks, as plan and search do)
+    for fleet, count, n, word in ((H100, 16, 128, "node"), (H100, 50, 400, "node"),
+                                  ("modern/GB200-NVL72-1152", 1, 72, "rack")):
         code, out, _ = cli("solve", "--fleet", fleet, "--count", str(count))
-        assert code == 0 and f"resized to {count} node{'s' if count > 1 else ''} ({n} accelerators)" in \
+        assert code == 0 and f"resized to {count} {word}{'s' if count > 1 else ''} ({n} accelerators)" in \
             " ".join(out.split())
     # a fleet whose name states its accelerators keeps its name alone
     assert "resized" not in str(DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256)).split(":")[0]

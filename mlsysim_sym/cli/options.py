@@ -286,6 +286,10 @@ def setup(args, example: bool = True) -> Setup:
         doc = files.load(name)          # a bad file: one line naming it and the field
         if name == model and fleet is None and doc.fleet is not None:
             fleet = name                # a plan: its hardware is the fleet
+        elif name == model and fleet is None and doc.kind != "model":
+            # a plan without hardware (mlsysim eval refuses it) was priced on the default fleet unsaid
+            raise UsageError(f"--model {name}: the plan has no hardware: section and no --fleet is given (mlsysim's "
+                             "plan requires one; give a hardware: section or --fleet)")
         if name == fleet and model is None and doc.workload is not None:
             model = name
     # the model's file gives the batch and sequence, the fleet's the precision and efficiency; the training:
@@ -326,7 +330,10 @@ def setup(args, example: bool = True) -> Setup:
     args.plan_origin = origin         # the errors' lines name the file where it gave a value (cli.errors)
     model, fleet = model or BASE["model"], fleet or BASE["fleet"]
     check_names(model, fleet)
-    kw = {"batch_size": BASE["batch_size"], **from_files,
+    # a plan file read as it is: its batch is mlsysim's plan's (WorkloadConfig.batch_size, 1 when not given, as
+    # solve() takes it), not the command line's default for a catalog name
+    plan = files.is_file_name(model) and files.load(model).kind != "model"
+    kw = {**({} if plan else {"batch_size": BASE["batch_size"]}), **from_files,
           **{k: (v[0] if len(v) == 1 else v) for k, v in given.items()}}
     return Setup(model, fleet, kw, choice, given=given,
                  named=tuple(f"--{k}" for k in ("model", "fleet") if getattr(args, k, None) is not None))
