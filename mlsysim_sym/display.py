@@ -87,7 +87,13 @@ def quantity(value, unit: str, digits: int = 4) -> str:
     if unit not in PREFIXED:
         return f"{number(value, digits)} {unit}"
     scale, prefix = text_prefix(value, unit)
-    return f"{number(value / scale, digits)} {prefix}{PREFIXED[unit]}"
+    x = value / scale
+    if math.isfinite(x) and 10 ** digits <= abs(x) < 1000:
+        # fewer digits than the prefixed number has before its point: 596 ms at 2 digits is "600 ms", not "6e+02 ms"
+        x = float(round(x, digits - 1 - math.floor(math.log10(abs(x)))))
+        if abs(x) >= 1000:          # rounded up to the next prefix (999.4 ms is 1 s)
+            return quantity(x * scale, unit, digits)
+    return f"{number(x, digits)} {prefix}{PREFIXED[unit]}"
 
 
 def text_table(rows: Sequence[Sequence[str]], header: Optional[Sequence[str]] = None, indent: str = "",

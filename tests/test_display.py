@@ -230,3 +230,11 @@ def test_the_memory_terms_print_with_their_units():
     assert lines[1].startswith("gradient memory M_gradients") and len({len(x) for x in lines}) == 1
     assert r.memory["M_grads"] == r.memory["M_gradients"] == 4.4125e9          # 70.6e9 x 2 B / (8 x 4)
     assert all(x in str(r) for x in lines[0].split("  ") if x)
+
+
+def test_a_quantity_at_two_digits_keeps_its_prefix_and_no_exponent():
+    # the uncertainty table printed a standard error as "6e+02 ms" and an energy as "2.7e+02 J" (Python's %.2g of
+    # 596 and 270): 2 significant digits of a prefixed quantity read as the number rounded, "600 ms"
+    from mlsysim_sym.display import quantity
+    assert [quantity(0.596, "s", 2), quantity(270.4, "J", 2), quantity(0.9994, "s", 2), quantity(1.1, "s", 2),
+            quantity(0.0911, "s", 4)] == ["600 ms", "270 J", "1 s", "1.1 s", "91.1 ms"]

@@ -175,6 +175,9 @@ class MonteCarlo:
     std_error: float       # standard error of ``std``
     mean_error: float      # standard error of ``mean``
     percentiles: Dict[int, float]
+    # the standard deviation over the draws no parameter's domain clipped (None where none was clipped, or fewer
+    # than 2 are left): a few clipped draws where the output diverges (a bandwidth at its floor) can set the sd
+    std_unclipped: Optional[float] = None
 
     @property
     def unsteady(self) -> bool:
@@ -314,6 +317,12 @@ class Uncertainty:
         else:
             if self.kinks:
                 why = "the kink at " + ", ".join(t.kink for t in self.kinks)
+            elif clipped and self.clipping_sets_sd:
+                # a few draws at a domain's floor, where the output diverges, set the sd (0.045 % of a fabric
+                # bandwidth's draws at a thousandth of its value: sd 6.4 s where the others give 0.1 s)
+                why = (f"the draws clipped to the domain edge of {', '.join(t.parameter for t in clipped)} set it, "
+                       f"where the output diverges toward that edge: without them the sd is "
+                       f"{_q(mc.std_unclipped, self.unit)}; the percentiles hold")
             elif [t for t in clipped if t.clipped >= CLIPPED_BLAME]:
                 why = "the domain edge of " + ", ".join(t.parameter for t in clipped if t.clipped >= CLIPPED_BLAME)
             else:
@@ -322,6 +331,15 @@ class Uncertainty:
                        f"{AGREEMENT:g} standard errors, {_pct(tol, False, digits)}): first order breaks down here "
                        f"({why}).")
         return tuple(out)
+
+    @property
+    def clipping_sets_sd(self) -> bool:
+        """Whether the Monte Carlo draws clipped to a parameter's domain move its standard deviation by more than
+        :data:`AGREEMENT` standard errors (the sd over the other draws, :attr:`MonteCarlo.std_unclipped`)."""
+        mc = self.monte_carlo
+        if mc is None or mc.std_unclipped is None or math.isnan(mc.std):
+            return False
+        return abs(mc.std - mc.std_unclipped) > AGREEMENT * mc.std_error
 
     def to_dict(self) -> Dict[str, object]:
         """Plain Python values (``json.dumps`` takes them): the output, both estimates, every term."""
@@ -342,6 +360,7 @@ class Uncertainty:
                 "monte_carlo": None if mc is None else {
                     "samples": mc.samples, "valid": mc.valid, "seed": mc.seed, "distribution": "normal, clipped",
                     "mean": _plain(mc.mean), "std": _plain(mc.std), "std_error": _plain(mc.std_error),
+                    "std_unclipped": _plain(mc.std_unclipped),
                     "mean_error": _plain(mc.mean_error), "unsteady": mc.unsteady,
                     "percentiles": {str(k): _plain(v) for k, v in mc.percentiles.items()}},
                 "discrepancy": _plain(self.discrepancy), "agrees": self.agrees, "terms": terms,
@@ -715,18 +734,23 @@ def _monte_carlo(arguments, quantity, first, samples: int, seed: int, max_memory
     blocks = samples > BLOCK
     streams = _streams(seed, len(first), samples, blocks)
     y = np.empty(samples) if blocks else None
+    hit = np.zeros(samples, dtype=bool)         # the kept draws some parameter's domain clipped
     filled, clipped_count = 0, {p: 0 for (p, *_rest) in first}
     for start in range(0, samples, BLOCK) if blocks else (0,):
         n = min(BLOCK, samples - start) if blocks else samples
-        draws = {}
+        draws, was = {}, np.zeros(n, dtype=bool)
         for g, (p, _, v, s, *_rest) in zip(streams, first):
             x = v * (1.0 + s * g.standard_normal(n))
             lo, hi = domain(p, v)
-            clipped_count[p] += int(np.count_nonzero((x < lo) | (x > hi)))
+            out_of = (x < lo) | (x > hi)
+            clipped_count[p] += int(np.count_nonzero(out_of))
+            was |= out_of
             draws[p] = np.clip(x, lo, hi, out=x)
         r = sweep_arguments(arguments.replace(**draws), grid=False, outputs=[name])
         out = np.asarray(r[name], dtype=float)
-        out = out[np.asarray(np.broadcast_to(r.valid, out.shape)) & np.isfinite(out)]
+        keep = np.asarray(np.broadcast_to(r.valid, out.shape)) & np.isfinite(out)
+        out = out[keep]
+        hit[filled:filled + out.size] = was[keep]
         if not blocks:
             y = out
             filled = out.size
@@ -736,7 +760,10 @@ def _monte_carlo(arguments, quantity, first, samples: int, seed: int, max_memory
         del draws, r, out
     clipped = {p: c / samples for p, c in clipped_count.items()}
     y = y[:filled]
+    hit = hit[:filled]
     n = filled
+    unclipped = y[~hit] if hit.any() else None
+    sd_unclipped = float(unclipped.std(ddof=1)) if unclipped is not None and unclipped.size >= 2 else None
     if n < 2:
         nan = float("nan")
         return MonteCarlo(samples, n, seed, nan, nan, nan, nan, {k: nan for k in PERCENTILES}), clipped
@@ -751,7 +778,7 @@ def _monte_carlo(arguments, quantity, first, samples: int, seed: int, max_memory
         sd = math.sqrt(m2 / (n - 1))
         pct = dict(zip(PERCENTILES, map(float, np.percentile(y, PERCENTILES, overwrite_input=True))))
     se = math.sqrt(max(m4 - sd ** 4 * (n - 3) / (n - 1), 0.0) / n) / (2 * sd) if sd > 0 else 0.0
-    return MonteCarlo(samples, n, seed, mean, sd, se, sd / math.sqrt(n), pct), clipped
+    return MonteCarlo(samples, n, seed, mean, sd, se, sd / math.sqrt(n), pct, sd_unclipped), clipped
 
 
 def uncertainty(model, fleet, sigma: Mapping[str, float], output: str = "mfu", *, samples: Optional[int] = None,
