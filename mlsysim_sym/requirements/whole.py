@@ -221,7 +221,7 @@ def best_valid(pr: Problem) -> Tuple[Optional[Tuple[float, float]], Tuple[str, .
     top = max(tried, key=lambda t: t[1] * pr.direction) if tried else None
     if best is not None and top is not None and (top[1] - best[1]) * pr.direction > 0:
         # the memory binds between the best that fits and a better value that does not: the best that fits lies
-        # at the memory's edge, not at a halving or doubling of the configuration's value (seq_len 6144, not 4096)
+        # at the memory's edge, not at a halving or doubling of the configuration's value (seq_len 6702, not 4096)
         edge = _at_memory_edge(pr, best, top)
         if edge is not None and (edge[1] - best[1]) * pr.direction > 0:
             best = edge
