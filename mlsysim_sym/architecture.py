@@ -30,7 +30,7 @@ import sympy as sp
 
 from .shape import FIELD_SYMBOLS, ShapeKind, build_shape, convention
 from .symbols import sym
-from .types import Workload
+from .types import Workload, kv_width_fraction
 
 __all__ = ["Architecture", "CARD_FIELDS"]
 
@@ -154,7 +154,7 @@ class Architecture:
         if self.attention == "mla":
             width = self.heads * (v[FIELD_SYMBOLS["head_dim"]] + self.rope_dim + v[FIELD_SYMBOLS["v_head_dim"]]) / 2
         else:
-            width = v[FIELD_SYMBOLS["kv_heads"]] * v[FIELD_SYMBOLS["head_dim"]]
+            return kv_width_fraction(v[FIELD_SYMBOLS["kv_heads"]], v[FIELD_SYMBOLS["head_dim"]], self.hidden)
         return width / self.hidden
 
     # ---- the record the models price ---------------------------------------------------------------------

@@ -472,7 +472,7 @@ def describe(a: Arguments, effects: bool = False) -> str:
         # away from the card's own value, shown even at the table's default (kv_fraction 1 on a GQA card); an
         # architecture card's sequence always (mlsysim's default 2048 is not the length today's models train at)
         text = _part(p, v, always=k == "batch_size" or own_default
-                     or (k == "seq_len" and getattr(a.workload, "attention_heads", None) is not None))
+                     or (k == "seq_len" and getattr(a.workload, "architecture", None) is not None))
         if text and p.fidelity == "extended":
             (own if not effects or _moves(a, k) else idle).append(text)
         elif text:
@@ -561,8 +561,8 @@ def _fleet_text(a: Arguments) -> Tuple[str, bool]:
 
 
 def _record_default(a: Arguments, p: Param):
-    """The workload's own value of a keyword that defaults to it (``kv_fraction``: the card's keys' and values'
-    width), or None (no such field, or the record does not set it)."""
+    """The workload's own value of a keyword that defaults to it (``kv_fraction``: the keys' and values' width of
+    a card, or of the heads a record lists), or None (no such field, or the record does not set it)."""
     return getattr(a.workload, p.record_default, None) if p.record_default else None
 
 

@@ -42,7 +42,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Dict, Optional, Tuple
 
-from .types import CARD_FIELDS, Accelerator, Fabric, Fleet, Node, Workload
+from .types import CARD_FIELDS, HEAD_FIELDS, Accelerator, Fabric, Fleet, Node, Workload, record_heads
 
 __all__ = [
     "CATALOG_FORMAT",
@@ -293,6 +293,7 @@ def _convert_workload(m) -> Workload:
         hidden_dim=_count(getattr(m, "hidden_dim", None)),
         active_experts_per_token=_count(getattr(m, "active_experts_per_token", None)),
         denoising_steps=_count(getattr(m, "denoising_steps", None)),
+        **record_heads(*(_count(getattr(m, k, None)) for k in ("heads", "kv_heads", "head_dim", "hidden_dim"))),
     )
 
 
@@ -485,7 +486,8 @@ def build_catalog(
         "fleets": {},
     }
     for key, (category, w) in workloads.items():
-        out["workloads"][key] = {"category": category, **_plain(w, skip=CARD_FIELDS)}
+        out["workloads"][key] = {"category": category,
+                                 **_plain(w, skip=[f for f in CARD_FIELDS if f not in HEAD_FIELDS])}
     for key, f in fleets.items():
         acc = f.node.accelerator
         a = _plain(acc)

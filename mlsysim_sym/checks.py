@@ -274,7 +274,7 @@ def _head_rules() -> Tuple[Rule, ...]:
     (megatron/core/transformer/transformer_config.py, ``TransformerConfig.__post_init__``): ``tp_size`` divides the
     attention heads, and is a multiple or a divisor of the key/value heads (the query groups). A multiple
     replicates them, which Megatron-LM accepts since f7dfb99795 (2025-12-07, "Support TP greater than
-    num_kv_heads"; earlier releases required TP to divide them). A record without a card has no heads (0): not
+    num_kv_heads"; earlier releases required TP to divide them). A record that lists no heads has none (0): not
     checked."""
     tp, Hq, Hkv = A.tp_size, A.attention_heads, A.kv_heads
     kw = dict(extended=True, transformer=True)

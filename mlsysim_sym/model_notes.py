@@ -120,10 +120,10 @@ NOTES: Tuple[Note, ...] = (
          "expert parallelism, yet prices an all-to-all of its tokens; ep_size 1 prices it without (mlsysim's model, "
          "fidelity=\"mlsysim\", splits every weight over EP instead)"),
     Note("kv_whole", _kv_whole,
-         "cp_size {cp}: {workload} has no key/value width here (mlsysim's records and model files carry no "
-         "kv_fraction, whatever heads they list), so kv_fraction is 1 (every attention head its own keys "
-         "and values); a grouped-query model exchanges less: pass its kv_fraction (its key/value heads over its "
-         "heads: 8 of 64 is 0.125) or use its architecture card (modern/...)"),
+         "cp_size {cp}: {workload} lists no attention heads, so kv_fraction is 1 (every attention head its own "
+         "keys and values); a grouped-query model exchanges less: give its heads and kv_heads (a model file), "
+         "pass its kv_fraction (its key/value heads over its heads: 8 of 64 is 0.125) or use its architecture "
+         "card (modern/...)"),
     Note("tp_straddles", _tp_straddles, "the TP group of {tp} " + _ON_THE_FABRIC),
     Note("experts_straddle", _experts_straddle, "the expert group (EP x ETP) of {ep_etp} " + _ON_THE_FABRIC),
     Note("tp_cp_straddles", _tp_cp_straddles, "the TP x CP group of {tp_cp} " + _ON_THE_FABRIC),

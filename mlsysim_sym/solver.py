@@ -470,7 +470,8 @@ class DistributedModel:
         kv_fraction
             Extended model: width of the keys and values over the hidden size (``H_KV d_head / d``, > 0; 1 for
             multi-head attention, 1/16 for Llama 3 405B): sizes the context-parallel exchange. None (the
-            default): an architecture card's own width, else 1.
+            default): an architecture card's own width, or that of the heads a record lists (mlsysim's
+            ``Llama3_70B``: 8 of 64 heads, 0.125), else 1.
         etp_size
             Extended model: expert tensor-parallel degree, >= 1 (Megatron-Core's
             ``expert_tensor_parallel_size``): the ranks that split each expert's matrices. With ``ep_size``, expert

@@ -402,7 +402,7 @@ _keyword("tov", "tp_comm_overlap", False, rf"\chi_{{{T}{{TP-ov}}}}", "1",
          short="TP overlap", option="--tp-overlap")
 _keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
          "width of the keys and values as a fraction of d (H_KV d_head / d: 1 for multi-head attention; an "
-         "architecture card's own where the call does not set it)",
+         "architecture card's own, or that of the heads a record lists, where the call does not set it)",
          rows=C, label="K/V width fraction", fidelity=_EXT, range=Range(0, math.inf, lo_open=True),
          short="KV fraction", record_default="kv_fraction")
 _keyword("etp", "etp_size", 1, rf"N_{{{T}{{ETP}}}}", "1",
@@ -465,12 +465,12 @@ _field("E_exp", "workload", "experts", rf"E_{{{T}{{routed}}}}", "1",
        "routed experts of each MoE layer (an architecture card's; 0 for a record without one)", "count", "count0",
        fallback=0, label="routed experts", fidelity=_EXT)
 _field("H_q", "workload", "attention_heads", rf"N_{{{T}{{heads}}}}", "1",
-       "attention (query) heads of each layer (an architecture card's; 0 for a record without one): tensor "
-       "parallelism splits them", "count", "count0", r"\AttentionHeadCount", fallback=0, label="attention heads",
+       "attention (query) heads of each layer (an architecture card's, or those a record lists; 0 for a record "
+       "without them): tensor parallelism splits them", "count", "count0", r"\AttentionHeadCount", fallback=0, label="attention heads",
        fidelity=_EXT)
 _field("H_kv", "workload", "kv_heads", rf"H_{{{T}{{KV}}}}", "1",
        "key/value heads (query groups) of each layer, the attention heads under latent attention (an architecture "
-       "card's; 0 for a record without one)", "count", "count0", r"\KvHeadCount", fallback=0, label="key/value heads",
+       "card's, or those a record lists; 0 for a record without heads)", "count", "count0", r"\KvHeadCount", fallback=0, label="key/value heads",
        fidelity=_EXT)
 _field("d_exp", "workload", "expert_ffn", rf"d_{{{T}{{ff,e}}}}", "1",
        "width of one routed expert's MLP (an architecture card's; 0 for a record without one): expert tensor "

@@ -134,8 +134,32 @@ class Fleet:
         return self.count * self.node.accelerators_per_node
 
 
-#: The workload fields an architecture card adds (mlsysim's records have none of them).
+#: The workload fields an architecture card adds; of these, mlsysim's records give only their heads
+#: (:data:`HEAD_FIELDS`).
 CARD_FIELDS = ("attention_flops", "window_attention_flops", "attention_window", "causal", "kv_fraction",
                "activation_values", "expert_parameters", "output_flops", "experts", "attention_heads",
                "kv_heads", "expert_ffn", "architecture")
+#: The card fields a record of mlsysim's (registry or model file) gives when it lists its heads
+#: (:func:`record_heads`).
+HEAD_FIELDS = ("kv_fraction", "attention_heads", "kv_heads")
+
+
+def kv_width_fraction(kv_heads, head_dim, hidden):
+    """The keys' and values' width as a fraction of the hidden size, as context parallelism exchanges them:
+    ``H_KV d_head / d`` (1 for multi-head attention whose heads split the hidden size)."""
+    return kv_heads * head_dim / hidden
+
+
+def record_heads(heads, kv_heads, head_dim, hidden) -> dict:
+    """The :data:`HEAD_FIELDS` of a record of mlsysim's (``TransformerWorkload``'s ``heads``, ``kv_heads``,
+    ``head_dim`` and ``hidden_dim``, None where not given), read with mlsysim's conventions
+    (``TransformerWorkload.kv_cache_size``): no ``kv_heads`` is multi-head attention (as many as the heads), no
+    ``head_dim`` is ``hidden_dim // heads``. A record without heads gives none of them (None: the extended model
+    then exchanges every head's keys and values under context parallelism, and checks no head split)."""
+    if not heads:
+        return dict.fromkeys(HEAD_FIELDS)
+    kv = kv_heads or heads
+    width = kv_width_fraction(kv, head_dim or hidden // heads, hidden) if hidden else None
+    return {"kv_fraction": None if width is None else float(width), "attention_heads": int(heads),
+            "kv_heads": int(kv)}
 

@@ -434,7 +434,7 @@ def test_the_notes_below_a_result_are_the_command_lines(page):
         ("#model=Llama3_70B&fleet=Research_256&batch_size=256&tp_size=8&pp_size=4&microbatch_count=8&cp_size=2"
          "&zero_stage=3&fidelity=extended&efficiency=0.7",
          dict(cp_size=2, zero_stage=3, fidelity="extended", efficiency=0.7),
-         "note: cp_size 2: Llama-3.1-70B has no key/value width here"),
+         "note: ZeRO-3 under a pipeline: a stage keeps its weights gathered"),
     ]
     for link, kw, start in cases:
         _open(page, link)

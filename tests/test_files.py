@@ -552,7 +552,7 @@ OWN_FILE_CASES = [
     # a CNN has no hidden_dim (the first field of the file that it lacks)
     ("mymodel.yaml", "architecture: Transformer", "architecture: CNN", "hidden_dim: unknown field; mlsysim's "
                                                                        "CNNWorkload has"),
-    ("mymodel.yaml", "heads: 40", "heads: many", "heads: must be a whole number, got 'many'"),
+    ("mymodel.yaml", "heads: 40", "heads: many", "heads: must be a whole number >= 1 and at most 2**53, got 'many'"),
     ("myhw.yaml", "1200 TFLOPs / s\n  precision", "1200 TFLOPS\n  precision",
      "hardware.name: {d}/myhw.yaml: compute.peak_flops: expected a rate such as '989.5 TFLOP/s', '1200 TFLOPs / s' "
      "or '1979 TOPS', got '1200 TFLOPS': mlsysim reads its files' units with pint, which does not read 'TFLOPS'"),
@@ -961,24 +961,38 @@ def test_what_an_engineers_trial_found_a_plan_file_left_unsaid(tmp_path):
                                       "resized to 4 racks (288 accelerators)")
 
 
-def test_a_model_file_in_mlsysims_layout_says_its_key_value_heads_are_not_read(tmp_path):
-    # heads 64 and kv_heads 8 in mlsysim's own model layout: read as from_mlsysim reads mlsysim's
-    # TransformerWorkload (and the bundled registry its records), without a key/value width; the note said the file
-    # "gives no key/value heads", which it does. It now says what is read, and kv_fraction 0.125 prices the
-    # exchange of the modern catalog's card of the same shape
-    model = _write(tmp_path, "my70b.yaml", "name: My-70B\narchitecture: Transformer\nparameters: 70.6e9 param\n"
-                                           "inference_flops: 141.2e9 flop\nlayers: 80\nhidden_dim: 8192\nheads: 64\n"
-                                           "kv_heads: 8\n")
-    assert files.workload(model).kv_fraction is None
+def test_a_model_file_in_mlsysims_layout_carries_its_key_value_heads(tmp_path):
+    # heads 64 and kv_heads 8 in mlsysim's own model layout: read as from_mlsysim reads mlsysim's TransformerWorkload
+    # (and the bundled registry its records): 8 key/value heads of 8192 / 64 = 128 are 0.125 of the hidden size, the
+    # width the modern catalog's card of the same shape exchanges; no note. The same file without heads exchanges
+    # every head's keys and values, and says so
+    text = ("name: My-70B\narchitecture: Transformer\nparameters: 70.6e9 param\ninference_flops: 141.2e9 flop\n"
+            "layers: 80\nhidden_dim: 8192\n")
+    model = _write(tmp_path, "my70b.yaml", text + "heads: 64\nkv_heads: 8\n")
+    bare = _write(tmp_path, "bare.yaml", text)
+    w = files.workload(model)
+    assert (w.kv_fraction, w.attention_heads, w.kv_heads) == (0.125, 64, 8)
+    assert files.workload(bare).kv_fraction is None
     kw = dict(batch_size=1024, tp_size=8, pp_size=4, cp_size=2, microbatch_count=16, seq_len=8192)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        whole = DistributedModel(fidelity="extended").solve(model, "modern/H200-1024", **kw)
-        given = DistributedModel(fidelity="extended").solve(model, "modern/H200-1024", kv_fraction=0.125, **kw)
+        read = DistributedModel(fidelity="extended").solve(model, "modern/H200-1024", **kw)
+        given = DistributedModel(fidelity="extended").solve(bare, "modern/H200-1024", kv_fraction=0.125, **kw)
+        whole = DistributedModel(fidelity="extended").solve(bare, "modern/H200-1024", **kw)
         card = DistributedModel(fidelity="extended").solve("modern/Llama-3.1-70B", "modern/H200-1024", **kw)
-    assert whole._model_notes()[0].startswith("cp_size 2: My-70B has no key/value width here (mlsysim's records and "
-                                              "model files carry no kv_fraction, whatever heads they list)")
-    assert given.extended["cp_communication_latency"] == pytest.approx(
+    assert read._model_notes() == [] and read.step_latency_total == given.step_latency_total
+    assert whole._model_notes()[0].startswith("cp_size 2: My-70B lists no attention heads, so kv_fraction is 1")
+    assert read.extended["cp_communication_latency"] == pytest.approx(
         whole.extended["cp_communication_latency"] * 0.125, rel=0.05)
-    assert given.extended["cp_communication_latency"] == pytest.approx(card.extended["cp_communication_latency"],
-                                                                       rel=0.01)
+    assert read.extended["cp_communication_latency"] == pytest.approx(card.extended["cp_communication_latency"],
+                                                                      rel=0.01)
+    # mlsysim's conventions: head_dim overrides hidden_dim / heads (1 key/value head of 256 of 8192), and a kv_heads
+    # that does not divide the heads, or no head, is refused by name
+    palm = _write(tmp_path, "palm.yaml", text + "heads: 64\nkv_heads: 1\nhead_dim: 256\n")
+    assert files.workload(palm).kv_fraction == 256 / 8192
+    odd = _write(tmp_path, "odd.yaml", text + "heads: 64\nkv_heads: 7\n")
+    with pytest.raises(files.FileError, match=r"kv_heads: must divide heads \(64\), got 7"):
+        files.workload(odd)
+    zero = _write(tmp_path, "zero.yaml", text + "heads: 0\n")
+    with pytest.raises(files.FileError, match=r"heads: must be a whole number >= 1"):
+        files.workload(zero)
