@@ -729,6 +729,8 @@ function notesOf(w, lowered, named, meta, fx, extended) {
       experts: w.notes.experts, moe_record: w.notes.moe_record, kv_given: w.notes.kv_given,
       expert_weights: "expert_parameters" in named && truth(named.expert_parameters) ? 1n : 0n,
       kvf: P.float(lowered.kv_fraction),
+      // the page sets no record field: none of a card's shape or a record's heads moved away from the record's
+      card: w.notes.card, shape_set: "", shape_value: 0n, kv_moved: 0n,
     };
     for (const [m, on] of Object.entries(meta.mechanisms)) values[`on_${m}`] = on;
   } catch (e) {

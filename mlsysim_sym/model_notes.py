@@ -73,6 +73,14 @@ def _kv_whole(on_context_parallel, transformer, cp, kvf, kv_given):
     return on_context_parallel and transformer and cp > 1 and kvf == 1 and not kv_given
 
 
+def _card_shape_set(card, shape_set):
+    return card and shape_set != ""
+
+
+def _record_heads_set(extended, transformer, card, cp, shape_set, kv_moved):
+    return extended and transformer and not card and cp > 1 and shape_set != "" and not kv_moved
+
+
 # mlsysim_sym.terms.extended.group_link: a group's collectives on NVLink only where its size divides a node's
 def _tp_straddles(extended, transformer, on_sequence_parallel, tp, apn):
     return extended and transformer and on_sequence_parallel and 1 < tp and tp < apn and apn % tp != 0
@@ -124,6 +132,13 @@ NOTES: Tuple[Note, ...] = (
          "keys and values); a grouped-query model exchanges less: give its heads and kv_heads (a model file), "
          "pass its kv_fraction (its key/value heads over its heads: 8 of 64 is 0.125) or use its architecture "
          "card (modern/...)"),
+    Note("card_shape_set", _card_shape_set,
+         "{shape_set} {shape_value}: the other numbers of {workload}'s architecture card (its parameters, FLOPs, "
+         "activations and key/value width) stay those of its own shape, which a field does not change; a card of "
+         "the shape meant prices that model (docs/architecture.md)"),
+    Note("record_heads_set", _record_heads_set,
+         "cp_size {cp}, {shape_set} {shape_value}: the key/value width of {workload} stays the one its listed heads "
+         "give (kv_fraction {kvf}), which a field does not change; pass the kv_fraction of the heads meant"),
     Note("tp_straddles", _tp_straddles, "the TP group of {tp} " + _ON_THE_FABRIC),
     Note("experts_straddle", _experts_straddle, "the expert group (EP x ETP) of {ep_etp} " + _ON_THE_FABRIC),
     Note("tp_cp_straddles", _tp_cp_straddles, "the TP x CP group of {tp_cp} " + _ON_THE_FABRIC),
@@ -136,6 +151,12 @@ NOTES: Tuple[Note, ...] = (
 )
 
 
+#: The fields of a workload from which it derives others: an architecture card's shape (its parameters, FLOPs,
+#: activations and key/value width), the heads a record lists (its key/value width, ``types.record_heads``). A
+#: call that sets one sets that input of the model alone.
+_CARD_SHAPE = ("layers", "hidden_dim", "attention_heads", "kv_heads", "experts", "expert_ffn")
+_RECORD_HEADS = ("attention_heads", "kv_heads")
+
 #: The mechanisms a note reads whether they are priced (its ``on_<name>`` values), from the notes themselves.
 MECHANISMS_READ = tuple(dict.fromkeys(k[3:] for n in NOTES for k in n.reads if k.startswith("on_")))
 
@@ -143,9 +164,10 @@ MECHANISMS_READ = tuple(dict.fromkeys(k[3:] for n in NOTES for k in n.reads if k
 def workload_inputs(w) -> Dict[str, int]:
     """What the notes read of the workload: an architecture card's routed experts (0: none given), whether it is a
     mixture of experts whose experts a record does not count (its active parameters), whether it gives its own
-    key/value share (the calculator page embeds these per catalog workload)."""
+    key/value share, whether it is an architecture card (the calculator page embeds these per catalog
+    workload)."""
     return {"experts": int(w.experts or 0), "moe_record": int(bool(w.active_parameters)),
-            "kv_given": int(bool(getattr(w, "kv_fraction", None)))}
+            "kv_given": int(bool(getattr(w, "kv_fraction", None))), "card": int(w.architecture is not None)}
 
 
 def inputs(a: Arguments) -> Dict[str, object]:
@@ -162,6 +184,10 @@ def inputs(a: Arguments) -> Dict[str, object]:
         "expert_weights": int(bool(a.values.get(sym.P_exp) or 0)), "kvf": float(a["kv_fraction"]),
     }
     values.update({f"on_{m}": int(a.model.on(m)) for m in MECHANISMS_READ})
+    derived = _CARD_SHAPE if values["card"] else _RECORD_HEADS if w.kv_fraction is not None else ()
+    moved = [(k, v) for k, v in a.fields if k in derived and float(v) != float(getattr(w, k) or 0)]
+    values.update(shape_set=moved[0][0] if moved else "", shape_value=moved[0][1] if moved else 0,
+                  kv_moved=int(float(a["kv_fraction"]) != float(w.kv_fraction or 0)))
     return values
 
 

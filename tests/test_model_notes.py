@@ -92,7 +92,7 @@ def test_mlsysims_model_notes_its_fp8_pricing_not_the_extended_models_layouts():
     text, _ = _notes("Llama3_70B", "Research_256", dm=DistributedModel(), batch_size=256, tp_size=8, pp_size=4,
                      microbatch_count=8, zero_stage=3, precision="fp8")
     assert text.startswith("note: mlsysim's model prices all of the step's compute at the fp8 peak")
-    assert "ZeRO" not in text and len(NOTES) == 11
+    assert "ZeRO" not in text and len(NOTES) == 13
 
 
 @pytest.mark.parametrize("kw,name,shown", [
@@ -150,3 +150,26 @@ def test_the_extended_model_says_a_dense_record_at_ep_above_1_is_dense_not_that_
     # Mixtral's record is a mixture of experts whose expert weights it does not give: that note stays
     text, _ = _notes("Mixtral_8x7B", H100, batch_size=1024, ep_size=8)
     assert "gives no routed-expert parameters" in text and "is dense" not in text
+
+
+def test_a_field_set_on_a_cards_shape_or_a_records_heads_is_said_to_set_that_input_alone():
+    # a card derives its parameters and FLOPs from its shape: layers=40 on the 80-layer card halves no weight (the
+    # same 70.6e9 parameters over tp 8 x pp 4), and says so; the card's own 80 says nothing
+    kw = dict(batch_size=256, tp_size=8, pp_size=4, microbatch_count=8)
+    mlsysim = DistributedModel()
+    text, r = _notes("modern/Llama-3.1-70B", "Research_256", dm=mlsysim, layers=40, **kw)
+    same, s = _notes("modern/Llama-3.1-70B", "Research_256", dm=mlsysim, layers=80, **kw)
+    assert "layers 40: the other numbers of modern/Llama-3.1-70B's architecture card (its parameters, FLOPs" in text
+    assert "architecture card" not in same and r.memory["M_weights"] == s.memory["M_weights"]
+    # a record's key/value width comes from its listed heads (8 of 64: 0.125): kv_heads=4 under CP moves the head
+    # checks, not the width (the same exchange), and says so; given kv_fraction, or without CP, nothing to say
+    kw = dict(batch_size=256, tp_size=8, cp_size=2)
+    text, r = _notes("Llama3_70B", "Research_256", kv_heads=4, **kw)
+    _, plain = _notes("Llama3_70B", "Research_256", **kw)
+    assert ("cp_size 2, kv_heads 4: the key/value width of Llama-3.1-70B stays the one its listed heads give "
+            "(kv_fraction 0.125)") in text
+    assert r.extended["cp_communication_latency"] == plain.extended["cp_communication_latency"]
+    given, g = _notes("Llama3_70B", "Research_256", kv_heads=4, kv_fraction=0.0625, **kw)
+    one, _ = _notes("Llama3_70B", "Research_256", kv_heads=4, batch_size=256, tp_size=8)
+    assert "key/value width" not in given + one
+    assert g.extended["cp_communication_latency"] < r.extended["cp_communication_latency"]
