@@ -21,7 +21,8 @@ JSON layout (format 1)::
     {"format": 1, "source": {...}, "units": {...},
      "workloads":    {attr: {"category", "name", "kind", "parameters", "model_size",
                              "inference_flops", "active_parameters", "layers",
-                             "hidden_dim", "active_experts_per_token", "denoising_steps"}},
+                             "hidden_dim", "active_experts_per_token", "denoising_steps",
+                             "kv_fraction", "attention_heads", "kv_heads"}},
      "accelerators": {name: {<Accelerator fields>, "precision_flops": [[key, flop/s], ...]}},
      "nodes":        {name: {"name", "accelerator": <accelerator name>,
                              "accelerators_per_node", "intra_node_bw"}},
@@ -29,7 +30,8 @@ JSON layout (format 1)::
      "fleets":       {attr: {"name", "node": <node name>, "count", "fabric": <fabric name>}}}
 
 Every magnitude is a float in SI base units (B, s, flop, flop/s, B/s, W), null when
-mlsysim has None; counts are ints.
+mlsysim has None; counts are ints. A workload's last three come from the heads mlsysim's
+record lists (:func:`~mlsysim_sym.types.record_heads`; null where it lists none).
 """
 from __future__ import annotations
 
