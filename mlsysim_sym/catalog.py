@@ -295,7 +295,8 @@ def _convert_workload(m) -> Workload:
         hidden_dim=_count(getattr(m, "hidden_dim", None)),
         active_experts_per_token=_count(getattr(m, "active_experts_per_token", None)),
         denoising_steps=_count(getattr(m, "denoising_steps", None)),
-        **record_heads(*(_count(getattr(m, k, None)) for k in ("heads", "kv_heads", "head_dim", "hidden_dim"))),
+        **record_heads(*(_count(getattr(m, k, None)) for k in ("heads", "kv_heads", "head_dim", "hidden_dim",
+                                                               "kv_lora_rank"))),
     )
 
 

@@ -279,6 +279,11 @@ def _head_rules() -> Tuple[Rule, ...]:
     tp, Hq, Hkv = A.tp_size, A.attention_heads, A.kv_heads
     kw = dict(extended=True, transformer=True)
     return (
+        # the heads a record lists as mlsysim reads them (types.record_heads), or set by a field: a key/value head
+        # serves a whole group of query heads (Max: no division by a record's 0)
+        Rule(sp.Ne(sp.Mod(Hq, sp.Max(Hkv, 1)), 0), "kv_heads ({kv_heads}) must divide the attention heads of "
+             "each layer ({attention_heads}): each key/value head serves a group of query heads",
+             sp.And(Hq > 0, Hkv > 0), shows=(("kv_heads", Hkv), ("attention_heads", Hq)), **kw),
         Rule(sp.And(Hq > 0, sp.Ne(sp.Mod(Hq, tp), 0)), "tp_size ({tp_size}) must divide the attention heads of "
              "each layer ({attention_heads}): each rank computes whole heads", tp > 1,
              shows=(("attention_heads", Hq),), **kw),

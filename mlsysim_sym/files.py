@@ -790,7 +790,7 @@ _OWN_WORKLOAD = {
     "training_dataset_size": "any", "parameter_range_min": "any", "parameter_range_max": "any",
     "release_year": "int"}
 _OWN_TRANSFORMER = {
-    **_OWN_WORKLOAD, "layers": "whole", "hidden_dim": "whole", "heads": "whole", "kv_heads": "whole", "head_dim": "whole",
+    **_OWN_WORKLOAD, "layers": "whole", "hidden_dim": "whole", "heads": "int", "kv_heads": "int", "head_dim": "int",
     "kv_lora_rank": "int", "qk_rope_head_dim": "int", "training_ops": "any", "training_tokens": "any",
     "training_accelerators_ref": "any", "training_days_ref": "any", "training_energy_mwh": "any",
     "training_gpu_days": "real", "training_hardware_label": "str", "context_length": "int", "vocab_size": "int",
@@ -923,14 +923,11 @@ def _own_workload(data: Dict[str, Any], at: str) -> Workload:
         # mlsysim reads such a file, but its step cannot be priced: mlsysim's lowering needs the parameters too
         raise FileError(f"{at}: parameters: missing (mlsysim's {cls} reads the file without it, but the step's "
                         "weights, gradients and FLOPs are priced from the parameters)")
-    heads, kv = v.get("heads"), v.get("kv_heads")
-    if heads and kv and heads % kv:
-        raise FileError(f"{at}: kv_heads: must divide heads ({heads}), got {kv}: each key/value head serves a "
-                        "group of query heads")
     return Workload(name=v["name"], kind=kind, **{k: v.get(k) for k in ("parameters", "model_size",
                                                                         "inference_flops", "layers", "hidden_dim",
                                                                         "denoising_steps")},
-                    **record_heads(*(v.get(k) for k in ("heads", "kv_heads", "head_dim", "hidden_dim"))))
+                    **record_heads(*(v.get(k) for k in ("heads", "kv_heads", "head_dim", "hidden_dim",
+                                                        "kv_lora_rank"))))
 
 
 def _own_hardware(data: Dict[str, Any], at: str):

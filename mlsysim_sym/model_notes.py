@@ -69,16 +69,17 @@ def _ep_on_dense_extended(on_moe_layout, transformer, ep, expert_weights, expert
     return on_moe_layout and transformer and ep > 1 and not expert_weights and experts == 0 and not moe_record
 
 
-def _kv_whole(on_context_parallel, transformer, cp, kvf, kv_given):
-    return on_context_parallel and transformer and cp > 1 and kvf == 1 and not kv_given
+def _kv_whole(on_context_parallel, transformer, cp, kvf, kv_given, shape_set):
+    return on_context_parallel and transformer and cp > 1 and kvf == 1 and not kv_given and shape_set == ""
 
 
 def _card_shape_set(card, shape_set):
     return card and shape_set != ""
 
 
-def _record_heads_set(extended, transformer, card, cp, shape_set, kv_moved):
-    return extended and transformer and not card and cp > 1 and shape_set != "" and not kv_moved
+def _record_heads_set(extended, transformer, cp, shape_set, kv_moved):
+    return (extended and transformer and cp > 1 and (shape_set == "attention_heads" or shape_set == "kv_heads")
+            and not kv_moved)
 
 
 # mlsysim_sym.terms.extended.group_link: a group's collectives on NVLink only where its size divides a node's
@@ -133,12 +134,12 @@ NOTES: Tuple[Note, ...] = (
          "pass its kv_fraction (its key/value heads over its heads: 8 of 64 is 0.125) or use its architecture "
          "card (modern/...)"),
     Note("card_shape_set", _card_shape_set,
-         "{shape_set} {shape_value}: the other numbers of {workload}'s architecture card (its parameters, FLOPs, "
-         "activations and key/value width) stay those of its own shape, which a field does not change; a card of "
-         "the shape meant prices that model (docs/architecture.md)"),
+         "{shape_set} {shape_value}: the parameters and FLOPs of {workload}'s architecture card stay those of its "
+         "own shape, which a field does not change; a card of the shape meant prices that model "
+         "(docs/architecture.md)"),
     Note("record_heads_set", _record_heads_set,
-         "cp_size {cp}, {shape_set} {shape_value}: the key/value width of {workload} stays the one its listed heads "
-         "give (kv_fraction {kvf}), which a field does not change; pass the kv_fraction of the heads meant"),
+         "cp_size {cp}, {shape_set} {shape_value}: the key/value width priced stays kv_fraction {kvf}, which "
+         "setting {shape_set} does not change; kv_fraction sets it"),
     Note("tp_straddles", _tp_straddles, "the TP group of {tp} " + _ON_THE_FABRIC),
     Note("experts_straddle", _experts_straddle, "the expert group (EP x ETP) of {ep_etp} " + _ON_THE_FABRIC),
     Note("tp_cp_straddles", _tp_cp_straddles, "the TP x CP group of {tp_cp} " + _ON_THE_FABRIC),
@@ -151,9 +152,9 @@ NOTES: Tuple[Note, ...] = (
 )
 
 
-#: The fields of a workload from which it derives others: an architecture card's shape (its parameters, FLOPs,
-#: activations and key/value width), the heads a record lists (its key/value width, ``types.record_heads``). A
-#: call that sets one sets that input of the model alone.
+#: The fields of a workload from which it derives others: an architecture card's shape (its parameters, FLOPs
+#: and key/value width), the heads of a record (its key/value width, ``types.record_heads``, whether it lists them
+#: or not). A call that sets one sets that input of the model alone.
 _CARD_SHAPE = ("layers", "hidden_dim", "attention_heads", "kv_heads", "experts", "expert_ffn")
 _RECORD_HEADS = ("attention_heads", "kv_heads")
 
@@ -184,10 +185,11 @@ def inputs(a: Arguments) -> Dict[str, object]:
         "expert_weights": int(bool(a.values.get(sym.P_exp) or 0)), "kvf": float(a["kv_fraction"]),
     }
     values.update({f"on_{m}": int(a.model.on(m)) for m in MECHANISMS_READ})
-    derived = _CARD_SHAPE if values["card"] else _RECORD_HEADS if w.kv_fraction is not None else ()
+    derived = _CARD_SHAPE if values["card"] else _RECORD_HEADS
     moved = [(k, v) for k, v in a.fields if k in derived and float(v) != float(getattr(w, k) or 0)]
+    # kv_moved: the width priced is not the record's own (a card's, a record's heads', else the default 1)
     values.update(shape_set=moved[0][0] if moved else "", shape_value=moved[0][1] if moved else 0,
-                  kv_moved=int(float(a["kv_fraction"]) != float(w.kv_fraction or 0)))
+                  kv_moved=int(float(a["kv_fraction"]) != float(w.kv_fraction or 1)))
     return values
 
 

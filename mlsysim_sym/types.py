@@ -150,16 +150,21 @@ def kv_width_fraction(kv_heads, head_dim, hidden):
     return kv_heads * head_dim / hidden
 
 
-def record_heads(heads, kv_heads, head_dim, hidden) -> dict:
+def record_heads(heads, kv_heads, head_dim, hidden, kv_lora_rank=None) -> dict:
     """The :data:`HEAD_FIELDS` of a record of mlsysim's (``TransformerWorkload``'s ``heads``, ``kv_heads``,
-    ``head_dim`` and ``hidden_dim``, None where not given), read with mlsysim's conventions
+    ``head_dim``, ``hidden_dim`` and ``kv_lora_rank``, None where not given), read with mlsysim's conventions
     (``TransformerWorkload.kv_cache_size``): no ``kv_heads`` is multi-head attention (as many as the heads), no
     ``head_dim`` is ``hidden_dim // heads``. A record without heads gives none of them (None: the extended model
-    then exchanges every head's keys and values under context parallelism, and checks no head split)."""
-    if not heads:
+    then exchanges every head's keys and values under context parallelism, and checks no head split); so does
+    latent attention (a ``kv_lora_rank``: its keys and values are no ``H_KV d_head``, and mlsysim's DeepSeek_V3
+    lists 56 heads where the model has 128; the modern catalog's card describes it), fewer than one head, and a
+    head width below one (more heads than ``hidden_dim``). Key/value heads mlsysim reads but no model has (more
+    than the heads, or not dividing them) are kept as given: the extended model's checks refuse them by name."""
+    if not heads or heads < 1 or kv_lora_rank:
         return dict.fromkeys(HEAD_FIELDS)
-    kv = kv_heads or heads
-    width = kv_width_fraction(kv, head_dim or hidden // heads, hidden) if hidden else None
-    return {"kv_fraction": None if width is None else float(width), "attention_heads": int(heads),
-            "kv_heads": int(kv)}
-
+    kv = kv_heads if kv_heads and kv_heads >= 1 else heads
+    width = head_dim if head_dim and head_dim >= 1 else (hidden // heads if hidden else None)
+    if width is not None and width < 1:
+        return dict.fromkeys(HEAD_FIELDS)
+    kvf = float(kv_width_fraction(kv, width, hidden)) if width and hidden else None
+    return {"kv_fraction": kvf, "attention_heads": int(heads), "kv_heads": int(kv)}

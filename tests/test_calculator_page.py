@@ -267,7 +267,11 @@ def test_text_the_browser_cannot_read_as_a_number_is_refused_not_priced_as_the_d
                                "Research_256"),
     ("tp=8", "tp: not a setting of this page (tp=8)"),
     # a repeated key: the last value held, unsaid (a link edited by hand that kept the old value)
-    ("batch_size=256&batch_size=512", "batch_size: given 2 times (256, 512); the page shows the last, 512"),
+    ("batch_size=256&batch_size=512", "batch_size: given 2 times (256, 512); the last holds"),
+    # the last of a repeated model is unknown: the page shows its example's, said once
+    ("model=GPT2&model=Foo", "model: given 2 times (GPT2, Foo); the last holds; model: unknown workload 'Foo'; "
+                             "in the modern catalog: modern/GPT-3-175B, modern/DeepSeek-V3; the page shows Llama3_70B"),
+    ("tp=8&tp=4", "tp: not a setting of this page (tp=8, tp=4)"),
 ])
 def test_a_link_holding_a_value_the_page_cannot_show_says_so(page, given, problem):
     # each was replaced silently (a default, the first choice, the first model): a colleague saw other numbers

@@ -324,3 +324,23 @@ def test_from_mlsysim_custom_objects(registry):
     assert catalog.from_mlsysim(ours) is ours
     with pytest.raises(TypeError):
         catalog.from_mlsysim("Research_256")
+
+
+def test_records_carry_the_heads_they_list_as_mlsysim_reads_them():
+    # mlsysim's conventions (TransformerWorkload.kv_cache_size): no kv_heads is one per head, no head_dim is
+    # hidden_dim // heads. Llama 3 70B: 8 key/value heads of 8192 / 64 = 128 are 0.125 of the hidden size;
+    # PaLM 540B: 1 of head_dim 256 over 18432; GPT-3: multi-head, 1
+    for name, heads, kv, fraction in (("Llama3_70B", 64, 8, 0.125), ("Mixtral_8x7B", 32, 8, 0.25),
+                                      ("PaLM_540B", 48, 1, 256 / 18432), ("GPT3", 96, 96, 1.0)):
+        w = catalog.workload(name)
+        assert (w.attention_heads, w.kv_heads, w.kv_fraction) == (heads, kv, fraction), name
+    # latent attention (DeepSeek_V3 lists kv_lora_rank 512 and 56 heads, where the model has 128) and records
+    # without heads carry none
+    for name in ("DeepSeek_V3", "ResNet50", "Mamba_2_8B"):
+        w = catalog.workload(name)
+        assert (w.attention_heads, w.kv_heads, w.kv_fraction) == (None, None, None), name
+    # what mlsysim reads but gives no width or no model has
+    from mlsysim_sym.types import record_heads
+    assert record_heads(9000, None, None, 8192) == dict.fromkeys(("kv_fraction", "attention_heads", "kv_heads"))
+    assert record_heads(-8, None, None, 8192)["attention_heads"] is None
+    assert record_heads(40, 6, None, 5120) == {"kv_fraction": 0.15, "attention_heads": 40, "kv_heads": 6}

@@ -159,17 +159,29 @@ def test_a_field_set_on_a_cards_shape_or_a_records_heads_is_said_to_set_that_inp
     mlsysim = DistributedModel()
     text, r = _notes("modern/Llama-3.1-70B", "Research_256", dm=mlsysim, layers=40, **kw)
     same, s = _notes("modern/Llama-3.1-70B", "Research_256", dm=mlsysim, layers=80, **kw)
-    assert "layers 40: the other numbers of modern/Llama-3.1-70B's architecture card (its parameters, FLOPs" in text
+    assert "layers 40: the parameters and FLOPs of modern/Llama-3.1-70B's architecture card stay those" in text
     assert "architecture card" not in same and r.memory["M_weights"] == s.memory["M_weights"]
     # a record's key/value width comes from its listed heads (8 of 64: 0.125): kv_heads=4 under CP moves the head
     # checks, not the width (the same exchange), and says so; given kv_fraction, or without CP, nothing to say
     kw = dict(batch_size=256, tp_size=8, cp_size=2)
     text, r = _notes("Llama3_70B", "Research_256", kv_heads=4, **kw)
     _, plain = _notes("Llama3_70B", "Research_256", **kw)
-    assert ("cp_size 2, kv_heads 4: the key/value width of Llama-3.1-70B stays the one its listed heads give "
-            "(kv_fraction 0.125)") in text
+    assert ("cp_size 2, kv_heads 4: the key/value width priced stays kv_fraction 0.125, which setting kv_heads does "
+            "not change; kv_fraction sets it") in text
     assert r.extended["cp_communication_latency"] == plain.extended["cp_communication_latency"]
     given, g = _notes("Llama3_70B", "Research_256", kv_heads=4, kv_fraction=0.0625, **kw)
     one, _ = _notes("Llama3_70B", "Research_256", kv_heads=4, batch_size=256, tp_size=8)
     assert "key/value width" not in given + one
     assert g.extended["cp_communication_latency"] < r.extended["cp_communication_latency"]
+    # a record that lists no heads, given heads by a field: the same (not "lists no attention heads": the advice to
+    # give heads would change nothing here)
+    from dataclasses import replace
+
+    from mlsysim_sym import catalog
+    bare = replace(catalog.workload("Llama3_70B"), attention_heads=None, kv_heads=None, kv_fraction=None)
+    text, _ = _notes(bare, "Research_256", attention_heads=64, kv_heads=8, **kw)
+    assert "attention_heads 64: the key/value width priced stays kv_fraction 1.0" in text
+    assert "lists no attention heads" not in text
+    # heads a model has not (8 key/value heads for 64 query heads is a model; 96 for 64 is none): refused by name
+    with pytest.raises(ValueError, match=r"kv_heads \(96\) must divide the attention heads of each layer \(64\)"):
+        EXT.solve("GPT3", "Research_256", batch_size=256, attention_heads=64)

@@ -159,6 +159,8 @@ def _help(o: Option, many: bool, example: bool = True) -> str:
     allowed = f"; {p.range.text}" if p.range.bounds != (-math.inf, math.inf) and o.kind != "bool" else ""
     if o.field:
         shown = "the record's"
+    elif p.record_default:          # kv_fraction: the workload's own where it gives one (arguments.from_record)
+        shown = f"the model's own, else {default}"
     else:
         shown = "no" if o.kind == "bool" else default
         if example and o.keyword in EXAMPLE and o.keyword not in BASE:
