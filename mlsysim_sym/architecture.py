@@ -153,9 +153,8 @@ class Architecture:
         v = self.values
         if self.attention == "mla":
             width = self.heads * (v[FIELD_SYMBOLS["head_dim"]] + self.rope_dim + v[FIELD_SYMBOLS["v_head_dim"]]) / 2
-        else:
-            return kv_width_fraction(v[FIELD_SYMBOLS["kv_heads"]], v[FIELD_SYMBOLS["head_dim"]], self.hidden)
-        return width / self.hidden
+            return width / self.hidden
+        return kv_width_fraction(v[FIELD_SYMBOLS["kv_heads"]], v[FIELD_SYMBOLS["head_dim"]], self.hidden)
 
     # ---- the record the models price ---------------------------------------------------------------------
     def workload(self) -> Workload:

@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .arguments import Arguments
 from .symbols import sym
+from .types import HEAD_FIELDS
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ NOTES: Tuple[Note, ...] = (
 #: and key/value width), the heads of a record (its key/value width, ``types.record_heads``, whether it lists them
 #: or not). A call that sets one sets that input of the model alone.
 _CARD_SHAPE = ("layers", "hidden_dim", "attention_heads", "kv_heads", "experts", "expert_ffn")
-_RECORD_HEADS = ("attention_heads", "kv_heads")
+_RECORD_HEADS = tuple(f for f in HEAD_FIELDS if f != "kv_fraction")
 
 #: The mechanisms a note reads whether they are priced (its ``on_<name>`` values), from the notes themselves.
 MECHANISMS_READ = tuple(dict.fromkeys(k[3:] for n in NOTES for k in n.reads if k.startswith("on_")))
