@@ -313,6 +313,38 @@ def magnitude(value: object, kind: str, where: str, strict: bool = False) -> flo
     return x
 
 
+#: The kind of magnitude of each SI unit (``"B"``: ``"bytes"``): the unit of a parameter or an output says how a
+#: value written with a unit is read (the command line's ``--memory-capacity 141GB``, ``--target "40 GB"``).
+KIND_OF_UNIT = {si: kind for kind, (_, si, _) in _KINDS.items() if si != "1"}
+
+
+def example_of(unit: str) -> Optional[str]:
+    """The first example of a quantity in ``unit`` written with a unit (``"B"``: ``'80 GiB'``), or None where values
+    in ``unit`` are bare numbers."""
+    kind = KIND_OF_UNIT.get(unit)
+    return re.search(r"'([^']+)'", _KINDS[kind][0]).group(1) if kind else None
+
+
+def reading(text: str, unit: str, where: str) -> float:
+    """``text`` as a value in ``unit``: a number in it, or a number with a unit of its kind (``"141 GB"`` for
+    ``"B"``, ``"400 Gb/s"`` for ``"B/s"``), in SI units; else a :class:`FileError` naming ``where`` and what it
+    reads.
+
+    >>> reading("141 GB", "B", "--memory-capacity"), reading("5us", "s", "--fabric-latency")
+    (141000000000.0, 5e-06)
+    >>> reading("400 Gb/s", "B/s", "--fabric-bandwidth")
+    50000000000.0
+    """
+    kind = KIND_OF_UNIT.get(unit)
+    if kind is None:
+        try:
+            return float(text)
+        except ValueError:
+            raise FileError(f"{where}: expected a number" + ("" if unit == "1" else f" (in {unit})")
+                            + f", got {text!r}") from None
+    return magnitude(text, kind, where)
+
+
 #: A bare number below which a magnitude is almost surely written in a larger unit (a fabric of 800 B/s, an
 #: accelerator of 80 B): the SI reading and the unit the file likely meant.
 _IMPLAUSIBLE = {"bandwidth": (1e6, ("GB/s", "Gb/s")), "bytes": (1e6, ("GB", "GiB")), "rate": (1e9, ("TFLOP/s",))}

@@ -56,7 +56,9 @@ def test_version_and_help_name_units_and_defaults():
     assert "--efficiency FLOAT achieved fraction of peak FLOP/s; in [1e-09, 1.0]; default 0.5" in text
     assert "--seq-len INT sequence length, tokens per sample; >= 1; default 2048" in text
     assert "--kv-fraction FLOAT width of the keys and values as a fraction of d" in text and "extended model only" in text
-    assert "--fabric-bandwidth FLOAT fabric (NIC) bandwidth per accelerator [B/s]; > 0; default the record's" in text
+    # a quantity with a unit is named by its kind and takes a value written with a unit too
+    assert ("--fabric-bandwidth BANDWIDTH fabric (NIC) bandwidth per accelerator [B/s, or with a unit: 50 GB/s]; "
+            "> 0; default the record's") in text
     for flag in ("--model", "--fleet", "--pp", "--ep", "--microbatches", "--v-stages", "--zero-stage", "--precision",
                  "--recompute", "--overlap", "--overlap-efficiency", "--congestion", "--straggler",
                  "--moe-imbalance", "--gradient-accumulation", "--lora", "--json", "--plot"):
@@ -314,6 +316,15 @@ def test_list_shows_the_catalog_with_key_figures():
     (("solve", "--output", "mfu"), "solve has no --output; did you mean --output-flops?"),
     (("sweep", "--batch", "64"), "sweep has no --batch; did you mean --batch-size?"),
     # a field only the extended model reads, which mlsysim's model would price as if it were not given
+    # a quantity with a unit takes a value written with a unit of its kind, and names the kind otherwise
+    (("solve", "--fabric-latency", "5 GB"), "--fabric-latency: expected a time such as '5 us', '500 ns', '0.01 ms' "
+                                            "or '5 microsecond' (or a number in s), got '5 GB'"),
+    (("solve", "--memory-capacity=-5GB"), "--memory-capacity: must be > 0 and finite, got '-5GB'"),
+    (("solve", "--efficiency", "0.5x"), "--efficiency: expected a number, got '0.5x'"),
+    (("required", "--output", "memory", "--target", "40 GW", "--solve-for", "batch_size"),
+     "--target: expected a size such as '80 GiB', '141 GB' or '80 gigabyte' (or a number in B), got '40 GW'"),
+    (("required", "--output", "mfu", "--target", "30 %", "--solve-for", "batch_size"),
+     "--target: expected a number, got '30 %'"),
     (("sweep", "--pp", "1,2", "--experts", "4,8"), "--experts: experts=[4, 8] is a field only the extended model "
                                                   "reads (mlsysim 0.3.0's model has no routed experts); add "
                                                   "--fidelity extended"),
@@ -418,6 +429,24 @@ def test_required_answers_from_the_command_line():
     # the command's own option name is the keyword (--tp: tp_size)
     _, out, _ = run("required", "--output", "mfu", "--target", "0.3", "--solve-for", "tp")
     assert out.splitlines()[2] == "tp_size (N_TP) for mfu at least 0.3"
+
+
+def test_a_quantity_with_a_unit_is_read_as_written_with_its_unit():
+    # 141 GB = 141e9 B; 400 Gb/s = 400e9 / 8 = 50e9 B/s; 5 us = 5e-6 s; 80 GiB = 80 * 2**30 = 85,899,345,920 B
+    written = json.loads(run("solve", "--memory-capacity", "141GB", "--fabric-bandwidth", "400 Gb/s",
+                             "--fabric-latency", "5us", "--json")[1])
+    si = json.loads(run("solve", "--memory-capacity", "141e9", "--fabric-bandwidth", "5e10", "--fabric-latency",
+                        "5e-6", "--json")[1])
+    assert written == si and si["configuration"]["fabric_bandwidth"] == 5e10
+    got = json.loads(run("sweep", "--memory-capacity", "80GiB,141 GB", "--fabric-latency", "1us:5us:2us",
+                         "--json")[1])
+    assert got["swept"]["memory_capacity"] == [85_899_345_920.0, 141e9]
+    assert got["swept"]["fabric_latency"] == pytest.approx([1e-6, 3e-6, 5e-6], rel=1e-12)
+    # --target in the output's unit: a step time of 4 s is 4000 ms, a memory of 40 GB is 40e9 B
+    for output, with_unit, number in (("step_latency_total", "4000 ms", "4"), ("memory", "40 GB", "4e10")):
+        a, b = (json.loads(run("required", "--output", output, "--target", t, "--solve-for", "batch_size",
+                               "--json")[1]) for t in (with_unit, number))
+        assert a == b and a["target"] == float(number)
 
 
 # ------------------------------------------------------------------------------------------------------------

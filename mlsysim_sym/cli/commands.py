@@ -10,7 +10,7 @@ import warnings
 from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .. import catalog
+from .. import catalog, files
 from ..display import WIDTH, wrap
 from .errors import about, cli_words, one_line, option_of, with_origin
 from .guards import MAX_SEARCH_GRID, check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
@@ -317,13 +317,32 @@ def cmd_required(args) -> int:
     # with the configuration's options, the question's name what the model cannot answer (a target beyond the
     # float range's reach, an output that is no number)
     with about(args, s.flags + ("--output", "--target", "--solve-for")):
-        r = required(args.output, args.target, _keyword_of(args.solve_for), s.model, s.fleet,
+        r = required(args.output, _target(args.target, args.output), _keyword_of(args.solve_for), s.model, s.fleet,
                      side=args.side, **single(s.kwargs), **model_kwargs(s))
         # the LaTeX below the text, unless the closed form is too long for a terminal (the text says where it is)
         latex_below = not r.form_too_long
         _emit(args, s, r, lambda: r.text(configuration=False, latex_below=latex_below)
               + ("\n" + "\n".join(wrap("LaTeX: " + r.latex(book=args.book), "  ")) if latex_below else ""))
     return 0
+
+
+def _target(text: str, output: str) -> float:
+    """``--target``: a number in the output's unit, or written with a unit of its kind (``"40 GB"`` for a memory,
+    ``"300 ms"`` for a step time)."""
+    from ..outputs import unit_of
+    from ..sensitivity.point import quantity_name
+    t = text.strip()
+    try:
+        if "_" in t:                    # Python reads 0.4_5 as 0.45: a typo
+            raise ValueError
+        x = float(t)
+    except ValueError:
+        try:
+            # the output's unit (an unknown output is refused as required() refuses it, naming --output)
+            x = files.reading(t, unit_of(quantity_name(output)), "--target")
+        except files.FileError as e:
+            raise UsageError(str(e)) from None
+    return x
 
 
 class _Described:

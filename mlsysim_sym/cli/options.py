@@ -103,7 +103,9 @@ def _whole(t: str, text: str, flag: str) -> int:
     return n
 
 
-def _scalar(text: str, kind: str, flag: str):
+def _scalar(text: str, kind: str, flag: str, unit: str = "1"):
+    """One value of an option; a real number of a quantity with a unit (``unit``, the parameter table's) is a
+    number in it or written with a unit of its kind (``--memory-capacity 141GB``: :func:`mlsysim_sym.files.reading`)."""
     t = text.strip()
     if kind == "float" and "_" in t:     # Python reads 0.4_5 as 0.45: a typo (_whole refuses 8_0 itself)
         raise UsageError(f"{flag}: expected a number, got {text!r}")
@@ -113,7 +115,10 @@ def _scalar(text: str, kind: str, flag: str):
         try:
             x = float(t)
         except ValueError:
-            raise UsageError(f"{flag}: expected a number, got {text!r}") from None
+            try:
+                x = files.reading(t, unit, flag)
+            except files.FileError as e:
+                raise UsageError(str(e)) from None
         if not math.isfinite(x):
             raise UsageError(f"{flag}: must be a finite number, got {text}")
         return x
@@ -130,14 +135,14 @@ def _count_text(n: float) -> str:
     return f"{n:,.0f}" if n < 1e21 else f"about {n:.3g}" if math.isfinite(n) else "more than 1e308"
 
 
-def _range_parts(text: str, kind: str, flag: str):
+def _range_parts(text: str, kind: str, flag: str, unit: str = "1"):
     """``start:stop[:step]`` read and checked, and how many values it holds (counted, not built: a range whose
     count passes :data:`MAX_VALUES` is refused before any of it exists)."""
     parts = text.split(":")
     if len(parts) not in (2, 3) or kind not in ("int", "float"):
         raise UsageError(f"{flag}: a range is start:stop or start:stop:step, got {text!r}")
-    start, stop = (_scalar(p, kind, flag) for p in parts[:2])
-    step = _scalar(parts[2], kind, flag) if len(parts) == 3 else 1
+    start, stop = (_scalar(p, kind, flag, unit) for p in parts[:2])
+    step = _scalar(parts[2], kind, flag, unit) if len(parts) == 3 else 1
     if step <= 0 or stop < start:
         raise UsageError(f"{flag}: a range needs start <= stop and a step > 0, got {text!r}")
     if kind == "int":
@@ -153,13 +158,13 @@ def _range_parts(text: str, kind: str, flag: str):
     return start, step, int(n)
 
 
-def _range(text: str, kind: str, flag: str) -> List:
+def _range(text: str, kind: str, flag: str, unit: str = "1") -> List:
     """``start:stop[:step]``, ``stop`` included (``256:4096:256``)."""
-    start, step, n = _range_parts(text, kind, flag)
+    start, step, n = _range_parts(text, kind, flag, unit)
     return [start + i * step for i in range(n)] if kind == "int" else [float(start + i * step) for i in range(n)]
 
 
-def count(text: str, kind: str, flag: str) -> int:
+def count(text: str, kind: str, flag: str, unit: str = "1") -> int:
     """How many values ``text`` gives an option (each range counted, none built)."""
     if kind == "bool" and text.strip().lower() == "both":
         return 2
@@ -167,21 +172,21 @@ def count(text: str, kind: str, flag: str) -> int:
     for piece in text.split(","):
         if not piece.strip():
             raise UsageError(f"{flag}: empty value in {text!r}")
-        total += _range_parts(piece, kind, flag)[2] if ":" in piece else 1
+        total += _range_parts(piece, kind, flag, unit)[2] if ":" in piece else 1
         if total > MAX_VALUES:
             raise UsageError(f"{flag}: {text!r} lists more than {MAX_VALUES:,} values")
     return total
 
 
-def values(text: str, kind: str, flag: str) -> List:
+def values(text: str, kind: str, flag: str, unit: str = "1") -> List:
     """The values of one option: ``4``, ``1,2,4,8``, ``256:4096:256``, ``both`` (a switch: no and yes); counted
     first (:func:`count`), so that no more than :data:`MAX_VALUES` are ever built."""
-    count(text, kind, flag)
+    count(text, kind, flag, unit)
     if kind == "bool" and text.strip().lower() == "both":
         return [False, True]
     out: List = []
     for piece in text.split(","):
-        out += _range(piece, kind, flag) if ":" in piece else [_scalar(piece, kind, flag)]
+        out += _range(piece, kind, flag, unit) if ":" in piece else [_scalar(piece, kind, flag, unit)]
     return out
 
 
@@ -191,7 +196,7 @@ def options_given(args) -> Dict[str, List]:
     for o in OPTIONS:
         text = getattr(args, attr(o), None)
         if text is not None:
-            out[o.keyword] = values(text, o.kind, o.flag)
+            out[o.keyword] = values(text, o.kind, o.flag, o.param.unit if o.param else "1")
     return out
 
 

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Dict
 
-from .. import __version__
+from .. import __version__, files
 from ..inputs import SOLVE_DEFAULTS
 from ..macros import FORMATS
 from ..mechanisms import FIDELITIES, MECHANISMS
@@ -155,7 +155,9 @@ def _help(o: Option, many: bool, example: bool = True) -> str:
         shown = shown if len(shown) > 1 else [p.range.bounds[0], p.range.bounds[1]]     # a 0/1 field: (0,1)
         value = f"list ({','.join(f'{x:g}' for x in shown)}) or range (start:stop:step)" if many else ""
         default = BASE.get(o.keyword, p.default)
-    unit = f" [{p.unit}]" if p.unit not in ("1", "") else ""
+    written = files.example_of(p.unit)
+    unit = (f" [{p.unit}" + (f", or with a unit: {written}" if written else "") + "]") if p.unit not in ("1", "") \
+        else ""
     allowed = f"; {p.range.text}" if p.range.bounds != (-math.inf, math.inf) and o.kind != "bool" else ""
     if o.field:
         shown = "the record's"
@@ -202,7 +204,7 @@ def _configuration_options(p: argparse.ArgumentParser, many: bool = False, one: 
                                help=_help(o, listed, example))
         else:
             metavar = ("NAME,..." if listed else "NAME") if o.kind == "precision" else "LIST" if listed else \
-                o.kind.upper()
+                files.KIND_OF_UNIT.get(o.param.unit, o.kind).upper()
             where.add_argument(o.flag, metavar=metavar, help=_help(o, listed, example))
 
 
@@ -261,7 +263,8 @@ def parser() -> argparse.ArgumentParser:
                 "(every other input held)")
     c.add_argument("--output", help="bubble_fraction, mfu, step_latency_total, scaling_efficiency, "
                    "memory, ... (a solve() result field or a model quantity)")
-    c.add_argument("--target", type=_float, help="the value the output must reach")
+    c.add_argument("--target", metavar="VALUE", help="the value the output must reach: a number in the output's "
+                   "unit, or with a unit of its kind ('40 GB', '300 ms', '400 Gb/s')")
     c.add_argument("--solve-for", metavar="NAME",
                    help="the input to solve for: a solve() keyword or record field (microbatch_count, "
                         "fabric_bandwidth, efficiency, batch_size, parameters, ...)")
