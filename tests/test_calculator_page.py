@@ -476,6 +476,9 @@ def test_todays_models_and_machines_are_choices_and_price_as_solve_prices(page):
                                                             kv_fraction=1.0, **kw)
     assert page.inner_text("#out-mfu") == f"{r.mfu:.4f}" and r.mfu != whole.mfu
     assert page.input_value("#in-kv_fraction") == "" and page.get_attribute("#in-kv_fraction", "placeholder")
+    # an emptied field is solve()'s default, and says so: the batch's is 1 (the command line's 256 is not)
+    assert page.get_attribute("#in-batch_size", "placeholder") == "default 1"
+    assert page.get_attribute("#in-efficiency", "placeholder") == "default 0.5"
     # the choice lists group the two catalogs
     groups = page.evaluate("[...document.querySelectorAll('#in-model optgroup')].map((g) => [g.label, "
                            "g.children.length])")
