@@ -154,6 +154,7 @@ _KINDS = {
     "power": ("a power such as '700 W', '800 watt' or '1.2 kW'", "W", _dim(W=1)),
     "time": ("a time such as '5 us', '500 ns', '0.01 ms' or '5 microsecond'", "s", _dim(s=1)),
     "flops": ("a number of operations such as '26e9 flop' or '26 GFLOP'", "flop", _dim(flop=1)),
+    "energy": ("an energy such as '20 kJ', '1.5 MJ' or '300 J'", "J", _dim(W=1, s=1)),
     "count": ("a count such as '13e9 param' or '13 Bparam'", "1", _dim(count=1)),
 }
 #: The words where a file of mlsysim's own layout (read with pint) allows fewer spellings.
@@ -267,11 +268,12 @@ def _unit_factor(unit: str, kind: str, strict: bool = False) -> Optional[Fractio
     return None
 
 
-def magnitude(value: object, kind: str, where: str, strict: bool = False) -> float:
+def magnitude(value: object, kind: str, where: str, strict: bool = False, signed: bool = False) -> float:
     """A number in SI units, or a string ``"<number> <unit>"`` of the kind (``"bandwidth"``, ``"bytes"``,
-    ``"rate"``, ``"power"``, ``"time"``, ``"flops"``, ``"count"``), as a float in SI units; else a
+    ``"rate"``, ``"power"``, ``"time"``, ``"flops"``, ``"count"``, ``"energy"``), as a float in SI units; else a
     :class:`FileError` naming ``where``. ``strict``: as mlsysim reads its own files (pint's spellings, and the
-    unit is required)."""
+    unit is required); ``signed``: any finite value, the caller checking its range (else a time is at least 0, any
+    other magnitude above 0)."""
     words, si, _ = _KINDS[kind]
     if strict:
         words = _PINT_WORDS.get(kind, words)
@@ -303,7 +305,9 @@ def magnitude(value: object, kind: str, where: str, strict: bool = False) -> flo
                             "bare number as dimensionless)")
         raise FileError(f"{where}: expected {words}" + ("" if strict else f" (or a number in {si})")
                         + f", got {value!r}")
-    ok = 0 <= x < math.inf if kind == "time" else 0 < x < math.inf
+    ok = -math.inf < x < math.inf if signed else 0 <= x < math.inf if kind == "time" else 0 < x < math.inf
+    if not ok and signed:
+        raise FileError(f"{where}: must be finite, got {value!r}")
     if not ok:
         raise FileError(f"{where}: must be {'>= 0' if kind == 'time' else '> 0'} and finite, got {value!r}")
     if isinstance(value, (int, float)) and kind in _IMPLAUSIBLE and x < _IMPLAUSIBLE[kind][0]:
@@ -319,30 +323,32 @@ KIND_OF_UNIT = {si: kind for kind, (_, si, _) in _KINDS.items() if si != "1"}
 
 
 def example_of(unit: str) -> Optional[str]:
-    """The first example of a quantity in ``unit`` written with a unit (``"B"``: ``'80 GiB'``), or None where values
-    in ``unit`` are bare numbers."""
+    """The first example of a quantity in ``unit`` written with a unit, without a space (one word, which a help
+    text does not break: ``"B"``: ``'80GiB'``), or None where values in ``unit`` are bare numbers."""
     kind = KIND_OF_UNIT.get(unit)
-    return re.search(r"'([^']+)'", _KINDS[kind][0]).group(1) if kind else None
+    return re.search(r"'([^']+)'", _KINDS[kind][0]).group(1).replace(" ", "") if kind else None
 
 
 def reading(text: str, unit: str, where: str) -> float:
     """``text`` as a value in ``unit``: a number in it, or a number with a unit of its kind (``"141 GB"`` for
-    ``"B"``, ``"400 Gb/s"`` for ``"B/s"``), in SI units; else a :class:`FileError` naming ``where`` and what it
-    reads.
+    ``"B"``, ``"400 Gb/s"`` for ``"B/s"``), in SI units, any finite value (the caller checks the range: ``"0 W"``
+    reads as ``0``, as ``0`` does); else a :class:`FileError` naming ``where`` and what it reads.
 
     >>> reading("141 GB", "B", "--memory-capacity"), reading("5us", "s", "--fabric-latency")
     (141000000000.0, 5e-06)
-    >>> reading("400 Gb/s", "B/s", "--fabric-bandwidth")
-    50000000000.0
+    >>> reading("400 Gb/s", "B/s", "--fabric-bandwidth"), reading("20 kJ", "J", "--target")
+    (50000000000.0, 20000.0)
+    >>> reading("0 W", "W", "--tdp")
+    0.0
     """
     kind = KIND_OF_UNIT.get(unit)
     if kind is None:
         try:
             return float(text)
         except ValueError:
-            raise FileError(f"{where}: expected a number" + ("" if unit == "1" else f" (in {unit})")
-                            + f", got {text!r}") from None
-    return magnitude(text, kind, where)
+            raise FileError(f"{where}: expected a number" + ("" if unit == "1" else f" in {unit} (no unit is read "
+                            "for it)") + f", got {text!r}") from None
+    return magnitude(text, kind, where, signed=True)
 
 
 #: A bare number below which a magnitude is almost surely written in a larger unit (a fabric of 800 B/s, an

@@ -57,7 +57,7 @@ def test_version_and_help_name_units_and_defaults():
     assert "--seq-len INT sequence length, tokens per sample; >= 1; default 2048" in text
     assert "--kv-fraction FLOAT width of the keys and values as a fraction of d" in text and "extended model only" in text
     # a quantity with a unit is named by its kind and takes a value written with a unit too
-    assert ("--fabric-bandwidth BANDWIDTH fabric (NIC) bandwidth per accelerator [B/s, or with a unit: 50 GB/s]; "
+    assert ("--fabric-bandwidth BANDWIDTH fabric (NIC) bandwidth per accelerator [B/s, or with a unit: 50GB/s]; "
             "> 0; default the record's") in text
     for flag in ("--model", "--fleet", "--pp", "--ep", "--microbatches", "--v-stages", "--zero-stage", "--precision",
                  "--recompute", "--overlap", "--overlap-efficiency", "--congestion", "--straggler",
@@ -319,7 +319,12 @@ def test_list_shows_the_catalog_with_key_figures():
     # a quantity with a unit takes a value written with a unit of its kind, and names the kind otherwise
     (("solve", "--fabric-latency", "5 GB"), "--fabric-latency: expected a time such as '5 us', '500 ns', '0.01 ms' "
                                             "or '5 microsecond' (or a number in s), got '5 GB'"),
-    (("solve", "--memory-capacity=-5GB"), "--memory-capacity: must be > 0 and finite, got '-5GB'"),
+    (("solve", "--memory-capacity=-5GB"), "--memory-capacity: memory_capacity must be > 0, got -5000000000.0"),
+    # a step of 1 B or 1 s is never what a range of sizes or times means
+    (("sweep", "--fabric-latency", "1us:5us"), "--fabric-latency: a range of a quantity in s needs its step, "
+                                               "start:stop:step, got '1us:5us'"),
+    (("required", "--output", "throughput", "--target", "100 /s", "--solve-for", "efficiency"),
+     "--target: expected a number in 1/s (no unit is read for it), got '100 /s'"),
     (("solve", "--efficiency", "0.5x"), "--efficiency: expected a number, got '0.5x'"),
     (("required", "--output", "memory", "--target", "40 GW", "--solve-for", "batch_size"),
      "--target: expected a size such as '80 GiB', '141 GB' or '80 gigabyte' (or a number in B), got '40 GW'"),
@@ -443,10 +448,17 @@ def test_a_quantity_with_a_unit_is_read_as_written_with_its_unit():
     assert got["swept"]["memory_capacity"] == [85_899_345_920.0, 141e9]
     assert got["swept"]["fabric_latency"] == pytest.approx([1e-6, 3e-6, 5e-6], rel=1e-12)
     # --target in the output's unit: a step time of 4 s is 4000 ms, a memory of 40 GB is 40e9 B
-    for output, with_unit, number in (("step_latency_total", "4000 ms", "4"), ("memory", "40 GB", "4e10")):
+    for output, with_unit, number in (("step_latency_total", "4000 ms", "4"), ("memory", "40 GB", "4e10"),
+                                      ("energy", "20 kJ", "2e4")):
         a, b = (json.loads(run("required", "--output", output, "--target", t, "--solve-for", "batch_size",
                                "--json")[1]) for t in (with_unit, number))
         assert a == b and a["target"] == float(number)
+    # an output of the extended model alone (the optimizer update, T_opt) takes its unit too: 10 ms = 0.01 s
+    a, b = (json.loads(run("required", "--fidelity", "extended", "--output", "T_opt", "--target", t,
+                           "--solve-for", "efficiency", "--json")[1]) for t in ("10 ms", "0.01"))
+    assert a == b and a["target"] == 0.01
+    # a zero written with a unit is the zero written without one (the range, >= 0, is the option's)
+    assert run("solve", "--tdp", "0 W", "--json")[1] == run("solve", "--tdp", "0", "--json")[1]
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -317,8 +317,8 @@ def cmd_required(args) -> int:
     # with the configuration's options, the question's name what the model cannot answer (a target beyond the
     # float range's reach, an output that is no number)
     with about(args, s.flags + ("--output", "--target", "--solve-for")):
-        r = required(args.output, _target(args.target, args.output), _keyword_of(args.solve_for), s.model, s.fleet,
-                     side=args.side, **single(s.kwargs), **model_kwargs(s))
+        r = required(args.output, _target(args.target, args.output, s.choice), _keyword_of(args.solve_for), s.model,
+                     s.fleet, side=args.side, **single(s.kwargs), **model_kwargs(s))
         # the LaTeX below the text, unless the closed form is too long for a terminal (the text says where it is)
         latex_below = not r.form_too_long
         _emit(args, s, r, lambda: r.text(configuration=False, latex_below=latex_below)
@@ -326,9 +326,11 @@ def cmd_required(args) -> int:
     return 0
 
 
-def _target(text: str, output: str) -> float:
+def _target(text: str, output: str, choice) -> float:
     """``--target``: a number in the output's unit, or written with a unit of its kind (``"40 GB"`` for a memory,
-    ``"300 ms"`` for a step time)."""
+    ``"300 ms"`` for a step time, ``"20 kJ"`` for an energy); the output is looked up in the chosen model
+    (``choice``: an extended model's own output, ``T_opt``, too)."""
+    from ..model import Variant
     from ..outputs import unit_of
     from ..sensitivity.point import quantity_name
     t = text.strip()
@@ -337,9 +339,10 @@ def _target(text: str, output: str) -> float:
             raise ValueError
         x = float(t)
     except ValueError:
+        # the output's unit (an unknown output is refused as required() refuses it, naming --output)
+        unit = unit_of(quantity_name(output, Variant(fidelity=choice.fidelity, off=choice.off)))
         try:
-            # the output's unit (an unknown output is refused as required() refuses it, naming --output)
-            x = files.reading(t, unit_of(quantity_name(output)), "--target")
+            x = files.reading(t, unit, "--target")
         except files.FileError as e:
             raise UsageError(str(e)) from None
     return x

@@ -141,6 +141,8 @@ def _range_parts(text: str, kind: str, flag: str, unit: str = "1"):
     parts = text.split(":")
     if len(parts) not in (2, 3) or kind not in ("int", "float"):
         raise UsageError(f"{flag}: a range is start:stop or start:stop:step, got {text!r}")
+    if len(parts) == 2 and files.KIND_OF_UNIT.get(unit):       # a step of 1 B or 1 s is never what was meant
+        raise UsageError(f"{flag}: a range of a quantity in {unit} needs its step, start:stop:step, got {text!r}")
     start, stop = (_scalar(p, kind, flag, unit) for p in parts[:2])
     step = _scalar(parts[2], kind, flag, unit) if len(parts) == 3 else 1
     if step <= 0 or stop < start:

@@ -150,10 +150,11 @@ def _help(o: Option, many: bool, example: bool = True) -> str:
         # the command line's words for solve()'s 1 and 0
         meaning = re.sub(r", else 0(?= \(|$)", ", else no", re.sub(r"^1 (when|with) ", r"yes \1 ", meaning))
     else:
-        # an example list of values the option takes
+        # an example list of values the option takes (a quantity with a unit: none, the unit says what is meant)
         shown = [x for x in ((1, 2, 4) if o.kind == "int" else (0.5, 1, 2)) if x in p.range]
         shown = shown if len(shown) > 1 else [p.range.bounds[0], p.range.bounds[1]]     # a 0/1 field: (0,1)
-        value = f"list ({','.join(f'{x:g}' for x in shown)}) or range (start:stop:step)" if many else ""
+        value = "" if not many else "list or range (start:stop:step)" if files.example_of(p.unit) else \
+            f"list ({','.join(f'{x:g}' for x in shown)}) or range (start:stop:step)"
         default = BASE.get(o.keyword, p.default)
     written = files.example_of(p.unit)
     unit = (f" [{p.unit}" + (f", or with a unit: {written}" if written else "") + "]") if p.unit not in ("1", "") \
