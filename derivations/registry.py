@@ -30,7 +30,7 @@ def lacking() -> Tuple[Notation, ...]:
 #: our unit -> the unit as the registry's vocabulary writes it
 _REGISTRY_UNITS = {"1": "dimensionless", "B": "bytes", "s": "s", "flop": "FLOP", "flop/s": "FLOP/s",
                    "B/s": "bytes/s", "1/s": "samples/s", "flop/B": "FLOP/byte", "J": "J", "W": "W", "h": "hours",
-                   "$": "USD", "J/B": "J/byte", "": "varies"}     # "": no unit of its own (required()'s target)
+                   "$": "USD", "J/B": "J/byte", "tok/s": "tokens/s", "": "varies"}     # "": no unit of its own (required()'s target)
 
 
 def _registry_entry(name: str, latex: str, unit: str, meaning: str, note: str) -> Dict[str, str]:

@@ -27,7 +27,8 @@ _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0,
 SCALES = {p: s for s, p in _PREFIXES}
 #: Units shown with an SI prefix, and how each is written.
 PREFIXED = {"s": "s", "B": "B", "flop": "FLOP", "flop/s": "FLOP/s", "B/s": "B/s", "J": "J", "W": "W"}
-_PLAIN = {"1": "", "1/s": " samples/s", "flop/B": " FLOP/B"}     # the model's only rates count samples
+#: the step model's only rates count samples; a run's count tokens (``tok``, a count: :mod:`mlsysim_sym.units`)
+_PLAIN = {"1": "", "1/s": " samples/s", "flop/B": " FLOP/B", "tok/s": " tokens/s"}
 #: The widest line printed for a person: a terminal's 80 columns.
 WIDTH = 80
 

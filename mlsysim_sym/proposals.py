@@ -372,6 +372,11 @@ EXTENSION.update({
     "D_tok": _P(r"\TrainingTokenCount", "count", "number of tokens a training run trains on", "performance",
                 notes=r"Not the book's \TrainingDataset, which is the data set."),
     "H_acc": _P(r"\AcceleratorHours", "scalar", "accelerator-hours a training run occupies", "performance"),
+    "R_tok": _P(r"\TrainingTokenThroughput", "scalar", "tokens a training run trains per second of wall-clock "
+                "time, over its whole fleet", "performance"),
+    "R_tok_acc": _P(r"\AcceleratorTokenThroughput", "scalar", "tokens a training run trains per second of "
+                    "wall-clock time, per accelerator of its fleet", "performance",
+                    notes="The figure training frameworks publish as tokens per second per GPU."),
     "E_train": _P(r"\TrainingRunEnergy", "scalar", "energy the accelerators of a training run draw over it",
                   "performance"),
     "y": _P(r"\RequiredOutputTarget", "scalar",

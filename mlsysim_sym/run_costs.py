@@ -11,7 +11,9 @@ smaller than ``N_DP`` leaves replicas idle. A run of ``D`` tokens takes ``K = ce
 * energy ``E_train = K N_DP E_rep``: the model's own energy per step, mlsysim's replica energy (TDP times the
   idle share plus the dynamic share at the replica's HFU, over its roofline step) times the replicas; the time a
   step spends communicating is not charged beyond it, as mlsysim does not;
-* cost ``C_train`` at a price per accelerator-hour.
+* cost ``C_train`` at a price per accelerator-hour;
+* tokens a second ``R_tok = B_step S / T_step``, ``R_tok / N`` per accelerator (the figure training frameworks
+  publish, tokens per second per GPU).
 
 :data:`PLAN` holds these expressions (printable in the book's notation: ``\TrainingStepCount``,
 ``\TrainingTime``, ``\TrainingCost``, ``\AcceleratorHourlyPrice``); :func:`plan_of` evaluates them at a
@@ -48,6 +50,8 @@ _PLAN_QUANTITIES = (
     ("H_acc", rf"H_{{{T}{{GPU}}}}", None, "h", "accelerator-hours of the run"),
     ("E_train", rf"E_{{{T}{{train}}}}", None, "J", "energy of the run (the model's energy per step)"),
     ("C_train", rf"C_{{{T}{{train}}}}", r"\TrainingCost", "$", "cost of the run at the price per accelerator-hour"),
+    ("R_tok", rf"R_{{{T}{{tok}}}}", None, "tok/s", "tokens trained per second by the fleet"),
+    ("R_tok_acc", rf"R_{{{T}{{tok/GPU}}}}", None, "tok/s", "tokens trained per second per accelerator"),
 )
 for _name, _latex, _book, _unit, _meaning in _PLAN_QUANTITIES:
     notation.declare(_name, _latex, _meaning, _unit, "plan", _book)
@@ -73,8 +77,10 @@ def _plan() -> Dict[str, sp.Basic]:
     q, K, R = model_symbols(), _S["K_steps"], _S["R_hour"]
     t_train = K * q["T_step"]
     hours = t_train * q["N"] / 3600
+    tokens = samples_per_step() * sym.s / q["T_step"]
     return {"K_steps": steps_for(_S["D_tok"]), "T_train": t_train, "H_acc": hours,
-            "E_train": K * q["dp"] * q["energy"], "C_train": hours * R}
+            "E_train": K * q["dp"] * q["energy"], "C_train": hours * R,
+            "R_tok": tokens, "R_tok_acc": tokens / q["N"]}
 
 
 #: The plan's expressions, by name (in the step model's quantities and parameters, ``K``, ``D`` and the price).
@@ -112,6 +118,8 @@ class TrainingPlan:
     settings: Optional[Dict[str, object]] = None   # the configuration as solve()'s keywords (Arguments.to_dict())
     why_not_runnable: str = ""  # the can_run() rules the layout breaks, in words (Arguments.why_not_runnable())
     per_node: Tuple[int, int] = (0, 0)   # accelerators a node holds by its record, and those the call uses of each
+    tokens_per_second: float = 0.0                  # R_tok, the fleet's
+    tokens_per_second_per_accelerator: float = 0.0  # R_tok / N
 
     @property
     def days(self) -> float:
@@ -121,7 +129,9 @@ class TrainingPlan:
         return {"configuration": self.settings if self.settings is not None else self.configuration,
                 "configuration_line": self.configuration, "tokens": self.tokens,
                 "tokens_per_step": self.tokens_per_step,
-                "steps": self.steps, "step_time": self.step_time, "accelerators": self.accelerators,
+                "steps": self.steps, "step_time": self.step_time, "tokens_per_second": self.tokens_per_second,
+                "tokens_per_second_per_accelerator": self.tokens_per_second_per_accelerator,
+                "accelerators": self.accelerators,
                 "wall_time": self.wall_time, "days": self.days, "accelerator_hours": self.accelerator_hours,
                 "energy": self.energy, "energy_MWh": self.energy / 3.6e9, "price_per_accelerator_hour": self.price,
                 "cost": self.cost, "memory_per_accelerator": self.memory, "memory_capacity": self.capacity,
@@ -134,6 +144,8 @@ class TrainingPlan:
                  else f"{self.steps * self.tokens_per_step:.4g} ({self.tokens_per_step:,} per step)")]
         rows += [("steps K", _amount(self.steps)),
                  ("step time T_step", quantity(self.step_time, "s")),
+                 ("tokens a second R_tok", f"{_amount(self.tokens_per_second)} tokens/s, "
+                  f"{_amount(self.tokens_per_second_per_accelerator)} per GPU"),
                  ("wall-clock time T_train", f"{quantity(self.wall_time, 's')} = {_days(self.days)} days"),
                  ("accelerator-hours H_GPU", f"{_amount(self.accelerator_hours)} GPU-h on {self.accelerators:,} GPUs"),
                  ("energy E_train", f"{_amount(self.energy / 3.6e9)} MWh (roofline time only: see below)"
@@ -243,9 +255,10 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     values, k, samples = _values(result, tokens, steps, price_per_gpu_hour)
     a = result.arguments
     batch, seq = int(a["batch_size"]), int(a["seq_len"])
-    num = {n: float(PLAN[n].xreplace(values)) for n in ("T_train", "H_acc", "E_train", "C_train")}
+    num = {n: float(PLAN[n].xreplace(values)) for n in ("T_train", "H_acc", "E_train", "C_train", "R_tok",
+                                                           "R_tok_acc")}
     words = {"T_train": "wall-clock time", "H_acc": "accelerator-hours", "E_train": "energy", "C_train": "cost"}
-    over = [f"{words[n]} {x:g}" for n, x in num.items() if not math.isfinite(x)
+    over = [f"{words[n]} {x:g}" for n, x in num.items() if n in words and not math.isfinite(x)
             and (n != "C_train" or price_per_gpu_hour is not None)]
     if over:      # as the JSON refuses them: a person's table would print inf or a 300-digit number
         raise ValueError(f"the run's {', '.join(over)} is not finite at these values (a step of "
@@ -259,7 +272,8 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
                         result.parallelism["dp"], a.values.get(sym.TDP), tuple(result._model_notes()), a.to_dict(),
                         a.why_not_runnable() if runs is False else "",
                         (int(a.fleet.node.accelerators_per_node), int(a.get("accelerators_per_node",
-                                                                             a.fleet.node.accelerators_per_node))))
+                                                                             a.fleet.node.accelerators_per_node))),
+                        num["R_tok"], num["R_tok_acc"])
 
 
 #: The run's outputs, each with the quantity of the step model it is linear in through zero (its driver): the

@@ -1,7 +1,7 @@
 """Dimensional analysis of the model's expressions, branch by branch.
 
 A unit is a vector of exponents over the base units ``s``, ``B``, ``flop`` and
-``W`` (``J`` is ``W*s``; counts and ratios are ``1``). :func:`dimension` walks
+``W`` (``J`` is ``W*s``; counts and ratios are ``1``, tokens ``tok`` too). :func:`dimension` walks
 an expression and checks every sum, ``Max``/``Min``, every ``Piecewise`` branch
 and every comparison for equal dimensions, so a term in an inactive branch is
 checked too (substituting numbers would only check the active one).
@@ -18,7 +18,7 @@ from .terms.base import CeilDiv, Exp, FloorDiv, Iverson, Log2, NamedTerm
 BASE = ("s", "B", "flop", "W")
 Dim = Tuple[sp.Rational, ...]
 ONE: Dim = (sp.S.Zero,) * len(BASE)
-_ALIASES = {"J": {"W": 1, "s": 1}, "1": {}}
+_ALIASES = {"J": {"W": 1, "s": 1}, "1": {}, "tok": {}}        # tokens are a count
 
 
 class DimensionError(ValueError):

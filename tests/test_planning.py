@@ -24,6 +24,12 @@ def test_a_token_budget_worked_by_hand():
     assert p.energy == pytest.approx(1_907_349 * 8 * r.node_profile.energy, rel=1e-12)
     assert p.cost == pytest.approx(2.5 * p.accelerator_hours, rel=1e-12)
     assert p.days == pytest.approx(p.wall_time / 86400)
+    # tokens a second: 524,288 tokens a step of 3.3686 s (docs/contract.md's 3368.627 ms) = 155,638 tokens/s, 608
+    # per GPU of 256; the figure frameworks publish, which the plan prints and its JSON gives
+    assert p.tokens_per_second == pytest.approx(524_288 / r.step_latency_total, rel=1e-12)
+    assert round(p.tokens_per_second) == 155_638 and round(p.tokens_per_second_per_accelerator) == 608
+    assert "tokens a second R_tok 155,638 tokens/s, 608 per GPU" in " ".join(str(p).split())
+    assert p.to_dict()["tokens_per_second_per_accelerator"] == p.tokens_per_second_per_accelerator
     same = plan("Llama3_70B", "Research_256", steps=1_907_349, price_per_gpu_hour=2.5, **KW)
     assert same.wall_time == p.wall_time and same.tokens is None
 
