@@ -255,8 +255,7 @@ def plan_of(result, tokens=None, steps=None, price_per_gpu_hour=None) -> Trainin
     values, k, samples = _values(result, tokens, steps, price_per_gpu_hour)
     a = result.arguments
     batch, seq = int(a["batch_size"]), int(a["seq_len"])
-    num = {n: float(PLAN[n].xreplace(values)) for n in ("T_train", "H_acc", "E_train", "C_train", "R_tok",
-                                                           "R_tok_acc")}
+    num = {n: float(e.xreplace(values)) for n, e in PLAN.items() if n != "K_steps"}     # K: counted above
     words = {"T_train": "wall-clock time", "H_acc": "accelerator-hours", "E_train": "energy", "C_train": "cost"}
     over = [f"{words[n]} {x:g}" for n, x in num.items() if n in words and not math.isfinite(x)
             and (n != "C_train" or price_per_gpu_hour is not None)]

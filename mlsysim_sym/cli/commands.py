@@ -10,11 +10,12 @@ import warnings
 from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Tuple
 
-from .. import catalog, files
+from .. import catalog
 from ..display import WIDTH, wrap
 from .errors import about, cli_words, one_line, option_of, with_origin
 from .guards import MAX_SEARCH_GRID, check_picture_path, refuse_large_search, refuse_large_sweep, refuse_many_samples
-from .options import BY_KEYWORD, DEFAULT_EFFICIENCY_NOTE, OPTIONS, Setup, UsageError, check_ranges, model_kwargs, setup, single
+from .options import (BY_KEYWORD, DEFAULT_EFFICIENCY_NOTE, OPTIONS, Setup, UsageError, check_ranges, model_kwargs,
+                      read_real, setup, single)
 
 
 def _finite_json(obj, indent=None) -> str:
@@ -329,23 +330,13 @@ def cmd_required(args) -> int:
 def _target(text: str, output: str, choice) -> float:
     """``--target``: a number in the output's unit, or written with a unit of its kind (``"40 GB"`` for a memory,
     ``"300 ms"`` for a step time, ``"20 kJ"`` for an energy); the output is looked up in the chosen model
-    (``choice``: an extended model's own output, ``T_opt``, too)."""
+    (``choice``: an extended model's own output, ``T_opt``, too), and an unknown one is refused as required()
+    refuses it, naming --output."""
     from ..model import Variant
     from ..outputs import unit_of
     from ..sensitivity.point import quantity_name
-    t = text.strip()
-    try:
-        if "_" in t:                    # Python reads 0.4_5 as 0.45: a typo
-            raise ValueError
-        x = float(t)
-    except ValueError:
-        # the output's unit (an unknown output is refused as required() refuses it, naming --output)
-        unit = unit_of(quantity_name(output, Variant(fidelity=choice.fidelity, off=choice.off)))
-        try:
-            x = files.reading(t, unit, "--target")
-        except files.FileError as e:
-            raise UsageError(str(e)) from None
-    return x
+    return read_real(text, "--target",
+                     lambda: unit_of(quantity_name(output, Variant(fidelity=choice.fidelity, off=choice.off))))
 
 
 class _Described:

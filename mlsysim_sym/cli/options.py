@@ -8,7 +8,7 @@ import math
 import warnings
 from decimal import Decimal, DecimalException
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 from .. import catalog, files, modern
 from ..arguments import settable
@@ -103,22 +103,29 @@ def _whole(t: str, text: str, flag: str) -> int:
     return n
 
 
+def read_real(text: str, flag: str, unit: Union[str, Callable[[], str]] = "1") -> float:
+    """A real number as typed, or written with a unit of the quantity's kind (``unit``, or a function giving it,
+    asked only where the text is no bare number): ``--memory-capacity 141GB``, :func:`mlsysim_sym.files.reading`."""
+    t = text.strip()
+    if "_" in t:                         # Python reads 0.4_5 as 0.45: a typo (_whole refuses 8_0 itself)
+        raise UsageError(f"{flag}: expected a number, got {text!r}")
+    try:
+        return float(t)
+    except ValueError:
+        try:
+            return files.reading(t, unit() if callable(unit) else unit, flag)
+        except files.FileError as e:
+            raise UsageError(str(e)) from None
+
+
 def _scalar(text: str, kind: str, flag: str, unit: str = "1"):
     """One value of an option; a real number of a quantity with a unit (``unit``, the parameter table's) is a
-    number in it or written with a unit of its kind (``--memory-capacity 141GB``: :func:`mlsysim_sym.files.reading`)."""
+    number in it or written with a unit of its kind (:func:`read_real`)."""
     t = text.strip()
-    if kind == "float" and "_" in t:     # Python reads 0.4_5 as 0.45: a typo (_whole refuses 8_0 itself)
-        raise UsageError(f"{flag}: expected a number, got {text!r}")
     if kind == "int":
         return _whole(t, text, flag)
     if kind == "float":
-        try:
-            x = float(t)
-        except ValueError:
-            try:
-                x = files.reading(t, unit, flag)
-            except files.FileError as e:
-                raise UsageError(str(e)) from None
+        x = read_real(text, flag, unit)
         if not math.isfinite(x):
             raise UsageError(f"{flag}: must be a finite number, got {text}")
         return x
