@@ -287,6 +287,41 @@ def test_list_shows_the_catalog_with_key_figures():
     assert fleets["Research_256"]["accelerators"] == 256 and fleets["Research_256"]["fabric_bandwidth"] == 12.5e9
 
 
+def test_list_name_shows_one_record_field_by_field_with_its_symbol_unit_and_source():
+    # Llama 3.1 8B's config.json: 32 layers, hidden 4096, 32 heads, 8 key/value heads, head_dim 128, ffn 14336
+    _, out, _ = run("list", "modern/Llama-3.1-8B")
+    lines = out.splitlines()
+    assert lines[0] == "modern/Llama-3.1-8B (modern catalog): transformer"
+    row = {x.split()[0]: x.split()[1:3] for x in lines if x.startswith("  ") and len(x.split()) >= 3}
+    assert row["kv_heads"] == ["H_KV", "8"] and row["head_dim"] == ["d_head", "128"]
+    assert row["ffn"] == ["d_ff", "14,336"] and "experts" not in row        # a dense card shows no experts
+    assert any("K/V width fraction *" in x and x.endswith(" 0.25") for x in lines)     # 8 x 128 / 4096
+    assert "head_dim, vocab, tied: config.json of meta-llama/Llama-3.1-{8B,70B,405B}" in out
+    assert max(map(len, lines)) <= 80
+    # DeepSeek-V3: 61 layers, the first 3 dense (first_k_dense_replace 3): 58 MoE layers
+    got = json.loads(run("list", "modern/DeepSeek-V3", "--json")[1])
+    card = {c["symbol"]: c["value"] for c in got["card"]}
+    assert (card["N_experts"], card["k_experts"], card["r_lat,Q"], card["r_lat,KV"], card["N_L,MoE"]) \
+        == (256, 8, 1536, 512, 58)
+    assert got["card_fields"]["first_dense"] == 3 and got["kind"] == "sparse_transformer"
+    # the B200 datasheet: 7.7 TB/s of HBM, 4.5 PFLOP/s dense FP8; 1,024 GPUs in nodes of 8 are 128 nodes
+    got = json.loads(run("list", "modern/B200-1024", "--json")[1])
+    value = {f["field"]: f["value"] for f in got["fields"]}
+    assert value["memory_bandwidth"] == 7.7e12 and got["precision_flops"]["fp8"] == 4.5e15
+    assert (got["accelerators"], value["count"], value["accelerators_per_node"]) == (1024, 128, 8)
+    assert "DGX B200 User Guide" in got["sources"]["node.accelerators_per_node"]
+    # mlsysim's registry: Research_256's fabric is 12.5 GB/s per GPU, its latency 50 us
+    _, out, _ = run("list", "Research_256")
+    assert any(x.split()[:2] == ["fabric", "bandwidth"] and x.endswith("12.5 GB/s") for x in out.splitlines())
+    assert any(x.split()[:2] == ["fabric", "latency"] and x.endswith("50 us") for x in out.splitlines())
+
+
+def test_list_of_an_unknown_name_is_one_line_with_the_close_names():
+    code, out, err = run("list", "modern/Qwen3", ok=False)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "NAME: no workload or cluster 'modern/Qwen3' in the catalog; close names: modern/Qwen3-30B-A3B" in err
+
+
 @pytest.mark.parametrize("args, message", [
     (("solve", "--tp", "x"), "--tp: expected a whole number, got 'x'"),
     (("solve", "--tp", "3"), "--tp/--pp/--ep: Infeasible 4D Parallelism: TP(3) * PP(4) * EP(1) must divide"),

@@ -491,7 +491,17 @@ LONG_TEX = 50_000
 
 
 def cmd_list(args) -> int:
-    from .. import modern
+    from .. import modern, records
+    if args.name is not None:
+        try:
+            one = records.record(args.name)
+        except KeyError as e:
+            raise UsageError(e.args[0]) from None
+        if args.json:
+            _json(one)
+        else:
+            print("\n".join(records.lines(args.name)))
+        return 0
     from ..display import number, quantity, text_table
     ws = [(n, catalog.workload(n), "mlsysim 0.3.0") for n in catalog.workload_names()]
     ws += [(n, modern.workload(n), "modern") for n in modern.architecture_names()]
@@ -530,6 +540,8 @@ def cmd_list(args) -> int:
         print()
     print("\n".join(wrap("or a plan file: --model PLAN.yaml (mlsysim eval's format, or an architecture card; "
                          "docs/files.md)", "")))
+    print("\n".join(wrap("mlsysim-sym list NAME: every field of one, with its symbol and source",
+                         "")))
     return 0
 
 

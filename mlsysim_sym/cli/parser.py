@@ -305,6 +305,9 @@ def parser() -> argparse.ArgumentParser:
                    "preamble; the default), mathjax (a <script> for an HTML page's head), katex (JSON for KaTeX's "
                    "macros option) or qmd (a Quarto include)")
     c = sub.add_parser("list", help="the catalog: workloads and clusters with key figures",
-                       description="the catalog: workloads and clusters with key figures")
+                       description="the catalog: workloads and clusters with key figures; with a NAME, every field "
+                                   "of one, with the parameter it sets and its source")
+    c.add_argument("name", nargs="?", metavar="NAME", help="a workload or cluster of either catalog "
+                   "(modern/DeepSeek-V3, Llama3_70B, modern/GB200-NVL72-1152)")
     c.add_argument("--json", action="store_true", help="print JSON")
     return p
