@@ -326,6 +326,8 @@ def test_list_of_an_unknown_name_is_one_line_with_the_close_names():
     (("solve", "--tp", "x"), "--tp: expected a whole number, got 'x'"),
     (("solve", "--tp", "3"), "--tp/--pp/--ep: Infeasible 4D Parallelism: TP(3) * PP(4) * EP(1) must divide"),
     (("solve", "--tp", "0"), "--tp: tp_size must be >= 1, got 0"),
+    # a negative value with a unit, as a separate word, is a value (argparse took it for an option)
+    (("solve", "--memory-capacity", "-5GB"), "--memory-capacity: memory_capacity must be > 0, got -5000000000.0"),
     (("solve", "--efficiency", "nan"), "--efficiency: must be a finite number, got nan"),
     (("solve", "--batch-size", "1.5e-3"), "--batch-size: expected a whole number, got '1.5e-3'"),
     (("solve", "--tp", "1,2"), "--tp: takes one value here"),

@@ -83,14 +83,15 @@ def _hint(message: str, commands, args) -> str:
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit status 2, an option is written out whole (no prefix of
     it), and a negative number written with an exponent
-    (``--tokens -1e12``), or first in a list or range (``--tp -8,8``), is a value, not an option (argparse's own
-    pattern takes ``-5`` and ``-.5`` only: it said "expected one argument")."""
+    (``--tokens -1e12``) or a unit (``--memory-capacity -5GB``), or first in a list or range (``--tp -8,8``), is a
+    value, not an option (argparse's own pattern takes ``-5`` and ``-.5`` only: it said "expected one
+    argument"); the option's range then says why it is refused."""
 
     def __init__(self, *args, **kwargs):
         # no abbreviations: "--output" read as "--output-flops" on solve, and a script's "--batch" would change
         # meaning the day another option starts so
         super().__init__(*args, **{**kwargs, "allow_abbrev": False})
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?([,:].*)?$")
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?[ A-Za-z/]*([,:].*)?$")
 
     def error(self, message):      # noqa: D401 - argparse's hook
         sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
