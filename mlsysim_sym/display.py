@@ -205,6 +205,18 @@ def _fill(words: List[str], indent: str, width: int) -> List[str]:
     return out
 
 
+def count_text(x) -> str:
+    """A count as a parameter count is written: ``70.6B``, ``110M``, ``10k``; ``-`` for none.
+
+    >>> count_text(70.6e9), count_text(3_504_872), count_text(10_000), count_text(None)
+    ('70.6B', '3.5M', '10k', '-')
+    """
+    if not x:
+        return "-"
+    scale, suffix = next(((s, p) for s, p in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")) if x >= s), (1, ""))
+    return f"{x / scale:.3g}{suffix}"
+
+
 def capacity_words(capacity: float) -> str:
     """An accelerator's memory as its label gives it and in SI units: ``80 GiB = 85.9 GB`` (mlsysim reads the
     H100's 80 GB as GiB), the SI quantity alone where it is no whole number of GiB.

@@ -1,11 +1,11 @@
-"""One catalog record field by field (``mlsysim-sym list NAME``): a model's or a cluster's values, each named by
-the parameter it sets (the parameter table's words, symbol and unit, :data:`mlsysim_sym.symbols.PARAMS`), an
-architecture card's shape by its symbols (:data:`mlsysim_sym.shape.FIELD_SYMBOLS`), with the sources the modern
-catalog cites for them.
+"""One catalog record field by field (``mlsysim-sym list NAME``): an architecture card as a card file writes it,
+each field with its symbol and meaning (:data:`mlsysim_sym.shape.FIELD_SYMBOLS`); every value of a model or a
+cluster the models read, named by the parameter it sets (the parameter table's words, symbol and unit,
+:data:`mlsysim_sym.symbols.PARAMS`), a cluster's by its part; and the sources the modern catalog cites for them.
 
 >>> r = record("modern/Llama-3.1-8B")
->>> [(row["field"], row["value"]) for row in r["card"]][:7]
-[('layers', 32), ('hidden', 4096), ('heads', 32), ('vocab', 128256), ('ffn', 14336), ('kv_heads', 8), ('head_dim', 128)]
+>>> [(row["field"], row["value"]) for row in r["card"]][:6]
+[('layers', 32), ('hidden', 4096), ('heads', 32), ('vocab', 128256), ('ffn', 14336), ('kv_heads', 8)]
 >>> next(row["value"] for row in record("modern/B200-1024")["fields"] if row["field"] == "memory_bandwidth")
 7700000000000.0
 """
@@ -15,18 +15,28 @@ from dataclasses import fields
 from typing import Any, Dict, List, Tuple
 
 from . import catalog, modern, notation
-from .architecture import CARD_FIELDS
+from .architecture import CARD_FIELDS, CARD_REQUIRED
+from .display import WIDTH, capacity_words, count_text, quantity, wrap
 from .shape import FIELD_SYMBOLS
 from .symbols import PARAMS, sym
 from .types import Fleet, Workload
 
 __all__ = ["record", "lines"]
 
-#: The fields of a record that set a parameter (shown with it when the record gives them).
-PARAM_FIELDS = frozenset(f for p in PARAMS.values() for f in (p.field, getattr(p, "record_default", None)) if f)
 #: The parts of a cluster, in the order a record lists them, and how each is reached from the fleet.
 _PARTS = (("fleet", lambda f: f), ("node", lambda f: f.node), ("fabric", lambda f: f.fabric),
           ("accelerator", lambda f: f.node.accelerator))
+#: The fields of a record that set a parameter (a keyword whose default is the record's own, kv_fraction, too).
+PARAM_FIELDS = frozenset(f for p in PARAMS.values() for f in (p.field, getattr(p, "record_default", None)) if f)
+#: A card's fields whose default is another field's value (shown with the value they take), and the words for it.
+_DERIVED_DEFAULTS = {"kv_heads": "= heads", "head_dim": "= hidden / heads", "expert_ffn": "= ffn",
+                     "v_head_dim": "= head_dim", "window_layers": "all layers"}
+#: The card's switches of its shape, shown whether the card sets them or leaves their default.
+_SWITCHES = ("gated", "tied", "causal")
+#: The card's fields that set no symbol of the shape, in words.
+_WORDS = {"attention": "attention: gqa (multi-head, grouped- or multi-query) or mla (latent)",
+          "first_dense": "dense layers before the first MoE layer",
+          "moe_every": "every how-many-th layer from first_dense on is a MoE layer (1: each)"}
 
 
 def _catalog_of(name: str) -> Tuple[str, Any]:
@@ -44,57 +54,74 @@ def _catalog_of(name: str) -> Tuple[str, Any]:
             return "mlsysim 0.3.0", catalog.fleet(name)
         keys = catalog.workload_names() + catalog.fleet_names() + modern.architecture_names() + modern.fleet_names()
     close = catalog.close_names(name, keys)
-    raise KeyError(f"NAME: no workload or cluster {name!r} in the catalog"
+    shown = repr(name) if len(str(name)) <= 60 else repr(str(name)[:57] + "...")
+    file_hint = ("; list shows the catalogs' names (a plan file is read by --model and --fleet)"
+                 if str(name).lower().endswith((".yaml", ".yml", ".toml", ".json")) else "")
+    raise KeyError(f"NAME: no workload or cluster {shown} in the catalog{file_hint}"
                    + (f"; close names: {', '.join(close)}" if close else "; 'mlsysim-sym list' lists them"))
 
 
 def _card_rows(card) -> List[Dict[str, Any]]:
-    """The card's shape: every symbol it sets, by its card field in the card's order, leaving out what the card's
-    kind has not (the experts of a dense model, latent attention's ranks of another, a window it does not have);
-    the MoE layers, which the card sets through ``first_dense`` and ``moe_every``, last, with no field."""
-    values = card.values
-    field_of = {sym.L: "layers", sym.H: "hidden", sym.k_e: "top_k",
-                **{s: f for f, s in FIELD_SYMBOLS.items() if f != "moe_layers"}}
-    order = list(CARD_FIELDS)
+    """The card as a card file writes it, in the card's order: every field it sets, the fields whose default is
+    another field's value (``kv_heads`` = ``heads``) and the shape's switches (gated, tied, causal) marked as
+    defaults, leaving out what the card's kind has not (the experts of a dense model, latent attention's ranks of
+    another, a window it does not have); then the MoE layers, which ``first_dense`` and ``moe_every`` set."""
+    given, values = card.to_dict(), card.values
+    symbol_of = {"layers": sym.L, "hidden": sym.H, "top_k": sym.k_e, **FIELD_SYMBOLS}
     moe, mla, window = card.experts > 0, card.attention == "mla", card.window > 0
-    needs = {sym.k_e: moe, FIELD_SYMBOLS["expert_ffn"]: moe, FIELD_SYMBOLS["v_head_dim"]: mla,
-             FIELD_SYMBOLS["window_layers"]: window}
-    flags = (FIELD_SYMBOLS["tied"], FIELD_SYMBOLS["causal"], FIELD_SYMBOLS["gated"])
+    kind_has = {"top_k": moe, "shared_experts": moe, "expert_ffn": moe, "first_dense": moe, "moe_every": moe,
+                "q_rank": mla, "kv_rank": mla, "rope_dim": mla, "v_head_dim": mla, "window_layers": window}
     rows = []
-    for s in sorted(values, key=lambda s: order.index(field_of[s]) if s in field_of else len(order)):
-        v = values[s]
-        if not needs.get(s, True) or (v == 0 and s not in flags):
+    for f in CARD_FIELDS:
+        is_set = f in given and f != "name"
+        if f == "name" or not kind_has.get(f, True) or not (is_set or f in _DERIVED_DEFAULTS or f in _SWITCHES):
             continue
-        entry = notation.entry(str(s))
-        words = PARAMS[str(s)].words if str(s) in PARAMS and PARAMS[str(s)].label else entry.meaning
-        if s == FIELD_SYMBOLS["moe_layers"]:
-            words += f"; the card's first_dense {card.first_dense}, moe_every {card.moe_every}"
-        rows.append({"field": field_of.get(s, ""), "symbol": notation.plain(entry.latex), "value": int(v),
-                     "meaning": words})
+        s = symbol_of.get(f)
+        value = getattr(card, f) if is_set or f in _SWITCHES else int(values[s])
+        words = (PARAMS[str(s)].words if str(s) in PARAMS else notation.entry(str(s)).meaning) if s is not None \
+            else _WORDS[f]
+        if not is_set:
+            words = (f"default ({_DERIVED_DEFAULTS[f]}): " if f in _DERIVED_DEFAULTS else "default: ") + words
+        if f == "ffn" and moe and card.moe_layers == card.layers:
+            words += " (unused: every layer is a MoE layer)"
+        rows.append({"field": f, "symbol": notation.plain(notation.entry(str(s)).latex) if s is not None else "",
+                     "value": value, "set": is_set, "required": f in CARD_REQUIRED, "meaning": words})
+    if moe:
+        s = FIELD_SYMBOLS["moe_layers"]
+        rows.append({"field": "", "symbol": notation.plain(notation.entry(str(s)).latex), "value": card.moe_layers,
+                     "set": False, "required": False,
+                     "meaning": f"derived (first_dense, moe_every): {notation.entry(str(s)).meaning}"})
     return rows
 
 
 def _param_rows(origin: str, obj) -> List[Dict[str, Any]]:
-    """The values of ``obj`` (a workload, fleet, node, fabric or accelerator) that set a parameter of the
-    models, in the parameter table's order; a field the record leaves empty is left out."""
+    """The values of ``obj`` (a workload, fleet, node, fabric or accelerator) the models read, in the parameter
+    table's order: each field that sets a parameter (a part of a cluster that leaves one empty shows the
+    fallback the model takes, marked); a workload's zeros that mean "none" (no window) are left out, and its
+    other values (size in bytes, FLOPs, denoising steps, which mlsysim's lowering reads) follow."""
     rows = []
     for p in PARAMS.values():
-        # a keyword whose default is the workload's own value (kv_fraction) is read from the record too
         field = p.field if p.origin.value == origin else (
             getattr(p, "record_default", None) if origin == "workload" else None)
         v = getattr(obj, field, None) if field else None
-        if v is None:
+        fallback = v is None and p.fallback is not None and p.origin.value == origin != "workload"
+        if fallback:
+            v = p.fallback
+        if v is None or (origin == "workload" and v == 0 and p.fallback == 0):
             continue
-        rows.append({"field": field, "part": origin, "label": p.words, "symbol": p.text, "value": v,
-                     "unit": p.unit, "fidelity": p.fidelity})
+        rows.append({"field": field, "part": origin, "label": p.words, "meaning": p.meaning, "symbol": p.text,
+                     "value": v, "unit": p.unit, "fidelity": p.fidelity, "fallback": fallback})
     if isinstance(obj, Workload):
-        # the record's other values (its size in bytes, FLOPs, denoising steps), which mlsysim's lowering reads
-        named = {r["field"] for r in rows} | {"name", "kind", "architecture"}
-        rows += [{"field": f.name, "part": origin, "label": f.name.replace("_", " ").replace("flops", "FLOPs"),
-                  "symbol": "", "value": getattr(obj, f.name),
-                  "unit": catalog._UNITS.get(f.name, "1").replace("count", "1"), "fidelity": "mlsysim"}
-                 for f in fields(obj) if f.name not in named and getattr(obj, f.name) is not None
-                 and f.name not in PARAM_FIELDS]
+        per = "token" if obj.is_transformer else "denoising step" if obj.kind == "diffusion" else "sample"
+        named = {r["field"] for r in rows} | PARAM_FIELDS | {"name", "kind", "architecture"}
+        for f in fields(obj):
+            v = getattr(obj, f.name)
+            if f.name in named or v is None:
+                continue
+            label = f"inference FLOPs per {per}" if f.name == "inference_flops" else f.name.replace("_", " ")
+            rows.append({"field": f.name, "part": origin, "label": label, "meaning": label, "symbol": "",
+                         "value": v, "unit": catalog._UNITS.get(f.name, "1").replace("count", "1"),
+                         "fidelity": "mlsysim", "fallback": False})
     return rows
 
 
@@ -105,7 +132,8 @@ def record(name: str) -> Dict[str, Any]:
     out: Dict[str, Any] = {"name": name, "catalog": where}
     if isinstance(obj, Fleet):
         acc = obj.node.accelerator
-        out.update(kind="cluster", title=obj.name, accelerators=obj.total_accelerators,
+        out.update(kind="cluster", title=obj.name, accelerators=obj.total_accelerators, accelerator=acc.name,
+                   node=obj.node.name, fabric=obj.fabric.name,
                    fields=[r for part, reach in _PARTS for r in _param_rows(part, reach(obj))],
                    precision_flops=dict(acc.precision_flops))
     else:
@@ -118,68 +146,74 @@ def record(name: str) -> Dict[str, Any]:
     return out
 
 
-def _value(v, unit: str) -> str:
-    from .display import quantity
+def _value(v, unit: str, field: str = "") -> str:
+    """A value as a person reads it: a whole count in full below 10,000, else as a parameter count is written
+    (``3.2M``); an accelerator's memory as its label gives it and in SI (``80 GiB = 85.9 GB``); else with its
+    unit and an SI prefix."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return v
+    if unit == "card":                  # a card's value as its file writes it
+        return f"{v:,}"
+    if field == "memory_capacity":
+        return capacity_words(v)
     if unit == "1" and float(v).is_integer():
-        return f"{int(v):,}" if abs(v) < 1e7 else _count(v)
+        return f"{int(v):,}" if abs(v) < 1e4 else count_text(v)
     return quantity(v, unit)
 
 
-def _count(x: float) -> str:
-    """A large count as a parameter count is written: ``70.6B``, ``671B``."""
-    scale, suffix = next(((s, p) for s, p in ((1e12, "T"), (1e9, "B"), (1e6, "M")) if abs(x) >= s), (1e3, "k"))
-    return f"{x / scale:.3g}{suffix}"
-
-
-def _columns(rows: List[List[str]], last_width: int, indent: str = "  ") -> List[str]:
-    """Rows whose last cell (words) wraps within the width the other columns leave it."""
-    import textwrap
+def _columns(rows: List[List[str]], indent: str = "  ", widths=None) -> List[str]:
+    """Rows whose last cell (words) wraps within the width the other columns leave it (a number and its unit
+    kept together, no word broken at a hyphen); ``widths``: the other columns' (default: their widest cells)."""
     if not rows:
         return [indent + "(no field the models read)"]
-
-    from .display import WIDTH
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    widths = widths or [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lead = len(indent) + sum(w + 2 for w in widths)
-    room = max(WIDTH - lead, last_width)
     out = []
     for r in rows:
         head = indent + "".join(c.ljust(w + 2) for c, w in zip(r, widths))
-        words = textwrap.wrap(r[-1], room) or [""]
-        out.append((head + words[0]).rstrip())
-        out += [" " * lead + w for w in words[1:]]
+        words = wrap(r[-1], " " * lead, max(WIDTH, lead + 24)) if r[-1] else [""]
+        out.append((head + words[0][lead:]).rstrip())
+        out += words[1:]
     return out
 
 
 def lines(name: str) -> List[str]:
-    """``mlsysim-sym list NAME``'s text: the record's fields, what the models read, and the sources."""
-    from .display import wrap
+    """``mlsysim-sym list NAME``'s text: the card, the values the models read, and the sources."""
     r = record(name)
-    what = (f"a cluster of {r['accelerators']:,} accelerators" if r["kind"] == "cluster"
-            else r["kind"].replace("_", " "))
     title = "" if r["title"] == name else f"{r['title']}, "
-    out = wrap(f"{name} ({r['catalog']} catalog): {title}{what}", "")
-    if "card" in r:
-        out += ["its architecture card (the fields a card file takes, docs/files.md):"]
-        out += _columns([[c["field"], c["symbol"], f"{c['value']:,}", c["meaning"]] for c in r["card"]], 24)
-        out += ["what the models read of it:"]
-    rows = [[f["label"] + (" *" if f["fidelity"] == "extended" else ""), f["symbol"], _value(f["value"], f["unit"])]
-            for f in r["fields"]]
     if r["kind"] == "cluster":
-        peaks = ", ".join(f"{p} {_value(v, 'flop/s')}" for p, v in r["precision_flops"].items())
-        if peaks:
-            rows.append(["peak FLOP/s by precision", "R_peak", peaks])
-    out += _columns(rows, 24)
-    if any(f["fidelity"] == "extended" for f in r["fields"]):
-        out += ["  * read by the extended model only (fidelity=\"extended\")"]
+        out = wrap(f"{name} ({r['catalog']} catalog): {r['title']}", "")
+        out += wrap(f"{r['accelerators']:,} {r['accelerator']} in nodes of {r['node']}; fabric: {r['fabric']}", "  ")
+        parts = {part: [[f["symbol"], _value(f["value"], f["unit"], f["field"])
+                         + (" (fallback)" if f["fallback"] else ""), f["meaning"]]
+                        for f in r["fields"] if f["part"] == part] for part, _ in _PARTS}
+        parts["accelerator"] += [["", _value(v, "flop/s"), f"peak FLOP/s at {p}"]
+                                 for p, v in r["precision_flops"].items()]
+        every = [row for rows in parts.values() for row in rows]
+        widths = [max(len(row[i]) for row in every) for i in range(2)]      # one alignment for every part
+        for part, rows in parts.items():
+            out += [f"{part}:"] + _columns(rows, widths=widths)
+        if any(f["fallback"] for f in r["fields"]):
+            out += wrap("(fallback): the record leaves the field empty; the models take this value", "  ")
+    else:
+        out = wrap(f"{name} ({r['catalog']} catalog): {title}{r['kind'].replace('_', ' ')}", "")
+        if "card" in r:
+            out += ["its architecture card (the fields a card file takes, docs/files.md):"]
+            out += _columns([[c["field"], c["symbol"], _value(c["value"], "card"), c["meaning"]] for c in r["card"]])
+            out += ["what the models read of it:"]
+        out += _columns([[f["label"] + (" *" if f["fidelity"] == "extended" else ""), f["symbol"],
+                          _value(f["value"], f["unit"], f["field"])] for f in r["fields"]])
+        if any(f["fidelity"] == "extended" for f in r["fields"]):
+            out += ["  * read by the extended model only (fidelity=\"extended\")"]
     if r["sources"]:
         out += ["sources:"]
         by_text: Dict[str, List[str]] = {}
         for field, text in r["sources"].items():
             by_text.setdefault(text, []).append(field)
-        for text, fields in by_text.items():
-            out += wrap(f"{', '.join(fields)}: {text}", "  ")
+        for text, cited in by_text.items():
+            out += wrap(f"{', '.join(cited)}: {text}", "  ")
     elif r["catalog"] == "mlsysim 0.3.0":
-        out += wrap("source: mlsysim 0.3.0's registry (mlsysim.Models and mlsysim.Systems), as mlsysim reads "
-                    "it", "")
+        out += wrap("source: mlsysim 0.3.0's registry (mlsysim.Models, mlsysim.Systems), as mlsysim reads it", "")
     return out
-

@@ -401,9 +401,10 @@ _keyword("tov", "tp_comm_overlap", False, rf"\chi_{{{T}{{TP-ov}}}}", "1",
          "1 when TP communication overlaps the GEMMs, else 0", "flag", "flag", label="TP overlap", fidelity=_EXT,
          short="TP overlap", option="--tp-overlap")
 _keyword("kvf", "kv_fraction", 1.0, rf"r_{{{T}{{KV}}}}", "1",
-         "width of the keys and values as a fraction of d (H_KV d_head / d: 1 for multi-head attention; an "
+         "width of the keys and values as a fraction of d (H_KV d_head / d: 1 for multi-head attention; with latent "
+         "attention the up-projected heads', N_heads (d_head + d_rope + d_v) / (2 d), above 1 for DeepSeek-V3; an "
          "architecture card's own, or that of the heads a record lists, where the call does not set it)",
-         rows=C, label="K/V width fraction", fidelity=_EXT, range=Range(0, math.inf, lo_open=True),
+         rows=C, label="K/V width over d", fidelity=_EXT, range=Range(0, math.inf, lo_open=True),
          short="KV fraction", record_default="kv_fraction")
 _keyword("etp", "etp_size", 1, rf"N_{{{T}{{ETP}}}}", "1",
          "expert tensor-parallel degree (ranks that split each expert's matrices; Megatron-Core's "
@@ -457,7 +458,7 @@ _field("chi_causal", "workload", "causal", rf"\chi_{{{T}{{causal}}}}", "1",
 _field("K_card", "workload", "activation_values", rf"K_{{{T}{{sel,card}}}}", "1",
        "activation bytes (two a value) a layer keeps per token and hidden unit with selective recomputation, from "
        "an architecture card (34, Korthikanti's, for a record without one)", fallback=34.0,
-       label="activation values per token and hidden unit", fidelity=_EXT)
+       label="activation bytes per token and hidden unit", fidelity=_EXT)
 _field("P_exp", "workload", "expert_parameters", rf"P_{{{T}{{exp}}}}", "1",
        "parameters of the routed experts of every MoE layer (an architecture card's; 0 for a record without one)",
        assume="nonnegative", fallback=0.0, label="routed-expert parameters", fidelity=_EXT, rows=C)

@@ -295,7 +295,7 @@ def test_list_name_shows_one_record_field_by_field_with_its_symbol_unit_and_sour
     row = {x.split()[0]: x.split()[1:3] for x in lines if x.startswith("  ") and len(x.split()) >= 3}
     assert row["kv_heads"] == ["H_KV", "8"] and row["head_dim"] == ["d_head", "128"]
     assert row["ffn"] == ["d_ff", "14,336"] and "experts" not in row        # a dense card shows no experts
-    assert any("K/V width fraction *" in x and x.endswith(" 0.25") for x in lines)     # 8 x 128 / 4096
+    assert any("K/V width over d *" in x and x.endswith(" 0.25") for x in lines)     # 8 x 128 / 4096
     assert "head_dim, vocab, tied: config.json of meta-llama/Llama-3.1-{8B,70B,405B}" in out
     assert max(map(len, lines)) <= 80
     # DeepSeek-V3: 61 layers, the first 3 dense (first_k_dense_replace 3): 58 MoE layers
@@ -310,10 +310,21 @@ def test_list_name_shows_one_record_field_by_field_with_its_symbol_unit_and_sour
     assert value["memory_bandwidth"] == 7.7e12 and got["precision_flops"]["fp8"] == 4.5e15
     assert (got["accelerators"], value["count"], value["accelerators_per_node"]) == (1024, 128, 8)
     assert "DGX B200 User Guide" in got["sources"]["node.accelerators_per_node"]
-    # mlsysim's registry: Research_256's fabric is 12.5 GB/s per GPU, its latency 50 us
+    # a card's switches as its file writes them, the defaults it leaves marked (gated: 3 would not read back)
+    assert row["gated"] == ["n_MLP", "true"] and "default:" in next(x for x in lines if x.startswith("  gated"))
+    # mlsysim's registry: Research_256 is 32 DGX H100 nodes; its fabric 12.5 GB/s per GPU, latency 50 us;
+    # the H100's 80 GiB is 85.9 GB
     _, out, _ = run("list", "Research_256")
-    assert any(x.split()[:2] == ["fabric", "bandwidth"] and x.endswith("12.5 GB/s") for x in out.splitlines())
-    assert any(x.split()[:2] == ["fabric", "latency"] and x.endswith("50 us") for x in out.splitlines())
+    got = {x.split()[0]: " ".join(x.split()[1:3]) for x in out.splitlines() if x.startswith("  ") and x.split()}
+    assert "256 NVIDIA H100 in nodes of DGX H100" in out
+    assert got["BW_inject"] == "12.5 GB/s" and got["α_fab"] == "50 us" and got["N_nodes"].startswith("32 ")
+    assert "80 GiB = 85.9 GB" in out
+    # GB200's record gives no PCIe figure: the row shows the 64 GB/s the model takes, marked as a fallback
+    _, out, _ = run("list", "modern/GB200-NVL72-1152")
+    assert any(x.split()[:4] == ["BW_PCIe", "64", "GB/s", "(fallback)"] for x in out.splitlines())
+    # a count as the catalog's table writes it: YOLOv8-Nano's 3,200,000 parameters are 3.2M
+    _, out, _ = run("list", "YOLOv8_Nano")
+    assert any(x.split()[:3] == ["parameters", "P", "3.2M"] for x in out.splitlines())
 
 
 def test_list_of_an_unknown_name_is_one_line_with_the_close_names():

@@ -136,3 +136,19 @@ def test_a_cards_configuration_line_names_its_sequence():
                                     **kw).configuration.endswith("seq 8192, fp16")
     assert DistributedModel().solve("Llama3_70B", "Research_256", batch_size=256, tp_size=8,
                                     pp_size=4).configuration.endswith(": batch 256, tp 8, pp 4, fp16")
+
+
+def test_the_bundled_catalog_is_what_its_tool_writes(tmp_path):
+    # tools/write_modern_catalog.py is the catalog's one source: run on its own, it writes the bundled file exactly
+    # (a card added to the JSON alone, as Qwen3-235B-A22B once was, would be lost the next time it runs)
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "mlsysim_sym" / "data").mkdir(parents=True)
+    shutil.copy(root / "tools" / "write_modern_catalog.py", tmp_path / "tools")
+    subprocess.run([sys.executable, str(tmp_path / "tools" / "write_modern_catalog.py")], check=True, timeout=120)
+    written = (tmp_path / "mlsysim_sym" / "data" / "modern.json").read_text(encoding="utf-8")
+    assert written == resources.files("mlsysim_sym").joinpath("data", "modern.json").read_text(encoding="utf-8")

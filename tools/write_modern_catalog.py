@@ -46,6 +46,10 @@ SRC = {
     "mlsysim": "mlsysim 0.3.0's defaults (dispatch_tax 10 us, nvlink_latency 500 ns, fabric latency 5 us)",
     "superpod": "NVIDIA DGX SuperPOD reference architecture (docs.nvidia.com/dgx-superpod): the compute fabric is "
                 "a rail-optimized, non-blocking fat tree (oversubscription 1)",
+    "qwen3-235b-config": "Qwen team, Qwen3-235B-A22B model card and config.json on Hugging Face (num_hidden_layers 94, "
+                         "hidden_size 4096, num_attention_heads 64, num_key_value_heads 4, head_dim 128, "
+                         "intermediate_size 12288, moe_intermediate_size 1536, num_experts 128, num_experts_per_tok 8, "
+                         "decoder_sparse_step 1, vocab_size 151936; 235B parameters, 22B activated)",
 }
 
 
@@ -72,6 +76,9 @@ ARCHS = dict([
          v_head_dim=128),
     card("Qwen3-30B-A3B", {"shape": "qwen3-card"},
          layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128, ffn=6144, expert_ffn=768, vocab=151936,
+         experts=128, top_k=8),
+    card("Qwen3-235B-A22B", {"shape": "qwen3-235b-config"},
+         layers=94, hidden=4096, heads=64, kv_heads=4, head_dim=128, ffn=12288, expert_ffn=1536, vocab=151936,
          experts=128, top_k=8),
     card("GPT-OSS-120B", {"shape": "gptoss-card"},
          layers=36, hidden=2880, heads=64, kv_heads=8, head_dim=64, ffn=2880, vocab=201088, experts=128, top_k=4,
@@ -117,7 +124,7 @@ NODES = {
 }
 FABRICS = {
     "ConnectX-7 400G per GPU": {"bandwidth": 50e9, "oversubscription_ratio": 1.0, "latency": 5e-6,
-                                "sources": {"bandwidth": "dgx-basepod", "latency": "mlsysim",
+                                "sources": {"bandwidth": "dgx-basepod; dgx-gb200", "latency": "mlsysim",
                                             "oversubscription_ratio": "superpod"}},
 }
 FLEETS = {

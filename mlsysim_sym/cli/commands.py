@@ -502,7 +502,7 @@ def cmd_list(args) -> int:
         else:
             print("\n".join(records.lines(args.name)))
         return 0
-    from ..display import number, quantity, text_table
+    from ..display import count_text, number, quantity, text_table
     ws = [(n, catalog.workload(n), "mlsysim 0.3.0") for n in catalog.workload_names()]
     ws += [(n, modern.workload(n), "modern") for n in modern.architecture_names()]
     fs = [(n, catalog.fleet(n), "mlsysim 0.3.0") for n in catalog.fleet_names()]
@@ -520,11 +520,11 @@ def cmd_list(args) -> int:
                                 ("the modern catalog (cited sources: mlsysim_sym/data/modern.json)", "modern")):
         print("\n".join(wrap(f"workloads (--model), {title}", "")))
         print("\n".join(text_table(
-            [(n, w.kind.replace("_", " "), _count(w.parameters), _count(w.active_parameters), number(w.layers),
+            [(n, w.kind.replace("_", " "), count_text(w.parameters), count_text(w.active_parameters), number(w.layers),
               number(w.hidden_dim)) for n, w, c in ws if c == catalog_name],
             ("name", "kind", "parameters", "active", "layers", "hidden"), indent="  ", align="llrrrr", width=WIDTH)))
         if catalog_name == "modern":
-            oss = _count(modern.workload("modern/GPT-OSS-120B").active_parameters)
+            oss = count_text(modern.workload("modern/GPT-OSS-120B").active_parameters)
             print("\n".join(wrap("parameters and active (those a token meets) count every weight, the input "
                                  "embedding included, which a published active count often leaves out (GPT-OSS-120B: "
                                  f"{oss} here, 5.1B in its model card)", "  ")))
@@ -543,14 +543,6 @@ def cmd_list(args) -> int:
     print("\n".join(wrap("mlsysim-sym list NAME: every field of one, with its symbol and source",
                          "")))
     return 0
-
-
-def _count(x) -> str:
-    """A parameter count as the field writes it: ``70.6B``, ``110M``."""
-    if not x:
-        return "-"
-    scale, suffix = next(((s, p) for s, p in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")) if x >= s), (1, ""))
-    return f"{x / scale:.3g}{suffix}"
 
 
 COMMANDS: Dict[str, Callable] = {"solve": cmd_solve, "sweep": cmd_sweep, "search": cmd_search,
