@@ -952,3 +952,13 @@ def test_required_prints_the_latex_of_a_closed_form_only_where_it_says_so():
     flat = " ".join(out.split())
     assert "closed form (y = target): 761 characters, not shown (to_dict()['expression'], latex(), or --json)" \
         in flat and "LaTeX:" not in flat
+
+
+def test_an_ascii_terminal_gets_one_line_that_says_how_to_print_the_symbols():
+    # β (the NVLink bandwidth's symbol) cannot be written in ASCII; the message names the setting that can
+    p = subprocess.run([sys.executable, "-m", "mlsysim_sym", "list", "Research_256"], capture_output=True,
+                       timeout=300, env={**os.environ, "PYTHONWARNINGS": "", "PYTHONIOENCODING": "ascii"})
+    err = p.stderr.decode("ascii")
+    assert p.returncode == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("mlsysim-sym: error: the output's encoding (ascii) cannot write '\\u03b2': set "
+                          "PYTHONIOENCODING=utf-8")

@@ -61,6 +61,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (UsageError, ImportError) as exc:
         print(short_lists(f"mlsysim-sym: error: {one_line(exc)}"), file=sys.stderr)
         return 2
+    except UnicodeEncodeError as exc:  # a terminal or pipe in ASCII: the symbols (β, η) cannot be written
+        print(f"mlsysim-sym: error: the output's encoding ({exc.encoding}) cannot write "
+              f"{ascii(exc.object[exc.start:exc.end])}: set PYTHONIOENCODING=utf-8 (or a UTF-8 locale), or use "
+              "--json", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, KeyError) as exc:
         text = one_line(exc)
         named = option_of(text)
