@@ -314,7 +314,7 @@ def test_a_huge_batch_prints_and_memory_terms_answer_get_and_in():
 
 
 @pytest.mark.parametrize("args,line", [
-    (("list", "Llama3_70B"), "unrecognized arguments: Llama3_70B"),            # list takes no --model
+    (("list", "Llama3_70B", "Llama3_8B"), "unrecognized arguments: Llama3_8B"),   # list takes no --model
     (("solve", "sweep"), "unrecognized arguments: sweep"),                      # a command was given
     (("solve", "--model", "Llama3_70B", "Llama3_8B"), "unrecognized arguments: Llama3_8B"),   # --model given
     (("plan", "--steps", "8_0"), "--steps: expected a whole number, got '8_0'"),
